@@ -1,0 +1,270 @@
+/* posenc_simd.h - posenc's SIMD kernels: one source, instantiated once per ISA with SIMDe.
+ *
+ * Each inclusion instantiates one backend, chosen by a macro or by the compiler flags:
+ *   POSENC_SIMD_AVX2 (needs -mavx2), POSENC_SIMD_SSE2 (x86 with SSE2), POSENC_SIMD_NEON
+ *   (aarch64, or armv7 with -mfpu=neon); with none of them defined, the best the flags allow.
+ *
+ * Single file, no run-time dispatch:
+ *     #define POSENC_IMPLEMENTATION
+ *     #include "posenc_simd.h"
+ * Run-time dispatch: compile src/posenc_<isa>.c with that ISA's flags and the implementation
+ * with -DPOSENC_WITH_<ISA> for each (README, "Header-only use").
+ *
+ * The kernels reproduce posenc_i_scalar_sincos_rows in posenc.h bit for bit: the same IEEE double
+ * operations in the same order, never fused (contraction is switched off below), no division,
+ * no subnormal operands. Needs SIMDe (Debian: libsimde-dev).
+ */
+#if !defined(POSENC_SIMD_AVX2) && !defined(POSENC_SIMD_SSE2) && !defined(POSENC_SIMD_NEON)
+#  if defined(__AVX2__)
+#    define POSENC_SIMD_AVX2
+#  elif defined(__SSE2__) || defined(_M_X64)
+#    define POSENC_SIMD_SSE2
+#  elif defined(__ARM_NEON) || defined(__ARM_NEON__)
+#    define POSENC_SIMD_NEON
+#  endif
+#endif
+
+#if defined(POSENC_SIMD_AVX2)
+#  if !defined(__AVX2__)
+#    error "POSENC_SIMD_AVX2 needs AVX2 code generation (-mavx2)"
+#  endif
+#  define POSENC_I_BUILTIN_AVX2
+#  define POSENC_I_SIMD_ISA POSENC_ISA_AVX2
+#  define POSENC_I_K(name) posenc_i_avx2_##name
+#  define POSENC_I_SIMD_BACKEND posenc_i_backend_avx2
+#elif defined(POSENC_SIMD_SSE2)
+#  if !defined(__SSE2__) && !defined(_M_X64)
+#    error "POSENC_SIMD_SSE2 needs SSE2 code generation (-msse2)"
+#  endif
+#  define POSENC_I_BUILTIN_SSE2
+#  define POSENC_I_SIMD_ISA POSENC_ISA_SSE2
+#  define POSENC_I_K(name) posenc_i_sse2_##name
+#  define POSENC_I_SIMD_BACKEND posenc_i_backend_sse2
+#elif defined(POSENC_SIMD_NEON)
+#  if !defined(__ARM_NEON) && !defined(__ARM_NEON__)
+#    error "POSENC_SIMD_NEON needs NEON code generation (armv7: -mfpu=neon)"
+#  endif
+#  define POSENC_I_BUILTIN_NEON
+#  define POSENC_I_SIMD_ISA POSENC_ISA_NEON
+#  define POSENC_I_K(name) posenc_i_neon_##name
+#  define POSENC_I_SIMD_BACKEND posenc_i_backend_neon
+#endif
+
+#include "posenc.h"
+
+#if defined(POSENC_I_SIMD_ISA)
+
+#if defined(__clang__)
+#  pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#  pragma GCC push_options
+#  pragma GCC optimize("fp-contract=off")
+#endif
+
+#include <string.h>
+#include <simde/x86/avx2.h>
+#include <simde/x86/f16c.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef simde__m256d POSENC_I_K(v4d);
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define POSENC_I_INLINE static inline __attribute__((always_inline))
+#else
+#  define POSENC_I_INLINE static inline
+#endif
+
+/* (sin, cos)(p * omega) for 4 frequency lanes; u points at lane 0 of part 0 (stride CHUNK). */
+POSENC_I_INLINE void POSENC_I_K(exact_sincos)(simde__m256d p, const double *u,
+                                              simde__m256d *s_out, simde__m256d *c_out) {
+  const simde__m256d magic = simde_mm256_set1_pd(POSENC_I_MAGIC);
+  const simde__m256i one = simde_mm256_set1_epi64x(1), two = simde_mm256_set1_epi64x(2);
+  simde__m256i q = simde_mm256_setzero_si256(), odd, sign_s, sign_c;
+  simde__m256d f = simde_mm256_setzero_pd(), a, k, r, r2, s, c, x, y, oddm;
+  int j;
+  for (j = 0; j < POSENC_UPARTS; j++) {
+    simde__m256d pj = simde_mm256_mul_pd(p, simde_mm256_loadu_pd(u + (size_t)j * POSENC_CHUNK));
+    a = simde_mm256_add_pd(pj, magic);
+    q = simde_mm256_add_epi64(q, simde_mm256_castpd_si256(a));
+    k = simde_mm256_sub_pd(a, magic);
+    f = (j == 0) ? simde_mm256_sub_pd(pj, k) : simde_mm256_add_pd(f, simde_mm256_sub_pd(pj, k));
+  }
+  a = simde_mm256_add_pd(f, magic);
+  q = simde_mm256_add_epi64(q, simde_mm256_castpd_si256(a));
+  k = simde_mm256_sub_pd(a, magic);
+  f = simde_mm256_sub_pd(f, k);
+  r = simde_mm256_add_pd(simde_mm256_mul_pd(f, simde_mm256_set1_pd(POSENC_I_PIO2_HI)),
+                         simde_mm256_mul_pd(f, simde_mm256_set1_pd(POSENC_I_PIO2_LO)));
+  r2 = simde_mm256_mul_pd(r, r);
+#define POSENC_I_HORNER(acc, coef) acc = simde_mm256_add_pd(simde_mm256_set1_pd(coef), simde_mm256_mul_pd(r2, acc))
+  s = simde_mm256_set1_pd(POSENC_I_S17);
+  POSENC_I_HORNER(s, POSENC_I_S15); POSENC_I_HORNER(s, POSENC_I_S13); POSENC_I_HORNER(s, POSENC_I_S11);
+  POSENC_I_HORNER(s, POSENC_I_S9); POSENC_I_HORNER(s, POSENC_I_S7); POSENC_I_HORNER(s, POSENC_I_S5);
+  POSENC_I_HORNER(s, POSENC_I_S3);
+  s = simde_mm256_add_pd(r, simde_mm256_mul_pd(r, simde_mm256_mul_pd(r2, s)));
+  c = simde_mm256_set1_pd(POSENC_I_C18);
+  POSENC_I_HORNER(c, POSENC_I_C16); POSENC_I_HORNER(c, POSENC_I_C14); POSENC_I_HORNER(c, POSENC_I_C12);
+  POSENC_I_HORNER(c, POSENC_I_C10); POSENC_I_HORNER(c, POSENC_I_C8); POSENC_I_HORNER(c, POSENC_I_C6);
+  POSENC_I_HORNER(c, POSENC_I_C4); POSENC_I_HORNER(c, POSENC_I_C2); POSENC_I_HORNER(c, 1.0);
+#undef POSENC_I_HORNER
+  /* quadrant: odd swaps sin and cos; bit 1 of q (of q+1) negates sin (cos) */
+  odd = simde_mm256_sub_epi64(simde_mm256_setzero_si256(), simde_mm256_and_si256(q, one));
+  oddm = simde_mm256_castsi256_pd(odd);
+  x = simde_mm256_or_pd(simde_mm256_and_pd(oddm, c), simde_mm256_andnot_pd(oddm, s));
+  y = simde_mm256_or_pd(simde_mm256_and_pd(oddm, s), simde_mm256_andnot_pd(oddm, c));
+  sign_s = simde_mm256_slli_epi64(simde_mm256_and_si256(q, two), 62);
+  sign_c = simde_mm256_slli_epi64(simde_mm256_and_si256(simde_mm256_add_epi64(q, one), two), 62);
+  *s_out = simde_mm256_xor_pd(x, simde_mm256_castsi256_pd(sign_s));
+  *c_out = simde_mm256_xor_pd(y, simde_mm256_castsi256_pd(sign_c));
+}
+
+#define POSENC_I_NV (POSENC_CHUNK / 4) /* 4-lane vectors per chunk */
+
+/* The running (sin, cos) of one chunk and its one-position step (ss, sc) = E(1). */
+typedef struct POSENC_I_K(state) {
+  simde__m256d s[POSENC_I_NV], c[POSENC_I_NV], ss[POSENC_I_NV], sc[POSENC_I_NV];
+} POSENC_I_K(state);
+
+POSENC_I_INLINE void POSENC_I_K(seed)(POSENC_I_K(state) *st, const double *u, double p) {
+  int v;
+  for (v = 0; v < POSENC_I_NV; v++)
+    POSENC_I_K(exact_sincos)(simde_mm256_set1_pd(p), u + 4 * v, &st->s[v], &st->c[v]);
+}
+
+POSENC_I_INLINE void POSENC_I_K(rotate)(POSENC_I_K(state) *st) {
+  int v;
+  for (v = 0; v < POSENC_I_NV; v++) {
+    simde__m256d c = simde_mm256_sub_pd(simde_mm256_mul_pd(st->c[v], st->sc[v]),
+                                        simde_mm256_mul_pd(st->s[v], st->ss[v]));
+    st->s[v] = simde_mm256_add_pd(simde_mm256_mul_pd(st->s[v], st->sc[v]),
+                                  simde_mm256_mul_pd(st->c[v], st->ss[v]));
+    st->c[v] = c;
+  }
+}
+
+/* f32 -> bf16 round to nearest even in the low half of each 32-bit lane (no NaN reaches here). */
+POSENC_I_INLINE simde__m128i POSENC_I_K(bf16_bits)(simde__m128 x) {
+  simde__m128i b = simde_mm_castps_si128(x);
+  simde__m128i lsb = simde_mm_and_si128(simde_mm_srli_epi32(b, 16), simde_mm_set1_epi32(1));
+  b = simde_mm_add_epi32(simde_mm_add_epi32(b, simde_mm_set1_epi32(0x7fff)), lsb);
+  return simde_mm_srli_epi32(b, 16);
+}
+
+/* 16-bit values of a dtype, one per 32-bit lane (low half). */
+POSENC_I_INLINE simde__m128i POSENC_I_K(half_lanes)(simde__m128 x, posenc_dtype dtype) {
+  if (dtype == POSENC_DTYPE_BF16) return POSENC_I_K(bf16_bits)(x);
+  return simde_mm_unpacklo_epi16(simde_mm_cvtps_ph(x, SIMDE_MM_FROUND_TO_NEAREST_INT),
+                                 simde_mm_setzero_si128());
+}
+
+/* Store one row of POSENC_CHUNK (sin, cos) pairs at dst (cos_offset used by PLANAR). */
+POSENC_I_INLINE void POSENC_I_K(store_row)(const POSENC_I_K(state) *st, unsigned char *dst,
+                                           ptrdiff_t cos_offset, int mode, posenc_dtype dtype) {
+  int v;
+  for (v = 0; v < POSENC_I_NV; v++) {
+    simde__m128 sf = simde_mm256_cvtpd_ps(st->s[v]), cf = simde_mm256_cvtpd_ps(st->c[v]);
+    if (dtype == POSENC_DTYPE_F32) {
+      if (mode == POSENC_I_PAIRS) {
+        simde_mm_storeu_ps((float *)(void *)(dst + 32 * v), simde_mm_unpacklo_ps(sf, cf));
+        simde_mm_storeu_ps((float *)(void *)(dst + 32 * v + 16), simde_mm_unpackhi_ps(sf, cf));
+      } else {
+        simde_mm_storeu_ps((float *)(void *)(dst + 16 * v), sf);
+        simde_mm_storeu_ps((float *)(void *)(dst + cos_offset + 16 * v), cf);
+      }
+    } else {
+      simde__m128i hs = POSENC_I_K(half_lanes)(sf, dtype), hc = POSENC_I_K(half_lanes)(cf, dtype);
+      if (mode == POSENC_I_PAIRS) {
+        simde_mm_storeu_si128((simde__m128i *)(void *)(dst + 16 * v),
+                              simde_mm_or_si128(hs, simde_mm_slli_epi32(hc, 16)));
+      } else {
+        /* lanes hold values < 2^16: sign-extend them so that the signed pack is exact */
+        hs = simde_mm_srai_epi32(simde_mm_slli_epi32(hs, 16), 16);
+        hc = simde_mm_srai_epi32(simde_mm_slli_epi32(hc, 16), 16);
+        simde_mm_storel_epi64((simde__m128i *)(void *)(dst + 8 * v), simde_mm_packs_epi32(hs, hs));
+        simde_mm_storel_epi64((simde__m128i *)(void *)(dst + cos_offset + 8 * v), simde_mm_packs_epi32(hc, hc));
+      }
+    }
+  }
+}
+
+/* A row of a partial chunk goes through a full-width buffer; only the valid columns are copied. */
+POSENC_I_INLINE void POSENC_I_K(store_partial)(const POSENC_I_K(state) *st, unsigned char *dst,
+                                               const posenc_i_job *job, unsigned ncols, size_t es) {
+  unsigned char tmp[2 * POSENC_CHUNK * 4];
+  POSENC_I_K(store_row)(st, tmp, (ptrdiff_t)(POSENC_CHUNK * es), job->mode, job->dtype);
+  if (job->mode == POSENC_I_PAIRS) {
+    memcpy(dst, tmp, ncols * es);
+  } else {
+    memcpy(dst, tmp, ncols * es);
+    memcpy(dst + job->cos_offset, tmp + POSENC_CHUNK * es, ncols * es);
+  }
+}
+
+/* posenc_i_scalar_sincos_rows, 16 lanes at a time: rows walk from anchor to anchor, and inside
+ * one anchor block every chunk of the group is done in turn (the block stays in L1). mode and
+ * dtype are constants at each call site, so each combination compiles to its own loop. */
+POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_dtype dtype) {
+  simde__m256d steps_s[POSENC_GROUP][POSENC_I_NV], steps_c[POSENC_GROUP][POSENC_I_NV];
+  const size_t es = dtype == POSENC_DTYPE_F32 ? 4 : 2;
+  const unsigned nchunk = (job->nfreq + POSENC_CHUNK - 1) / POSENC_CHUNK;
+  /* columns one chunk fills: 2 per lane in PAIRS (sin, cos), 1 per lane per half in PLANAR */
+  const unsigned chunk_cols = mode == POSENC_I_PAIRS ? 2 * POSENC_CHUNK : POSENC_CHUNK;
+  const unsigned total_cols = mode == POSENC_I_PAIRS ? job->pair_cols : job->nfreq;
+  size_t row = 0;
+  unsigned ch;
+  int v;
+  for (ch = 0; ch < nchunk; ch++)
+    for (v = 0; v < POSENC_I_NV; v++)
+      POSENC_I_K(exact_sincos)(simde_mm256_set1_pd(1.0), job->u + (ch * POSENC_UPARTS * POSENC_CHUNK) + 4 * v,
+                               &steps_s[ch][v], &steps_c[ch][v]);
+  while (row < job->nrows) {
+    int64_t p0 = job->positions ? job->positions[row] : (int64_t)job->start + (int64_t)row;
+    int64_t a = POSENC_I_ANCHOR_OF(p0), j;
+    /* rows of this block: one for a position list, else up to the next anchor */
+    size_t nblock = job->positions ? 1 : (size_t)(a + POSENC_ANCHOR - p0);
+    if (nblock > job->nrows - row) nblock = job->nrows - row;
+    for (ch = 0; ch < nchunk; ch++) {
+      POSENC_I_K(state) st;
+      unsigned char *dst = job->out + (ptrdiff_t)row * job->row_stride + (size_t)ch * chunk_cols * es;
+      unsigned ncols = total_cols - ch * chunk_cols < chunk_cols ? total_cols - ch * chunk_cols : chunk_cols;
+      size_t r;
+      for (v = 0; v < POSENC_I_NV; v++) { st.ss[v] = steps_s[ch][v]; st.sc[v] = steps_c[ch][v]; }
+      POSENC_I_K(seed)(&st, job->u + ch * POSENC_UPARTS * POSENC_CHUNK, (double)a);
+      for (j = a; j < p0; j++) POSENC_I_K(rotate)(&st);
+      for (r = 0;; r++, dst += job->row_stride) {
+        if (ncols == chunk_cols) POSENC_I_K(store_row)(&st, dst, job->cos_offset, mode, dtype);
+        else POSENC_I_K(store_partial)(&st, dst, job, ncols, es);
+        if (r + 1 == nblock) break;
+        POSENC_I_K(rotate)(&st);
+      }
+    }
+    row += nblock;
+  }
+}
+
+static void POSENC_I_K(sincos_rows)(const posenc_i_job *job) {
+  switch (job->dtype * 2 + job->mode) {
+    case POSENC_DTYPE_F32 * 2 + POSENC_I_PAIRS: POSENC_I_K(rows)(job, POSENC_I_PAIRS, POSENC_DTYPE_F32); break;
+    case POSENC_DTYPE_F32 * 2 + POSENC_I_PLANAR: POSENC_I_K(rows)(job, POSENC_I_PLANAR, POSENC_DTYPE_F32); break;
+    case POSENC_DTYPE_F16 * 2 + POSENC_I_PAIRS: POSENC_I_K(rows)(job, POSENC_I_PAIRS, POSENC_DTYPE_F16); break;
+    case POSENC_DTYPE_F16 * 2 + POSENC_I_PLANAR: POSENC_I_K(rows)(job, POSENC_I_PLANAR, POSENC_DTYPE_F16); break;
+    case POSENC_DTYPE_BF16 * 2 + POSENC_I_PAIRS: POSENC_I_K(rows)(job, POSENC_I_PAIRS, POSENC_DTYPE_BF16); break;
+    default: POSENC_I_K(rows)(job, POSENC_I_PLANAR, POSENC_DTYPE_BF16); break;
+  }
+}
+
+extern const posenc_i_backend POSENC_I_SIMD_BACKEND;
+const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(sincos_rows)};
+
+#ifdef __cplusplus
+}
+#endif
+
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC pop_options
+#endif
+
+#endif /* POSENC_I_SIMD_ISA */

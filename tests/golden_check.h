@@ -1,0 +1,52 @@
+/* Compute a canonical case with the active backend and hash it (XXH3-64 of the LE image). */
+#ifndef POSENC_GOLDEN_CHECK_H
+#define POSENC_GOLDEN_CHECK_H
+
+#include <stdlib.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+#include "golden_cases.h"
+#include "testlib.h"
+
+/* Returns a malloc'ed table (and its size) or NULL; *status gets the library's answer. */
+static void *golden_compute(const golden_case *gc, size_t *bytes, posenc_status *status) {
+  posenc_sinusoidal_params prm = posenc_sinusoidal_default(gc->dim);
+  void *out;
+  prm.base = gc->base; prm.layout = gc->layout; prm.dtype = gc->dtype;
+  *status = posenc_sinusoidal_bytes(&prm, gc->n_rows, bytes);
+  if (*status != POSENC_OK || !(out = malloc(*bytes))) return NULL;
+  *status = gc->positions ? posenc_sinusoidal_rows(&prm, gc->positions, gc->n_rows, out, *bytes)
+                          : posenc_sinusoidal_table(&prm, gc->start, gc->n_rows, out, *bytes);
+  if (*status != POSENC_OK) { free(out); return NULL; }
+  return out;
+}
+
+static uint64_t golden_hash(const golden_case *gc, const void *table, size_t bytes) {
+  unsigned char *le = (unsigned char *)malloc(bytes);
+  uint64_t h;
+  if (!le) return 0;
+  tl_le_image(table, bytes, posenc_dtype_size(gc->dtype), le);
+  h = XXH3_64bits(le, bytes);
+  free(le);
+  return h;
+}
+
+/* Checks every golden case on the active backend; returns the number of mismatches. */
+static int golden_check_active(void) {
+  size_t i;
+  int bad = 0;
+  for (i = 0; i < GOLDEN_NCASES; i++) {
+    size_t bytes = 0;
+    posenc_status st;
+    void *t = golden_compute(&golden_cases[i], &bytes, &st);
+    uint64_t h = t ? golden_hash(&golden_cases[i], t, bytes) : 0;
+    CHECK(t != NULL && h == golden_cases[i].xxh3, "%s: golden case '%s': status %s, xxh3 0x%016llx, want 0x%016llx",
+          posenc_isa_name(posenc_isa_active()), golden_cases[i].name, posenc_strerror(st),
+          (unsigned long long)h, (unsigned long long)golden_cases[i].xxh3);
+    if (!t || h != golden_cases[i].xxh3) bad++;
+    free(t);
+  }
+  return bad;
+}
+
+#endif

@@ -1,0 +1,70 @@
+/* Backend selection: what is compiled, supported and active; POSENC_ISA; forcing by API; the
+ * self-test on every backend; first use from many threads at once.
+ * POSENC_EXPECT_ISA=<name> makes the test require that backend to be the one chosen
+ * (the Nehalem setup uses it: AVX2 must not be picked on a CPU without it). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <pthread.h>
+#include "posenc.h"
+#include "testlib.h"
+
+enum { NTHREADS = 8, D = 64, N = 40 };
+static float thread_out[NTHREADS][N * D];
+static posenc_isa thread_isa[NTHREADS];
+
+static void *first_use(void *arg) {
+  int k = (int)(size_t)arg;
+  posenc_sinusoidal_params p = posenc_sinusoidal_default(D);
+  thread_isa[k] = posenc_isa_active();
+  if (posenc_sinusoidal_table(&p, 12345, N, thread_out[k], sizeof thread_out[k]) != POSENC_OK)
+    thread_out[k][0] = -9.0f;
+  return NULL;
+}
+
+int main(void) {
+  pthread_t th[NTHREADS];
+  const char *expect = getenv("POSENC_EXPECT_ISA"), *env = getenv("POSENC_ISA");
+  posenc_isa isa, req, best = POSENC_ISA_SCALAR;
+  int k, state;
+
+  /* first use happens in the threads, all at once */
+  for (k = 0; k < NTHREADS; k++) pthread_create(&th[k], NULL, first_use, (void *)(size_t)k);
+  for (k = 0; k < NTHREADS; k++) pthread_join(th[k], NULL);
+  for (k = 1; k < NTHREADS; k++) {
+    CHECK(thread_isa[k] == thread_isa[0], "threads saw different backends");
+    CHECK(memcmp(thread_out[k], thread_out[0], sizeof thread_out[0]) == 0, "thread %d output differs", k);
+  }
+  isa = posenc_isa_active();
+  printf("active backend: %s\n", posenc_isa_name(isa));
+  CHECK(posenc_isa_compiled(isa) && posenc_isa_supported(isa), "active backend not runnable");
+  if (expect) CHECK(strcmp(posenc_isa_name(isa), expect) == 0, "active %s, expected %s", posenc_isa_name(isa), expect);
+
+  state = posenc_isa_requested(&req);
+  if (!env || !*env) CHECK(state == 0, "no POSENC_ISA, but requested state %d", state);
+  else if (posenc_isa_from_name(env, &req) != POSENC_OK) CHECK(state == -1, "unknown POSENC_ISA=%s: state %d", env, state);
+  else {
+    CHECK(state == 1, "POSENC_ISA=%s: state %d", env, state);
+    if (req != POSENC_ISA_AUTO && posenc_isa_compiled(req) && posenc_isa_supported(req))
+      CHECK(isa == req, "POSENC_ISA=%s not honoured (%s)", env, posenc_isa_name(isa));
+  }
+
+  CHECK(posenc_isa_from_name("avx2", &req) == POSENC_OK && req == POSENC_ISA_AVX2, "name avx2");
+  CHECK(posenc_isa_from_name("AVX3", &req) == POSENC_ERR_ISA, "bad name");
+  CHECK(posenc_isa_from_name(NULL, &req) == POSENC_ERR_NULL, "null name");
+  CHECK(posenc_isa_set((posenc_isa)42) == POSENC_ERR_ISA, "bad isa");
+  CHECK(posenc_isa_supported(POSENC_ISA_SCALAR) && posenc_isa_compiled(POSENC_ISA_SCALAR), "scalar always");
+  for (k = 0; k < POSENC_ISA_COUNT; k++) {
+    int usable = posenc_isa_compiled((posenc_isa)k) && posenc_isa_supported((posenc_isa)k);
+    posenc_status st = posenc_isa_set((posenc_isa)k);
+    printf("%-6s compiled %d supported %d\n", posenc_isa_name((posenc_isa)k),
+           posenc_isa_compiled((posenc_isa)k), posenc_isa_supported((posenc_isa)k));
+    CHECK(usable ? st == POSENC_OK : st == POSENC_ERR_ISA, "set %s -> %d", posenc_isa_name((posenc_isa)k), st);
+    if (!usable) continue;
+    best = (posenc_isa)k;
+    CHECK(posenc_isa_active() == (posenc_isa)k, "set did not take");
+    CHECK(posenc_selftest() == POSENC_OK, "selftest on %s", posenc_isa_name((posenc_isa)k));
+  }
+  CHECK(posenc_isa_set(POSENC_ISA_AUTO) == POSENC_OK && posenc_isa_active() == best, "auto picks the best");
+  if (!env && !expect) CHECK(isa == best, "first use picked %s, best is %s", posenc_isa_name(isa), posenc_isa_name(best));
+  return tl_summary();
+}
