@@ -171,9 +171,11 @@ POSENC_API posenc_status posenc_selftest(void);
 /* Positions are anchored every POSENC_ANCHOR positions (an absolute multiple): the value at p
  * is the exact anchor value advanced by (p mod POSENC_ANCHOR) double-precision rotations.
  * Changing this changes results, so it is fixed. */
-#define POSENC_ANCHOR 16
+#define POSENC_ANCHOR 32
 /* Frequencies per SIMD chunk, and chunks per kernel call (performance knobs only). */
+#ifndef POSENC_CHUNK
 #define POSENC_CHUNK 16
+#endif
 #define POSENC_GROUP 8
 /* omega * 2/pi as four 21-bit parts: p * part is exact in double for |p| <= 2^31. */
 #define POSENC_UPARTS 4
@@ -218,6 +220,7 @@ typedef struct posenc_i_job {
   ptrdiff_t cos_offset;         /* PLANAR: bytes from a sin column to its cos column */
   unsigned pair_cols;           /* PAIRS: columns stored, 2*nfreq or 2*nfreq-1 */
   posenc_dtype dtype;
+  int stream;                   /* 1: full chunks may use non-temporal stores (16-byte aligned) */
 } posenc_i_job;
 
 typedef struct posenc_i_backend {
@@ -741,6 +744,12 @@ static void posenc_i_fill_parts(double *u, size_t nfreq, posenc_i_dd *u_run, pos
   }
 }
 
+/* Outputs at least this large are written with non-temporal stores where the kernel can: they
+ * would not stay in cache anyway, and skipping the read-for-ownership halves the memory traffic. */
+#ifndef POSENC_STREAM_MIN_BYTES
+#define POSENC_STREAM_MIN_BYTES ((size_t)4 << 20)
+#endif
+
 /* Rows processed per pass over the frequency chunks: a tile of about 128 KiB stays in cache
  * while each chunk's columns are written, and the chunk parts are rebuilt once per tile. */
 static size_t posenc_i_tile_rows(size_t row_bytes) {
@@ -756,6 +765,7 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
                                              void *out, size_t out_bytes) {
   posenc_i_table_plan plan;
   size_t need, row0 = 0, tile;
+  int stream;
   double max_abs = 0.0;
   posenc_status st;
   double u[POSENC_GROUP * POSENC_UPARTS * POSENC_CHUNK];
@@ -782,6 +792,8 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
   plan.omega1 = posenc_i_dd_exp(posenc_i_dd_div_d(posenc_i_dd_mul_d(posenc_i_dd_log(pr->base), -2.0),
                                                   (double)pr->dim));
   tile = posenc_i_tile_rows(plan.stride * plan.esize);
+  stream = need >= POSENC_STREAM_MIN_BYTES && (uintptr_t)out % 16 == 0 && (plan.stride * plan.esize) % 16 == 0 &&
+           (pr->layout == POSENC_LAYOUT_INTERLEAVED || (plan.nfreq * plan.esize) % 16 == 0);
 
   while (row0 < n_rows) {
     size_t rows = n_rows - row0, f0;
@@ -804,6 +816,7 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
       job.nrows = rows;
       job.row_stride = (ptrdiff_t)(plan.stride * plan.esize);
       job.dtype = pr->dtype;
+      job.stream = stream;
       if (pr->layout == POSENC_LAYOUT_INTERLEAVED) {
         job.mode = POSENC_I_PAIRS;
         job.out = rowp + 2 * f0 * plan.esize;
@@ -858,8 +871,8 @@ static const uint32_t posenc_i_st_bits[8][4] = {
  * parts of u_37, the anchor at 2^24 - 16 and 15 rotations. One fused or reassociated operation
  * anywhere in it changes these bits, even where the f32 results happen to round the same. */
 static void posenc_i_selftest_chain(double out[10]) {
-  double u[3 * POSENC_UPARTS * POSENC_CHUNK], ss, sc;
-  const double *u37 = u + 2 * POSENC_UPARTS * POSENC_CHUNK + 5;
+  double u[48 * POSENC_UPARTS], ss, sc;  /* 48: a multiple of the chunk width above lane 37 */
+  const double *u37 = u + (37 / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK + 37 % POSENC_CHUNK;
   posenc_i_dd run = posenc_i_TWO_OVER_PI;
   posenc_i_dd om = posenc_i_dd_exp(posenc_i_dd_div_d(posenc_i_dd_mul_d(posenc_i_dd_log(10000.0), -2.0), 128.0));
   int j;

@@ -160,25 +160,52 @@ POSENC_I_INLINE simde__m128i POSENC_I_K(half_lanes)(simde__m128 x, posenc_dtype 
                                  simde_mm_setzero_si128());
 }
 
-/* Store one row of POSENC_CHUNK (sin, cos) pairs at dst (cos_offset used by PLANAR). */
-POSENC_I_INLINE void POSENC_I_K(store_row)(const POSENC_I_K(state) *st, unsigned char *dst,
-                                           ptrdiff_t cos_offset, int mode, posenc_dtype dtype) {
+/* Rows are walked in passes of POSENC_I_W vectors: their running values and steps (8 ymm on
+ * AVX2) then stay in registers instead of being spilled at every row. */
+#define POSENC_I_W 2
+
+typedef struct POSENC_I_K(pass) {
+  simde__m256d s[POSENC_I_W], c[POSENC_I_W], ss[POSENC_I_W], sc[POSENC_I_W];
+} POSENC_I_K(pass);
+
+POSENC_I_INLINE void POSENC_I_K(pass_rotate)(POSENC_I_K(pass) *ps) {
   int v;
-  for (v = 0; v < POSENC_I_NV; v++) {
-    simde__m128 sf = simde_mm256_cvtpd_ps(st->s[v]), cf = simde_mm256_cvtpd_ps(st->c[v]);
+  for (v = 0; v < POSENC_I_W; v++) {
+    simde__m256d c = simde_mm256_sub_pd(simde_mm256_mul_pd(ps->c[v], ps->sc[v]),
+                                        simde_mm256_mul_pd(ps->s[v], ps->ss[v]));
+    ps->s[v] = simde_mm256_add_pd(simde_mm256_mul_pd(ps->s[v], ps->sc[v]),
+                                  simde_mm256_mul_pd(ps->c[v], ps->ss[v]));
+    ps->c[v] = c;
+  }
+}
+
+/* Store the (sin, cos) of one row of a pass at dst (cos_offset used by PLANAR). */
+POSENC_I_INLINE void POSENC_I_K(store_f32)(unsigned char *dst, simde__m128 x, int stream) {
+  if (stream) simde_mm_stream_ps((float *)(void *)dst, x);
+  else simde_mm_storeu_ps((float *)(void *)dst, x);
+}
+
+/* Store the (sin, cos) of one row of a pass at dst (cos_offset used by PLANAR); stream: dst is
+ * 16-byte aligned and non-temporal stores are wanted. */
+POSENC_I_INLINE void POSENC_I_K(pass_store)(const POSENC_I_K(pass) *ps, unsigned char *dst,
+                                            ptrdiff_t cos_offset, int mode, posenc_dtype dtype, int stream) {
+  int v;
+  for (v = 0; v < POSENC_I_W; v++) {
+    simde__m128 sf = simde_mm256_cvtpd_ps(ps->s[v]), cf = simde_mm256_cvtpd_ps(ps->c[v]);
     if (dtype == POSENC_DTYPE_F32) {
       if (mode == POSENC_I_PAIRS) {
-        simde_mm_storeu_ps((float *)(void *)(dst + 32 * v), simde_mm_unpacklo_ps(sf, cf));
-        simde_mm_storeu_ps((float *)(void *)(dst + 32 * v + 16), simde_mm_unpackhi_ps(sf, cf));
+        POSENC_I_K(store_f32)(dst + 32 * v, simde_mm_unpacklo_ps(sf, cf), stream);
+        POSENC_I_K(store_f32)(dst + 32 * v + 16, simde_mm_unpackhi_ps(sf, cf), stream);
       } else {
-        simde_mm_storeu_ps((float *)(void *)(dst + 16 * v), sf);
-        simde_mm_storeu_ps((float *)(void *)(dst + cos_offset + 16 * v), cf);
+        POSENC_I_K(store_f32)(dst + 16 * v, sf, stream);
+        POSENC_I_K(store_f32)(dst + cos_offset + 16 * v, cf, stream);
       }
     } else {
       simde__m128i hs = POSENC_I_K(half_lanes)(sf, dtype), hc = POSENC_I_K(half_lanes)(cf, dtype);
       if (mode == POSENC_I_PAIRS) {
-        simde_mm_storeu_si128((simde__m128i *)(void *)(dst + 16 * v),
-                              simde_mm_or_si128(hs, simde_mm_slli_epi32(hc, 16)));
+        simde__m128i both = simde_mm_or_si128(hs, simde_mm_slli_epi32(hc, 16));
+        if (stream) simde_mm_stream_si128((simde__m128i *)(void *)(dst + 16 * v), both);
+        else simde_mm_storeu_si128((simde__m128i *)(void *)(dst + 16 * v), both);
       } else {
         /* lanes hold values < 2^16: sign-extend them so that the signed pack is exact */
         hs = simde_mm_srai_epi32(simde_mm_slli_epi32(hs, 16), 16);
@@ -190,36 +217,26 @@ POSENC_I_INLINE void POSENC_I_K(store_row)(const POSENC_I_K(state) *st, unsigned
   }
 }
 
-/* A row of a partial chunk goes through a full-width buffer; only the valid columns are copied. */
-POSENC_I_INLINE void POSENC_I_K(store_partial)(const POSENC_I_K(state) *st, unsigned char *dst,
-                                               const posenc_i_job *job, unsigned ncols, size_t es) {
-  unsigned char tmp[2 * POSENC_CHUNK * 4];
-  POSENC_I_K(store_row)(st, tmp, (ptrdiff_t)(POSENC_CHUNK * es), job->mode, job->dtype);
-  if (job->mode == POSENC_I_PAIRS) {
-    memcpy(dst, tmp, ncols * es);
-  } else {
-    memcpy(dst, tmp, ncols * es);
-    memcpy(dst + job->cos_offset, tmp + POSENC_CHUNK * es, ncols * es);
-  }
-}
-
-/* posenc_i_scalar_sincos_rows, 16 lanes at a time: rows walk from anchor to anchor, and inside
- * one anchor block every chunk of the group is done in turn (the block stays in L1). mode and
- * dtype are constants at each call site, so each combination compiles to its own loop. */
+/* posenc_i_scalar_sincos_rows, 4 lanes per vector: rows walk from anchor to anchor; inside one
+ * anchor block (in L1) every chunk of the group is done in turn, in passes of POSENC_I_W vectors.
+ * A chunk with fewer valid columns is written to a block buffer and its valid columns copied.
+ * mode and dtype are constants at each call site, so each combination compiles to its own loop. */
 POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_dtype dtype) {
-  simde__m256d steps_s[POSENC_GROUP][POSENC_I_NV], steps_c[POSENC_GROUP][POSENC_I_NV];
+  POSENC_I_K(state) st[POSENC_GROUP];
+  unsigned char block[POSENC_ANCHOR * 2 * POSENC_CHUNK * 4];
   const size_t es = dtype == POSENC_DTYPE_F32 ? 4 : 2;
   const unsigned nchunk = (job->nfreq + POSENC_CHUNK - 1) / POSENC_CHUNK;
   /* columns one chunk fills: 2 per lane in PAIRS (sin, cos), 1 per lane per half in PLANAR */
   const unsigned chunk_cols = mode == POSENC_I_PAIRS ? 2 * POSENC_CHUNK : POSENC_CHUNK;
   const unsigned total_cols = mode == POSENC_I_PAIRS ? job->pair_cols : job->nfreq;
+  const size_t vec_bytes = (mode == POSENC_I_PAIRS ? 8 : 4) * es; /* columns of 4 lanes */
   size_t row = 0;
   unsigned ch;
   int v;
   for (ch = 0; ch < nchunk; ch++)
     for (v = 0; v < POSENC_I_NV; v++)
       POSENC_I_K(exact_sincos)(simde_mm256_set1_pd(1.0), job->u + (ch * POSENC_UPARTS * POSENC_CHUNK) + 4 * v,
-                               &steps_s[ch][v], &steps_c[ch][v]);
+                               &st[ch].ss[v], &st[ch].sc[v]);
   while (row < job->nrows) {
     int64_t p0 = job->positions ? job->positions[row] : (int64_t)job->start + (int64_t)row;
     int64_t a = POSENC_I_ANCHOR_OF(p0), j;
@@ -227,22 +244,42 @@ POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_
     size_t nblock = job->positions ? 1 : (size_t)(a + POSENC_ANCHOR - p0);
     if (nblock > job->nrows - row) nblock = job->nrows - row;
     for (ch = 0; ch < nchunk; ch++) {
-      POSENC_I_K(state) st;
-      unsigned char *dst = job->out + (ptrdiff_t)row * job->row_stride + (size_t)ch * chunk_cols * es;
+      unsigned char *out = job->out + (ptrdiff_t)row * job->row_stride + (size_t)ch * chunk_cols * es;
       unsigned ncols = total_cols - ch * chunk_cols < chunk_cols ? total_cols - ch * chunk_cols : chunk_cols;
+      int full = ncols == chunk_cols;
+      /* 16-bit PLANAR halves are 8-byte stores: those stay ordinary */
+      int stream = job->stream && full && (dtype == POSENC_DTYPE_F32 || mode == POSENC_I_PAIRS);
+      unsigned char *base = full ? out : block;
+      ptrdiff_t stride = full ? job->row_stride : (ptrdiff_t)(2 * POSENC_CHUNK * es);
+      ptrdiff_t cos_offset = full ? job->cos_offset : (ptrdiff_t)(POSENC_CHUNK * es);
       size_t r;
-      for (v = 0; v < POSENC_I_NV; v++) { st.ss[v] = steps_s[ch][v]; st.sc[v] = steps_c[ch][v]; }
-      POSENC_I_K(seed)(&st, job->u + ch * POSENC_UPARTS * POSENC_CHUNK, (double)a);
-      for (j = a; j < p0; j++) POSENC_I_K(rotate)(&st);
-      for (r = 0;; r++, dst += job->row_stride) {
-        if (ncols == chunk_cols) POSENC_I_K(store_row)(&st, dst, job->cos_offset, mode, dtype);
-        else POSENC_I_K(store_partial)(&st, dst, job, ncols, es);
-        if (r + 1 == nblock) break;
-        POSENC_I_K(rotate)(&st);
+      POSENC_I_K(seed)(&st[ch], job->u + ch * POSENC_UPARTS * POSENC_CHUNK, (double)a);
+      for (j = a; j < p0; j++) POSENC_I_K(rotate)(&st[ch]);
+      for (v = 0; v < POSENC_I_NV; v += POSENC_I_W) {
+        POSENC_I_K(pass) ps;
+        unsigned char *dst = base + (size_t)v * vec_bytes;
+        int w;
+        for (w = 0; w < POSENC_I_W; w++) {
+          ps.s[w] = st[ch].s[v + w]; ps.c[w] = st[ch].c[v + w];
+          ps.ss[w] = st[ch].ss[v + w]; ps.sc[w] = st[ch].sc[v + w];
+        }
+        for (r = 0;; r++, dst += stride) {
+          POSENC_I_K(pass_store)(&ps, dst, cos_offset, mode, dtype, stream);
+          if (r + 1 == nblock) break;
+          POSENC_I_K(pass_rotate)(&ps);
+        }
+      }
+      if (!full) {
+        for (r = 0; r < nblock; r++, out += job->row_stride) {
+          memcpy(out, block + (ptrdiff_t)r * stride, ncols * es);
+          if (mode == POSENC_I_PLANAR)
+            memcpy(out + job->cos_offset, block + (ptrdiff_t)r * stride + cos_offset, ncols * es);
+        }
       }
     }
     row += nblock;
   }
+  if (job->stream) simde_mm_sfence(); /* order the non-temporal stores before the caller's */
 }
 
 static void POSENC_I_K(sincos_rows)(const posenc_i_job *job) {
