@@ -466,9 +466,15 @@ static void posenc_i_exact_sincos(double p, const double *u, size_t lane_stride,
   *c_out = posenc_i_bitsd(posenc_i_dbits(y) ^ (((q + 1) & 2) << 62));
 }
 
-/* One step of the anchored recurrence: (s, c) <- (s, c) rotated by (ss, sc). */
-#define POSENC_I_ROTATE(s, c, ss, sc) do { double c_ = (c) * (sc) - (s) * (ss); \
-  (s) = (s) * (sc) + (c) * (ss); (c) = c_; } while (0)
+/* The anchored recurrence. At an anchor a: (s, c) = E(a), and the previous pair (sp, cp) is E(a)
+ * rotated back by omega: (s*sc - c*ss, c*sc + s*ss) with (ss, sc) = E(1). Each step is then the
+ * three-term (Chebyshev) recurrence y(k+1) = k2*y(k) - y(k-1), k2 = 2*cos(omega) (exact doubling):
+ * two products and two differences per position instead of a rotation's four and two. Its
+ * rounding error grows at most as K^2 * 2^-53 over K steps: below 1e-13 for K < 32. */
+#define POSENC_I_BACK(s, c, sp, cp, ss, sc) do { (sp) = (s) * (sc) - (c) * (ss); \
+  (cp) = (c) * (sc) + (s) * (ss); } while (0)
+#define POSENC_I_STEP(s, c, sp, cp, k2) do { double s_ = (k2) * (s) - (sp), c_ = (k2) * (c) - (cp); \
+  (sp) = (s); (cp) = (c); (s) = s_; (c) = c_; } while (0)
 
 
 /* Store one f32 value in the job's dtype. */
@@ -499,20 +505,22 @@ static void posenc_i_scalar_sincos_rows(const posenc_i_job *job) {
   unsigned lane;
   for (lane = 0; lane < job->nfreq; lane++) {
     const double *u = job->u + (lane / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK + lane % POSENC_CHUNK;
-    double ss, sc, s, c;
+    double ss, sc, k2, s, c, sp, cp;
     size_t row = 0;
     posenc_i_exact_sincos(1.0, u, POSENC_CHUNK, &ss, &sc);
+    k2 = 2.0 * sc;
     while (row < job->nrows) {
       int64_t p = job->positions ? job->positions[row] : (int64_t)job->start + (int64_t)row;
       int64_t a = POSENC_I_ANCHOR_OF(p), j;
       posenc_i_exact_sincos((double)a, u, POSENC_CHUNK, &s, &c);
-      for (j = a; j < p; j++) POSENC_I_ROTATE(s, c, ss, sc);
+      POSENC_I_BACK(s, c, sp, cp, ss, sc);
+      for (j = a; j < p; j++) POSENC_I_STEP(s, c, sp, cp, k2);
       /* consecutive positions continue the recurrence up to the next anchor */
       for (;;) {
         posenc_i_store_row_lane(job, row, lane, s, c);
         row++;
         if (job->positions || row >= job->nrows || ((p + 1) & (POSENC_ANCHOR - 1)) == 0) break;
-        POSENC_I_ROTATE(s, c, ss, sc);
+        POSENC_I_STEP(s, c, sp, cp, k2);
         p++;
       }
     }
@@ -868,10 +876,10 @@ static const uint32_t posenc_i_st_bits[8][4] = {
   {0xbf399422u, 0xbf30579au, 0xbc8c0523u, 0xbf7ff66du}};
 
 /* The double-precision chain behind one value (base 10000, d = 128, frequency 37): omega_1, the
- * parts of u_37, the anchor at 2^24 - 16 and 15 rotations. One fused or reassociated operation
+ * parts of u_37, the anchor at 2^24 - 16 and 15 recurrence steps. One fused or reassociated operation
  * anywhere in it changes these bits, even where the f32 results happen to round the same. */
 static void posenc_i_selftest_chain(double out[10]) {
-  double u[48 * POSENC_UPARTS], ss, sc;  /* 48: a multiple of the chunk width above lane 37 */
+  double u[48 * POSENC_UPARTS], ss, sc, sp, cp;  /* 48: a multiple of the chunk width above lane 37 */
   const double *u37 = u + (37 / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK + 37 % POSENC_CHUNK;
   posenc_i_dd run = posenc_i_TWO_OVER_PI;
   posenc_i_dd om = posenc_i_dd_exp(posenc_i_dd_div_d(posenc_i_dd_mul_d(posenc_i_dd_log(10000.0), -2.0), 128.0));
@@ -882,11 +890,12 @@ static void posenc_i_selftest_chain(double out[10]) {
   posenc_i_exact_sincos(1.0, u37, POSENC_CHUNK, &ss, &sc);
   posenc_i_exact_sincos(16777200.0, u37, POSENC_CHUNK, &out[6], &out[7]);
   out[8] = out[6]; out[9] = out[7];
-  for (j = 0; j < 15; j++) POSENC_I_ROTATE(out[8], out[9], ss, sc);
+  POSENC_I_BACK(out[8], out[9], sp, cp, ss, sc);
+  for (j = 0; j < 15; j++) POSENC_I_STEP(out[8], out[9], sp, cp, 2.0 * sc);
 }
 static const uint64_t posenc_i_st_chain[10] = {
   0x3febb5fad00ab22cull, 0x3c5a1cecee7dcb1full, 0x3f69657200000000ull, 0x3e0cf8c500000000ull, 0x3cb9f25400000000ull,
-  0x3b6ecf7d00000000ull, 0xbfe5a563ebc9dfbdull, 0x3fe791652a4e162aull, 0xbfe3de4b96bd186full, 0x3fe915b7daec9fc1ull};
+  0x3b6ecf7d00000000ull, 0xbfe5a563ebc9dfbdull, 0x3fe791652a4e162aull, 0xbfe3de4b96bd18a2ull, 0x3fe915b7daec9ffaull};
 
 static int posenc_i_round_to_nearest(void) {
   /* 1 + 0.75 ulp and -1 - 0.75 ulp both round away from 1 only under round-to-nearest */

@@ -123,25 +123,33 @@ POSENC_I_INLINE void POSENC_I_K(exact_sincos)(simde__m256d p, const double *u,
 
 #define POSENC_I_NV (POSENC_CHUNK / 4) /* 4-lane vectors per chunk */
 
-/* The running (sin, cos) of one chunk and its one-position step (ss, sc) = E(1). */
+/* One chunk at an anchor: the running (sin, cos), the previous pair (sp, cp), and the step
+ * E(1) = (ss, sc) with k2 = 2*sc (see POSENC_I_BACK / POSENC_I_STEP in posenc.h). */
 typedef struct POSENC_I_K(state) {
-  simde__m256d s[POSENC_I_NV], c[POSENC_I_NV], ss[POSENC_I_NV], sc[POSENC_I_NV];
+  simde__m256d s[POSENC_I_NV], c[POSENC_I_NV], sp[POSENC_I_NV], cp[POSENC_I_NV];
+  simde__m256d ss[POSENC_I_NV], sc[POSENC_I_NV], k2[POSENC_I_NV];
 } POSENC_I_K(state);
 
+/* k2*y - yp for one 4-lane vector */
+#define POSENC_I_STEP_V(y, yp, k2) simde_mm256_sub_pd(simde_mm256_mul_pd((k2), (y)), (yp))
+
+/* E(p) and the pair before it (rotated back by omega), for every vector of the chunk. */
 POSENC_I_INLINE void POSENC_I_K(seed)(POSENC_I_K(state) *st, const double *u, double p) {
   int v;
-  for (v = 0; v < POSENC_I_NV; v++)
+  for (v = 0; v < POSENC_I_NV; v++) {
     POSENC_I_K(exact_sincos)(simde_mm256_set1_pd(p), u + 4 * v, &st->s[v], &st->c[v]);
+    st->sp[v] = simde_mm256_sub_pd(simde_mm256_mul_pd(st->s[v], st->sc[v]), simde_mm256_mul_pd(st->c[v], st->ss[v]));
+    st->cp[v] = simde_mm256_add_pd(simde_mm256_mul_pd(st->c[v], st->sc[v]), simde_mm256_mul_pd(st->s[v], st->ss[v]));
+  }
 }
 
-POSENC_I_INLINE void POSENC_I_K(rotate)(POSENC_I_K(state) *st) {
+POSENC_I_INLINE void POSENC_I_K(step)(POSENC_I_K(state) *st) {
   int v;
   for (v = 0; v < POSENC_I_NV; v++) {
-    simde__m256d c = simde_mm256_sub_pd(simde_mm256_mul_pd(st->c[v], st->sc[v]),
-                                        simde_mm256_mul_pd(st->s[v], st->ss[v]));
-    st->s[v] = simde_mm256_add_pd(simde_mm256_mul_pd(st->s[v], st->sc[v]),
-                                  simde_mm256_mul_pd(st->c[v], st->ss[v]));
-    st->c[v] = c;
+    simde__m256d s = POSENC_I_STEP_V(st->s[v], st->sp[v], st->k2[v]);
+    simde__m256d c = POSENC_I_STEP_V(st->c[v], st->cp[v], st->k2[v]);
+    st->sp[v] = st->s[v]; st->cp[v] = st->c[v];
+    st->s[v] = s; st->c[v] = c;
   }
 }
 
@@ -165,17 +173,16 @@ POSENC_I_INLINE simde__m128i POSENC_I_K(half_lanes)(simde__m128 x, posenc_dtype 
 #define POSENC_I_W 2
 
 typedef struct POSENC_I_K(pass) {
-  simde__m256d s[POSENC_I_W], c[POSENC_I_W], ss[POSENC_I_W], sc[POSENC_I_W];
+  simde__m256d s[POSENC_I_W], c[POSENC_I_W], sp[POSENC_I_W], cp[POSENC_I_W], k2[POSENC_I_W];
 } POSENC_I_K(pass);
 
-POSENC_I_INLINE void POSENC_I_K(pass_rotate)(POSENC_I_K(pass) *ps) {
+POSENC_I_INLINE void POSENC_I_K(pass_step)(POSENC_I_K(pass) *ps) {
   int v;
   for (v = 0; v < POSENC_I_W; v++) {
-    simde__m256d c = simde_mm256_sub_pd(simde_mm256_mul_pd(ps->c[v], ps->sc[v]),
-                                        simde_mm256_mul_pd(ps->s[v], ps->ss[v]));
-    ps->s[v] = simde_mm256_add_pd(simde_mm256_mul_pd(ps->s[v], ps->sc[v]),
-                                  simde_mm256_mul_pd(ps->c[v], ps->ss[v]));
-    ps->c[v] = c;
+    simde__m256d s = POSENC_I_STEP_V(ps->s[v], ps->sp[v], ps->k2[v]);
+    simde__m256d c = POSENC_I_STEP_V(ps->c[v], ps->cp[v], ps->k2[v]);
+    ps->sp[v] = ps->s[v]; ps->cp[v] = ps->c[v];
+    ps->s[v] = s; ps->c[v] = c;
   }
 }
 
@@ -235,8 +242,11 @@ POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_
   int v;
   for (ch = 0; ch < nchunk; ch++)
     for (v = 0; v < POSENC_I_NV; v++)
+    {
       POSENC_I_K(exact_sincos)(simde_mm256_set1_pd(1.0), job->u + (ch * POSENC_UPARTS * POSENC_CHUNK) + 4 * v,
                                &st[ch].ss[v], &st[ch].sc[v]);
+      st[ch].k2[v] = simde_mm256_add_pd(st[ch].sc[v], st[ch].sc[v]); /* 2*cos, exact */
+    }
   while (row < job->nrows) {
     int64_t p0 = job->positions ? job->positions[row] : (int64_t)job->start + (int64_t)row;
     int64_t a = POSENC_I_ANCHOR_OF(p0), j;
@@ -254,19 +264,19 @@ POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_
       ptrdiff_t cos_offset = full ? job->cos_offset : (ptrdiff_t)(POSENC_CHUNK * es);
       size_t r;
       POSENC_I_K(seed)(&st[ch], job->u + ch * POSENC_UPARTS * POSENC_CHUNK, (double)a);
-      for (j = a; j < p0; j++) POSENC_I_K(rotate)(&st[ch]);
+      for (j = a; j < p0; j++) POSENC_I_K(step)(&st[ch]);
       for (v = 0; v < POSENC_I_NV; v += POSENC_I_W) {
         POSENC_I_K(pass) ps;
         unsigned char *dst = base + (size_t)v * vec_bytes;
         int w;
         for (w = 0; w < POSENC_I_W; w++) {
           ps.s[w] = st[ch].s[v + w]; ps.c[w] = st[ch].c[v + w];
-          ps.ss[w] = st[ch].ss[v + w]; ps.sc[w] = st[ch].sc[v + w];
+          ps.sp[w] = st[ch].sp[v + w]; ps.cp[w] = st[ch].cp[v + w]; ps.k2[w] = st[ch].k2[v + w];
         }
         for (r = 0;; r++, dst += stride) {
           POSENC_I_K(pass_store)(&ps, dst, cos_offset, mode, dtype, stream);
           if (r + 1 == nblock) break;
-          POSENC_I_K(pass_rotate)(&ps);
+          POSENC_I_K(pass_step)(&ps);
         }
       }
       if (!full) {
