@@ -1,0 +1,96 @@
+/* cli_write.c - all-or-nothing output files. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli_write.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* write() may write less than asked (pipes, signals): loop until every byte is out.
+ * Returns 0, or -1 with errno set. */
+static int write_all(int fd, const unsigned char *data, size_t size) {
+  while (size > 0) {
+    ssize_t n = write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    data += n;
+    size -= (size_t)n;
+  }
+  return 0;
+}
+
+static int write_spans(int fd, const struct byte_span *spans, size_t count) {
+  size_t i;
+  for (i = 0; i < count; i++)
+    if (write_all(fd, (const unsigned char *)spans[i].data, spans[i].size) != 0) return -1;
+  return 0;
+}
+
+/* "dir/.posenc-XXXXXX" for "dir/name": the same directory, so rename() cannot cross file
+ * systems, and a hidden name that cannot exceed NAME_MAX however long "name" is. */
+static char *temp_template_beside(const char *path) {
+  static const char suffix[] = ".posenc-XXXXXX";
+  const char *slash = strrchr(path, '/');
+  size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+  char *tmpl = malloc(dir_len + sizeof suffix);
+  if (!tmpl) return NULL;
+  memcpy(tmpl, path, dir_len);
+  memcpy(tmpl + dir_len, suffix, sizeof suffix);
+  return tmpl;
+}
+
+/* mkstemp creates files 0600; give the output the mode a plain open(..., 0666) would. */
+static mode_t new_file_mode(void) {
+  mode_t mask = umask(0);
+  umask(mask);
+  return (mode_t)(0666 & ~mask);
+}
+
+/* Fills the open temporary and closes it. Returns 0, or -1 with errno of the first failure. */
+static int fill_and_close(int fd, const struct byte_span *spans, size_t count) {
+  int failed = fchmod(fd, new_file_mode()) != 0 || write_spans(fd, spans, count) != 0 ||
+               fsync(fd) != 0; /* the data must be on disk before the rename makes it visible */
+  int saved = errno;
+  if (close(fd) != 0 && !failed) return -1;
+  errno = saved;
+  return failed ? -1 : 0;
+}
+
+static int replace_file(const char *path, const struct byte_span *spans, size_t count) {
+  char *tmp = temp_template_beside(path);
+  int fd;
+  if (!tmp) {
+    cli_error("out of memory");
+    return EXIT_FAILURE;
+  }
+  fd = mkstemp(tmp);
+  if (fd < 0) {
+    cli_error("cannot create a temporary file for '%s': %s", path, strerror(errno));
+    free(tmp);
+    return EXIT_FAILURE;
+  }
+  if (fill_and_close(fd, spans, count) != 0 || rename(tmp, path) != 0) {
+    int saved = errno;
+    unlink(tmp);
+    cli_error("cannot write '%s': %s", path, strerror(saved));
+    free(tmp);
+    return EXIT_FAILURE;
+  }
+  free(tmp);
+  return EXIT_SUCCESS;
+}
+
+int write_output(const char *path, const struct byte_span *spans, size_t count) {
+  if (path) return replace_file(path, spans, count);
+  if (write_spans(STDOUT_FILENO, spans, count) != 0) {
+    cli_error("cannot write to standard output: %s", strerror(errno));
+    return EXIT_FAILURE;
+  }
+  return EXIT_SUCCESS;
+}

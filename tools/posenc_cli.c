@@ -1,0 +1,532 @@
+/* posenc - the command-line tool of the posenc library.
+ *
+ *   posenc info                      version, backends (ISAs), self-test
+ *   posenc table sinusoidal ...      a sinusoidal table as .npy, raw bytes or a C header
+ *
+ * Everything is validated and computed in memory before the first byte is written, so a failing
+ * run never leaves a partial output (see cli_write.c). */
+#define _POSIX_C_SOURCE 200809L
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_common.h"
+#include "cli_format.h"
+#include "cli_parse.h"
+#include "cli_write.h"
+#include "posenc.h"
+
+#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
+
+/* ---- help ---------------------------------------------------------------------------------- */
+
+static const char main_help[] =
+  "Usage: posenc [--isa NAME] <command> [options]\n"
+  "\n"
+  "Transformer positional encodings, bit-identical on every ISA.\n"
+  "\n"
+  "Commands:\n"
+  "  info                 version, SIMD backends (compiled in, supported, active), self-test\n"
+  "  table sinusoidal     write a sinusoidal positional-encoding table\n"
+  "\n"
+  "Options (before or after the command):\n"
+  "  --isa NAME           backend to use: scalar, sse2, avx2, neon or auto (default: the\n"
+  "                       POSENC_ISA environment variable, else the best available)\n"
+  "  -h, --help           show this help; 'posenc <command> --help' shows a command's\n"
+  "  --version            print the version\n"
+  "\n"
+  "Exit status: 0 success, 1 runtime error (I/O, memory, ISA not available here),\n"
+  "2 usage error. Errors are one line on stderr.\n";
+
+static const char info_help[] =
+  "Usage: posenc info [--isa NAME]\n"
+  "\n"
+  "Prints one fact per line: the version; for each ISA whether it is compiled in and\n"
+  "supported by this CPU; what POSENC_ISA and --isa asked for; the active ISA; and 'selftest',\n"
+  "whether this build and CPU reproduce posenc's reference bits. Exits 0 even if the\n"
+  "self-test fails: check the 'selftest: passed' line.\n";
+
+static const char table_help[] =
+  "Usage: posenc table sinusoidal --positions N --dim D [options]\n"
+  "\n"
+  "Writes N rows (positions P .. P+N-1) of D columns, with w_i = B^(-2i/D):\n"
+  "  interleaved  row p = sin(p w_0), cos(p w_0), sin(p w_1), ...; odd D ends with a sin column\n"
+  "  split        row p = sin(p w_0) .. sin(p w_h-1), cos(p w_0) .. cos(p w_h-1), h = floor(D/2);\n"
+  "               odd D ends with a zero column\n"
+  "\n"
+  "Options:\n"
+  "  --positions N        number of rows, at least 1\n"
+  "  --dim D              columns per row, at least 1\n"
+  "  --base B             frequency base (default 10000)\n"
+  "  --start P            first position (default 0); |P| and P+N-1 at most 2147483647\n"
+  "  --layout L           interleaved (default) or split\n"
+  "  --dtype T            f32 (default), f16 (IEEE half) or bf16 (bfloat16)\n"
+  "  --format F           npy (default), raw or c\n"
+  "  --name IDENT         the array's C identifier with --format c (default posenc_table)\n"
+  "  -o, --output FILE    write FILE instead of stdout ('-': stdout); FILE is replaced only\n"
+  "                       once all of the output is written, and is left as it was on error\n"
+  "  --isa NAME           backend (see 'posenc --help'); the output is the same on every ISA\n"
+  "  -h, --help           show this help\n"
+  "\n"
+  "Formats:\n"
+  "  npy   NumPy .npy 1.0, shape (N, D), dtype <f4 (f32) or <f2 (f16). NumPy has no bfloat16,\n"
+  "        so bf16 is stored as <u2 holding the raw bf16 bits; decode with\n"
+  "        (a.astype(np.uint32) << 16).view(np.float32)\n"
+  "  raw   the values only: little-endian, row-major, no header\n"
+  "  c     a C/C++ header: 'static const float IDENT[N][D]' (f32; printed so that every value\n"
+  "        converts back exactly) or 'static const uint16_t IDENT[N][D]' bit patterns (f16,\n"
+  "        bf16), with IDENT_ROWS, IDENT_COLS and IDENT_XXH3, the XXH3-64 hash of the\n"
+  "        table's little-endian bytes for a start-up check\n";
+
+/* ---- the command line ----------------------------------------------------------------------
+ * One pass over argv records commands and raw option values; values are converted afterwards,
+ * so that --help and --version work even when other values are wrong. */
+
+enum command { CMD_NONE, CMD_INFO, CMD_TABLE, CMD_COUNT };
+static const char *const command_names[CMD_COUNT] = {"", "info", "table"};
+
+enum option_id {
+  OPT_HELP, OPT_VERSION, OPT_ISA, OPT_POSITIONS, OPT_DIM, OPT_BASE, OPT_START, OPT_LAYOUT,
+  OPT_DTYPE, OPT_FORMAT, OPT_NAME, OPT_OUTPUT, OPT_COUNT
+};
+
+struct option_spec {
+  const char *long_name;
+  char short_name;      /* 0: none */
+  const char *label;    /* how error messages name it */
+  int takes_value;
+  enum command scope;   /* CMD_NONE: accepted everywhere */
+};
+
+static const struct option_spec option_specs[OPT_COUNT] = {
+  [OPT_HELP] = {"help", 'h', "--help", 0, CMD_NONE},
+  [OPT_VERSION] = {"version", 0, "--version", 0, CMD_NONE},
+  [OPT_ISA] = {"isa", 0, "--isa", 1, CMD_NONE},
+  [OPT_POSITIONS] = {"positions", 0, "--positions", 1, CMD_TABLE},
+  [OPT_DIM] = {"dim", 0, "--dim", 1, CMD_TABLE},
+  [OPT_BASE] = {"base", 0, "--base", 1, CMD_TABLE},
+  [OPT_START] = {"start", 0, "--start", 1, CMD_TABLE},
+  [OPT_LAYOUT] = {"layout", 0, "--layout", 1, CMD_TABLE},
+  [OPT_DTYPE] = {"dtype", 0, "--dtype", 1, CMD_TABLE},
+  [OPT_FORMAT] = {"format", 0, "--format", 1, CMD_TABLE},
+  [OPT_NAME] = {"name", 0, "--name", 1, CMD_TABLE},
+  [OPT_OUTPUT] = {"output", 'o', "-o/--output", 1, CMD_TABLE},
+};
+
+struct raw_args {
+  enum command command;
+  const char *table_kind;
+  const char *value[OPT_COUNT]; /* as given; "" for a flag that is present; NULL if absent */
+};
+
+/* Finds "--name", "--name=value" or "-x"; *inline_value is the text after '=', if any. */
+static int find_option(const char *arg, const char **inline_value) {
+  int id;
+  *inline_value = NULL;
+  if (arg[1] != '-') {
+    for (id = 0; id < OPT_COUNT; id++)
+      if (option_specs[id].short_name && arg[1] == option_specs[id].short_name && arg[2] == '\0')
+        return id;
+    return -1;
+  }
+  for (id = 0; id < OPT_COUNT; id++) {
+    size_t len = strlen(option_specs[id].long_name);
+    if (strncmp(arg + 2, option_specs[id].long_name, len) != 0) continue;
+    if (arg[2 + len] == '\0') return id;
+    if (arg[2 + len] == '=') {
+      *inline_value = arg + 3 + len;
+      return id;
+    }
+  }
+  return -1;
+}
+
+static int take_option(int argc, char **argv, int *i, struct raw_args *args) {
+  const char *arg = argv[*i], *value;
+  int id = find_option(arg, &value);
+  if (id < 0) {
+    cli_error("unknown option '%s' (see 'posenc --help')", arg);
+    return EXIT_USAGE;
+  }
+  if (option_specs[id].scope != CMD_NONE && option_specs[id].scope != args->command) {
+    if (args->command == CMD_NONE)
+      cli_error("option '%s' must follow the command 'posenc %s'", arg,
+                command_names[option_specs[id].scope]);
+    else
+      cli_error("'posenc %s' has no option '%s'", command_names[args->command], arg);
+    return EXIT_USAGE;
+  }
+  if (args->value[id]) {
+    cli_error("option %s given twice", option_specs[id].label);
+    return EXIT_USAGE;
+  }
+  if (!option_specs[id].takes_value) {
+    if (value) {
+      cli_error("option %s takes no value", option_specs[id].label);
+      return EXIT_USAGE;
+    }
+    value = "";
+  } else if (!value) {
+    /* the next word is the value, unless it is missing or is clearly another long option */
+    if (*i + 1 >= argc || strncmp(argv[*i + 1], "--", 2) == 0) {
+      cli_error("option %s needs a value", option_specs[id].label);
+      return EXIT_USAGE;
+    }
+    value = argv[++*i];
+  }
+  args->value[id] = value;
+  return EXIT_SUCCESS;
+}
+
+static int take_word(const char *word, struct raw_args *args) {
+  if (args->command == CMD_NONE) {
+    int cmd = lookup_name(command_names + 1, CMD_COUNT - 1, word);
+    if (cmd < 0) {
+      cli_error("unknown command '%s' (expected info or table)", word);
+      return EXIT_USAGE;
+    }
+    args->command = (enum command)(cmd + 1);
+    return EXIT_SUCCESS;
+  }
+  if (args->command == CMD_TABLE && !args->table_kind) {
+    if (strcmp(word, "sinusoidal") != 0) {
+      cli_error("unknown table kind '%s' (expected sinusoidal)", word);
+      return EXIT_USAGE;
+    }
+    args->table_kind = word;
+    return EXIT_SUCCESS;
+  }
+  cli_error("unexpected argument '%s'", word);
+  return EXIT_USAGE;
+}
+
+static int parse_argv(int argc, char **argv, struct raw_args *args) {
+  int i, rc = EXIT_SUCCESS;
+  memset(args, 0, sizeof *args);
+  for (i = 1; i < argc && rc == EXIT_SUCCESS; i++) {
+    const char *arg = argv[i];
+    rc = (arg[0] == '-' && arg[1] != '\0') ? take_option(argc, argv, &i, args) : take_word(arg, args);
+  }
+  return rc;
+}
+
+/* ---- converting values ------------------------------------------------------------------- */
+
+static int bad_value(int id, const char *text, const char *why) {
+  cli_error("%s '%s': %s", option_specs[id].label, text, why);
+  return EXIT_USAGE;
+}
+
+/* EXIT_SUCCESS, or the usage error that says why text did not parse. */
+static int parsed(int id, const char *text, enum parse_result result) {
+  return result == PARSE_OK ? EXIT_SUCCESS : bad_value(id, text, parse_result_text(result));
+}
+
+static int convert_count(const struct raw_args *args, int id, size_t *out) {
+  const char *text = args->value[id];
+  int rc;
+  if (!text) {
+    cli_error("missing %s (see 'posenc table --help')", option_specs[id].label);
+    return EXIT_USAGE;
+  }
+  if ((rc = parsed(id, text, parse_size(text, out))) != EXIT_SUCCESS) return rc;
+  return *out == 0 ? bad_value(id, text, "must be at least 1") : EXIT_SUCCESS;
+}
+
+/* For an optional value: leaves *out alone when the option is absent. */
+static int convert_choice(const struct raw_args *args, int id, const char *const *names,
+                          size_t count, const char *expected, int *out) {
+  const char *text = args->value[id];
+  int index;
+  if (!text) return EXIT_SUCCESS;
+  index = lookup_name(names, count, text);
+  if (index < 0) return bad_value(id, text, expected);
+  *out = index;
+  return EXIT_SUCCESS;
+}
+
+static int convert_isa(const char *text, posenc_isa *isa) {
+  *isa = POSENC_ISA_AUTO;
+  if (!text) return EXIT_SUCCESS;
+  if (posenc_isa_from_name(text, isa) != POSENC_OK)
+    return bad_value(OPT_ISA, text, "unknown ISA (expected scalar, sse2, avx2, neon or auto)");
+  return EXIT_SUCCESS;
+}
+
+/* ---- table requests ------------------------------------------------------------------------ */
+
+static const char *const layout_names[] = {"interleaved", "split"}; /* by posenc_layout */
+static const char *const dtype_names[] = {"f32", "f16", "bf16"};     /* by posenc_dtype */
+
+struct table_request {
+  posenc_sinusoidal_params params;
+  int32_t start;
+  size_t positions;
+  enum table_format format;
+  const char *base_text; /* --base as given, for messages */
+  const char *name;    /* C identifier, --format c */
+  const char *output;  /* NULL: stdout */
+  size_t bytes;        /* the table's size */
+};
+
+static int convert_table_options(const struct raw_args *args, struct table_request *req) {
+  const char *base_text = args->value[OPT_BASE], *start_text = args->value[OPT_START];
+  int layout = POSENC_LAYOUT_INTERLEAVED, dtype = POSENC_DTYPE_F32, format = TABLE_FORMAT_NPY;
+  int32_t start = 0;
+  size_t positions, dim;
+  double base = 10000.0;
+  int rc;
+  if ((rc = convert_count(args, OPT_POSITIONS, &positions)) ||
+      (rc = convert_count(args, OPT_DIM, &dim)) ||
+      (base_text && (rc = parsed(OPT_BASE, base_text, parse_double(base_text, &base)))) ||
+      (start_text && (rc = parsed(OPT_START, start_text, parse_int32(start_text, &start)))) ||
+      (rc = convert_choice(args, OPT_LAYOUT, layout_names, COUNT_OF(layout_names),
+                           "unknown layout (expected interleaved or split)", &layout)) ||
+      (rc = convert_choice(args, OPT_DTYPE, dtype_names, COUNT_OF(dtype_names),
+                           "unknown dtype (expected f32, f16 or bf16)", &dtype)) ||
+      (rc = convert_choice(args, OPT_FORMAT, table_format_names, TABLE_FORMAT_COUNT,
+                           "unknown format (expected npy, raw or c)", &format)))
+    return rc;
+  req->params = posenc_sinusoidal_default(dim);
+  req->params.base = base;
+  req->params.layout = (posenc_layout)layout;
+  req->params.dtype = (posenc_dtype)dtype;
+  req->start = start;
+  req->positions = positions;
+  req->format = (enum table_format)format;
+  req->base_text = base_text ? base_text : "10000";
+  req->name = args->value[OPT_NAME] ? args->value[OPT_NAME] : "posenc_table";
+  req->output = args->value[OPT_OUTPUT];
+  if (req->output && strcmp(req->output, "-") == 0) req->output = NULL; /* "-o -": stdout */
+  return EXIT_SUCCESS;
+}
+
+/* Checks that involve several options, or the library's own limits. */
+static int check_table_request(const struct raw_args *args, struct table_request *req) {
+  const char *name_problem = c_identifier_problem(req->name);
+  posenc_status st;
+  if (args->value[OPT_NAME] && req->format != TABLE_FORMAT_C)
+    return bad_value(OPT_NAME, req->name, "only applies to --format c");
+  if (name_problem) return bad_value(OPT_NAME, req->name, name_problem);
+  if (req->output && req->output[0] == '\0') return bad_value(OPT_OUTPUT, "", "empty file name");
+  if ((uint64_t)(req->positions - 1) > (uint64_t)((int64_t)INT32_MAX - req->start)) {
+    cli_error("--start %" PRId32 " with --positions %zu: the last position exceeds 2147483647",
+              req->start, req->positions);
+    return EXIT_USAGE;
+  }
+  st = posenc_sinusoidal_bytes(&req->params, req->positions, &req->bytes);
+  if (st != POSENC_OK) {
+    cli_error("--positions %zu x --dim %zu: %s", req->positions, req->params.dim, posenc_strerror(st));
+    return EXIT_USAGE;
+  }
+  return EXIT_SUCCESS;
+}
+
+static int build_table_request(const struct raw_args *args, struct table_request *req) {
+  int rc;
+  if (!args->table_kind) {
+    cli_error("table: missing the table kind (expected sinusoidal)");
+    return EXIT_USAGE;
+  }
+  rc = convert_table_options(args, req);
+  return rc ? rc : check_table_request(args, req);
+}
+
+/* printf into a new string; NULL when out of memory. */
+static char *format_new_string(const char *fmt, ...) CLI_PRINTF(1, 2);
+static char *format_new_string(const char *fmt, ...) {
+  va_list ap;
+  char *text;
+  int len;
+  va_start(ap, fmt);
+  len = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  text = len < 0 ? NULL : malloc((size_t)len + 1);
+  if (!text) return NULL;
+  va_start(ap, fmt);
+  vsnprintf(text, (size_t)len + 1, fmt, ap);
+  va_end(ap);
+  return text;
+}
+
+/* "posenc table sinusoidal ..." with every parameter spelled out: a C header's provenance. */
+static char *canonical_command(const struct table_request *req) {
+  return format_new_string("posenc table sinusoidal --positions %zu --dim %zu --base %.17g"
+                           " --start %" PRId32 " --layout %s --dtype %s --format %s --name %s",
+                           req->positions, req->params.dim, req->params.base, req->start,
+                           layout_names[req->params.layout], dtype_names[req->params.dtype],
+                           table_format_names[req->format], req->name);
+}
+
+/* ---- running table ------------------------------------------------------------------------- */
+
+/* Library errors that come from the arguments are usage errors naming them; others are bugs. */
+static int report_table_status(posenc_status st, const struct table_request *req) {
+  switch (st) {
+    case POSENC_ERR_BASE:
+      return bad_value(OPT_BASE, req->base_text, posenc_strerror(st));
+    case POSENC_ERR_POSITION:
+      cli_error("--start %" PRId32 " with --positions %zu and --base %s: %s", req->start,
+                req->positions, req->base_text, posenc_strerror(st));
+      return EXIT_USAGE;
+    default:
+      cli_error("internal error: %s", posenc_strerror(st));
+      return EXIT_FAILURE;
+  }
+}
+
+static int compute_table(const struct table_request *req, unsigned char **table) {
+  posenc_status st;
+  *table = malloc(req->bytes);
+  if (!*table) {
+    cli_error("out of memory: the table needs %zu bytes", req->bytes);
+    return EXIT_FAILURE;
+  }
+  st = posenc_sinusoidal_table(&req->params, req->start, req->positions, *table, req->bytes);
+  if (st != POSENC_OK) {
+    free(*table);
+    *table = NULL;
+    return report_table_status(st, req);
+  }
+  table_to_little_endian(*table, req->bytes / posenc_dtype_size(req->params.dtype),
+                         posenc_dtype_size(req->params.dtype));
+  return EXIT_SUCCESS;
+}
+
+static int render_and_write(const struct table_request *req, const unsigned char *table) {
+  struct table_view view;
+  struct c_header_info c_info;
+  struct rendered_table rendered;
+  char *command = NULL;
+  int rc;
+  view.bytes = table;
+  view.size = req->bytes;
+  view.rows = req->positions;
+  view.cols = req->params.dim;
+  view.dtype = req->params.dtype;
+  if (req->format == TABLE_FORMAT_C && !(command = canonical_command(req))) {
+    cli_error("out of memory");
+    return EXIT_FAILURE;
+  }
+  c_info.name = req->name;
+  c_info.command = command;
+  c_info.first_position = req->start;
+  rc = render_table(&view, req->format, &c_info, &rendered);
+  if (rc == EXIT_SUCCESS) rc = write_output(req->output, rendered.spans, rendered.count);
+  rendered_table_free(&rendered);
+  free(command);
+  return rc;
+}
+
+static int run_table(const struct table_request *req) {
+  unsigned char *table;
+  int rc = compute_table(req, &table);
+  if (rc != EXIT_SUCCESS) return rc;
+  rc = render_and_write(req, table);
+  free(table);
+  return rc;
+}
+
+/* ---- ISA selection and info ---------------------------------------------------------------- */
+
+static int isa_available(posenc_isa isa) {
+  return posenc_isa_compiled(isa) && posenc_isa_supported(isa);
+}
+
+static const char *isa_unavailable_reason(posenc_isa isa) {
+  return !posenc_isa_compiled(isa) ? "not compiled into this build" : "not supported by this CPU";
+}
+
+/* --isa: a known name that this machine cannot run is a runtime error, not a usage error.
+ * (auto always succeeds: scalar is always available.) */
+static int apply_isa(const char *text, posenc_isa isa) {
+  if (!text || posenc_isa_set(isa) == POSENC_OK) return EXIT_SUCCESS;
+  cli_error("--isa '%s': %s", text, isa_unavailable_reason(isa));
+  return EXIT_FAILURE;
+}
+
+static const char *yes_no(int value) { return value ? "yes" : "no"; }
+
+static void print_env_request(void) {
+  posenc_isa wanted;
+  int state = posenc_isa_requested(&wanted);
+  const char *env = getenv("POSENC_ISA"); /* what the library read: it has no accessor */
+  if (!env) env = "";
+  if (state == 0)
+    printf("POSENC_ISA: unset\n");
+  else if (state < 0)
+    printf("POSENC_ISA: '%s' (ignored: unknown ISA)\n", env);
+  else if (wanted != POSENC_ISA_AUTO && !isa_available(wanted))
+    printf("POSENC_ISA: '%s' (ignored: %s)\n", env, isa_unavailable_reason(wanted));
+  else
+    printf("POSENC_ISA: '%s'\n", env);
+}
+
+/* stdio buffers: a write error may only show when flushing. */
+static int finish_stdout(void) {
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    cli_error("cannot write to standard output");
+    return EXIT_FAILURE;
+  }
+  return EXIT_SUCCESS;
+}
+
+/* A failing self-test is a fact to report, not a failure to run info: it still exits 0. */
+static int run_info(const char *isa_option) {
+  posenc_status selftest;
+  int i;
+  printf("version: %s\n", POSENC_VERSION_STRING);
+  for (i = 0; i < POSENC_ISA_COUNT; i++) {
+    posenc_isa isa = (posenc_isa)i;
+    printf("isa %s compiled: %s\n", posenc_isa_name(isa), yes_no(posenc_isa_compiled(isa)));
+    printf("isa %s supported: %s\n", posenc_isa_name(isa), yes_no(posenc_isa_supported(isa)));
+  }
+  print_env_request();
+  printf("--isa: %s\n", isa_option ? isa_option : "not given");
+  printf("active isa: %s\n", posenc_isa_name(posenc_isa_active()));
+  selftest = posenc_selftest();
+  if (selftest == POSENC_OK)
+    printf("selftest: passed\n");
+  else
+    printf("selftest: FAILED (%s)\n", posenc_strerror(selftest));
+  return finish_stdout();
+}
+
+static int print_text(const char *text) {
+  fputs(text, stdout);
+  return finish_stdout();
+}
+
+static int print_help(enum command command) {
+  switch (command) {
+    case CMD_INFO: return print_text(info_help);
+    case CMD_TABLE: return print_text(table_help);
+    case CMD_NONE: case CMD_COUNT: break;
+  }
+  return print_text(main_help);
+}
+
+/* ---- main ---------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv) {
+  struct raw_args args;
+  struct table_request req;
+  posenc_isa isa;
+  int rc = parse_argv(argc, argv, &args);
+  if (rc != EXIT_SUCCESS) return rc;
+  if (args.value[OPT_HELP]) return print_help(args.command);
+  if (args.value[OPT_VERSION]) return print_text("posenc " POSENC_VERSION_STRING "\n");
+  if (args.command == CMD_NONE) {
+    cli_error("missing command (expected info or table; see 'posenc --help')");
+    return EXIT_USAGE;
+  }
+  /* usage errors first, then what depends on this machine */
+  if ((rc = convert_isa(args.value[OPT_ISA], &isa)) != EXIT_SUCCESS) return rc;
+  if (args.command == CMD_TABLE && (rc = build_table_request(&args, &req)) != EXIT_SUCCESS)
+    return rc;
+  if ((rc = apply_isa(args.value[OPT_ISA], isa)) != EXIT_SUCCESS) return rc;
+  return args.command == CMD_TABLE ? run_table(&req) : run_info(args.value[OPT_ISA]);
+}
