@@ -1,0 +1,567 @@
+/* bench_table.c - posenc's sinusoidal table against the usual f32 recipes and a store floor.
+ *
+ * For each table size n (positions 0..n-1, d = 128, base 10000, f32 interleaved) every method
+ * fills the same 64-byte aligned buffer; per method we report time per (sin, cos) pair, output
+ * bandwidth, speed relative to SLEEF u35 and to a plain-store floor, and the max absolute error
+ * against MPFR on a sample of rows. Single-threaded. This is a benchmark, not a test: it never
+ * fails because of a time.
+ *
+ * Usage: bench_table [--quick] [--n N] [--reps K]
+ */
+#define _GNU_SOURCE /* sincosf, sysconf(_SC_NPROCESSORS_ONLN); implies POSIX 2008 (clock_gettime) */
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "posenc.h"
+
+#ifdef __GLIBC__
+#  include <gnu/libc-version.h>
+#endif
+#ifdef BENCH_HAVE_MPFR
+#  include <mpfr.h>
+#endif
+#ifdef BENCH_HAVE_SLEEF_AVX2
+#  include "bench_sleef_avx2.h"
+#endif
+
+#ifndef BENCH_BUILD_TYPE
+#  define BENCH_BUILD_TYPE "unknown"
+#endif
+#ifndef BENCH_OPTIMIZATION
+#  define BENCH_OPTIMIZATION "?"
+#endif
+
+#if defined(__clang__)
+#  define BENCH_COMPILER __VERSION__ /* clang's already names itself: "Debian Clang 14.0.6" */
+#elif defined(__GNUC__)
+#  define BENCH_COMPILER "gcc " __VERSION__
+#elif defined(__VERSION__)
+#  define BENCH_COMPILER __VERSION__
+#else
+#  define BENCH_COMPILER "unknown compiler"
+#endif
+
+#define BENCH_DIM 128
+#define BENCH_NFREQ (BENCH_DIM / 2)
+#define BENCH_BASE 10000.0
+#define BENCH_SAMPLE_ROWS 256     /* rows checked against MPFR, spread over 0..n-1 */
+#define BENCH_MPFR_BITS 256
+#define BENCH_TARGET_S 0.050      /* K is chosen so that K runs take at least this long */
+#define BENCH_MIN_REPS 3
+#define BENCH_MAX_REPS 100000
+#define BENCH_QUICK_REPS 1
+#define BENCH_MAX_N ((size_t)1 << 24) /* positions stay exact in f32 for the peers */
+#define BENCH_MAX_METHODS 16
+
+/* The SLEEF peer works on 8 frequencies at a time. */
+typedef char bench_nfreq_is_multiple_of_8[BENCH_NFREQ % 8 == 0 ? 1 : -1];
+
+/* ---- options -------------------------------------------------------------------------------- */
+typedef struct bench_opts {
+  int quick;
+  size_t n;   /* 0: the default sizes */
+  long reps;  /* 0: chosen per method from BENCH_TARGET_S */
+} bench_opts;
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: bench_table [--quick] [--n N] [--reps K]\n"
+             "  --quick   %d timed run(s) per method (smoke run, e.g. under emulation)\n"
+             "  --n N     one table size, 1 <= N <= %zu (default: 4096 and 131072)\n"
+             "  --reps K  exactly K timed runs per method, 1 <= K <= %d\n",
+          BENCH_QUICK_REPS, BENCH_MAX_N, BENCH_MAX_REPS);
+}
+
+/* Parses a whole decimal number in [lo, hi]; 0 on success. */
+static int parse_count(const char *s, unsigned long lo, unsigned long hi, unsigned long *v) {
+  char *end;
+  if (!s || *s < '0' || *s > '9') return -1;
+  errno = 0;
+  *v = strtoul(s, &end, 10);
+  return (errno || *end || *v < lo || *v > hi) ? -1 : 0;
+}
+
+static int parse_args(int argc, char **argv, bench_opts *o) {
+  int a;
+  unsigned long v;
+  memset(o, 0, sizeof *o);
+  for (a = 1; a < argc; a++) {
+    if (strcmp(argv[a], "--quick") == 0) {
+      o->quick = 1;
+    } else if (strcmp(argv[a], "--n") == 0 && parse_count(argv[a + 1], 1, BENCH_MAX_N, &v) == 0) {
+      o->n = (size_t)v;
+      a++;
+    } else if (strcmp(argv[a], "--reps") == 0 &&
+               parse_count(argv[a + 1], 1, BENCH_MAX_REPS, &v) == 0) {
+      o->reps = (long)v;
+      a++;
+    } else if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
+      usage(stdout);
+      exit(0);
+    } else {
+      int wants_value = strcmp(argv[a], "--n") == 0 || strcmp(argv[a], "--reps") == 0;
+      fprintf(stderr, "bench_table: %s '%s'\n",
+              wants_value ? "bad or missing value for" : "unknown argument", argv[a]);
+      usage(stderr);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* ---- the job every method performs ---------------------------------------------------------- */
+typedef struct bench_job {
+  size_t n_rows;
+  float *out;                       /* n_rows x BENCH_DIM, interleaved */
+  size_t out_bytes;
+  const float *freq;                /* w_i in f32, as HF computes inv_freq */
+  posenc_sinusoidal_params params;  /* posenc's view of the same table */
+} bench_job;
+
+/* HF/PyTorch: inv_freq = 1 / base ** (arange(0, d, 2).float() / d), all in f32. */
+static void hf_frequencies(float *freq) {
+  int i;
+  for (i = 0; i < BENCH_NFREQ; i++)
+    freq[i] = 1.0f / powf((float)BENCH_BASE, (float)(2 * i) / (float)BENCH_DIM);
+}
+
+/* ---- methods -------------------------------------------------------------------------------- */
+typedef int (*bench_run_fn)(const bench_job *job); /* 0 on success */
+
+static int run_posenc(const bench_job *job) {
+  return (int)posenc_sinusoidal_table(&job->params, 0, job->n_rows, job->out, job->out_bytes);
+}
+
+/* The HF recipe: angle rounded to f32, sin over the table, then cos. Separate loops also keep
+ * the compiler from merging sinf+cosf into one sincos call, which is the next method. */
+static int run_glibc_sinf_cosf(const bench_job *job) {
+  size_t p, i;
+  for (p = 0; p < job->n_rows; p++) {
+    float *row = job->out + p * BENCH_DIM;
+    float fp = (float)p;
+    for (i = 0; i < BENCH_NFREQ; i++) row[2 * i] = sinf(fp * job->freq[i]);
+    for (i = 0; i < BENCH_NFREQ; i++) row[2 * i + 1] = cosf(fp * job->freq[i]);
+  }
+  return 0;
+}
+
+static int run_glibc_sincosf(const bench_job *job) {
+  size_t p, i;
+  for (p = 0; p < job->n_rows; p++) {
+    float *row = job->out + p * BENCH_DIM;
+    float fp = (float)p;
+    for (i = 0; i < BENCH_NFREQ; i++) sincosf(fp * job->freq[i], &row[2 * i], &row[2 * i + 1]);
+  }
+  return 0;
+}
+
+#ifdef BENCH_HAVE_SLEEF_AVX2
+static int run_sleef_u10(const bench_job *job) {
+  bench_sleef_sincos_avx2(BENCH_SLEEF_U10, job->out, job->n_rows, job->freq, BENCH_NFREQ);
+  return 0;
+}
+
+static int run_sleef_u35(const bench_job *job) {
+  bench_sleef_sincos_avx2(BENCH_SLEEF_U35, job->out, job->n_rows, job->freq, BENCH_NFREQ);
+  return 0;
+}
+#endif
+
+/* The plain-store floor: the same bytes, no math. 0.5f is not a repeated byte, so the compiler
+ * cannot turn the loop into a memset call. memset (rep stosb / wide stores in glibc) is the
+ * second floor; it writes 0x3f bytes because zero fills can take a faster path than the nonzero
+ * data every method writes (2.5x faster at 64 MiB on a Zen 4 VM). */
+static int run_store_loop(const bench_job *job) {
+  size_t k, count = job->out_bytes / sizeof(float);
+  for (k = 0; k < count; k++) job->out[k] = 0.5f;
+  return 0;
+}
+
+static int run_memset(const bench_job *job) {
+  memset(job->out, 0x3f, job->out_bytes);
+  return 0;
+}
+
+typedef enum bench_kind { KIND_POSENC, KIND_PEER, KIND_FLOOR } bench_kind;
+typedef enum bench_baseline { BASE_NONE, BASE_U35, BASE_FLOOR } bench_baseline;
+
+typedef struct bench_method {
+  char name[24];
+  bench_run_fn run;
+  bench_kind kind;
+  bench_baseline baseline; /* BASE_U35 / BASE_FLOOR: the reference of that ratio column */
+  int isa;                 /* posenc backend selected before timing; -1 for the others */
+  int needs_avx2;
+} bench_method;
+
+static const bench_method peer_methods[] = {
+  {"glibc sinf+cosf", run_glibc_sinf_cosf, KIND_PEER, BASE_NONE, -1, 0},
+  {"glibc sincosf", run_glibc_sincosf, KIND_PEER, BASE_NONE, -1, 0},
+#ifdef BENCH_HAVE_SLEEF_AVX2
+  {"sleef u10 avx2", run_sleef_u10, KIND_PEER, BASE_NONE, -1, 1},
+  {"sleef u35 avx2", run_sleef_u35, KIND_PEER, BASE_U35, -1, 1},
+#endif
+  {"floor store loop", run_store_loop, KIND_FLOOR, BASE_FLOOR, -1, 0},
+  {"floor memset", run_memset, KIND_FLOOR, BASE_NONE, -1, 0},
+};
+
+static int cpu_has_avx2(void) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+  return __builtin_cpu_supports("avx2") ? 1 : 0;
+#else
+  return 0;
+#endif
+}
+
+/* posenc: one method per backend this build has and this CPU runs; then the peers. */
+static size_t build_methods(bench_method *list) {
+  size_t count = 0, k;
+  int isa;
+  for (isa = 0; isa < POSENC_ISA_COUNT; isa++) {
+    bench_method *m = &list[count];
+    if (!posenc_isa_compiled((posenc_isa)isa) || !posenc_isa_supported((posenc_isa)isa)) continue;
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "posenc %s", posenc_isa_name((posenc_isa)isa));
+    m->run = run_posenc;
+    m->kind = KIND_POSENC;
+    m->baseline = BASE_NONE;
+    m->isa = isa;
+    count++;
+  }
+  for (k = 0; k < sizeof peer_methods / sizeof peer_methods[0]; k++)
+    if (!peer_methods[k].needs_avx2 || cpu_has_avx2()) list[count++] = peer_methods[k];
+  return count;
+}
+
+/* ---- timing: the one helper every method goes through --------------------------------------- */
+typedef struct bench_result {
+  int status;        /* 0, or the method's error code */
+  double best_s;     /* best of reps */
+  double median_s;
+  long reps;
+  double max_err;    /* vs MPFR; < 0 when not measured */
+  uint64_t digest;   /* of the whole table: posenc backends must agree */
+} bench_result;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double time_once(const bench_method *m, const bench_job *job, int *status) {
+  double t0 = now_s();
+  *status = m->run(job);
+  return now_s() - t0;
+}
+
+static long reps_for(double warm_s, const bench_opts *o) {
+  double k;
+  if (o->reps > 0) return o->reps;
+  if (o->quick) return BENCH_QUICK_REPS;
+  k = ceil(BENCH_TARGET_S / (warm_s > 1e-9 ? warm_s : 1e-9));
+  if (k < BENCH_MIN_REPS) return BENCH_MIN_REPS;
+  return k > BENCH_MAX_REPS ? BENCH_MAX_REPS : (long)k;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Warm up once (page faults, caches, clocks; also sizes K), then K timed runs. */
+static void time_method(const bench_method *m, const bench_job *job, const bench_opts *o,
+                        bench_result *r) {
+  double *times;
+  long k;
+  memset(r, 0, sizeof *r);
+  r->max_err = -1.0;
+  if (m->isa >= 0 && (r->status = (int)posenc_isa_set((posenc_isa)m->isa)) != 0) return;
+  r->reps = reps_for(time_once(m, job, &r->status), o);
+  if (r->status != 0) return;
+  times = malloc((size_t)r->reps * sizeof *times);
+  if (!times) { fprintf(stderr, "bench_table: out of memory\n"); exit(1); }
+  for (k = 0; k < r->reps && r->status == 0; k++) times[k] = time_once(m, job, &r->status);
+  if (r->status != 0) { free(times); return; }
+  qsort(times, (size_t)r->reps, sizeof *times, cmp_double);
+  r->best_s = times[0];
+  r->median_s = times[r->reps / 2];
+  free(times);
+}
+
+/* ---- accuracy: exact values on a sample of rows ---------------------------------------------- */
+typedef struct bench_ref {
+  size_t count;                    /* 0 without MPFR */
+  size_t rows[BENCH_SAMPLE_ROWS];  /* ascending, first 0, last n-1 */
+  double *val;                     /* count x BENCH_DIM, interleaved like the output */
+} bench_ref;
+
+static void ref_pick_rows(bench_ref *ref, size_t n_rows) {
+  size_t k;
+  ref->count = n_rows < BENCH_SAMPLE_ROWS ? n_rows : BENCH_SAMPLE_ROWS;
+  for (k = 0; k < ref->count; k++)
+    ref->rows[k] = ref->count == 1 ? 0 : k * (n_rows - 1) / (ref->count - 1);
+}
+
+#ifdef BENCH_HAVE_MPFR
+/* sin/cos(p * base^(-2i/d)) at 256 bits, then rounded to double: the reference's own error
+ * (~1e-16) is far below anything measured here. */
+static void ref_compute(bench_ref *ref) {
+  mpfr_t base, expo, w, x, s, c;
+  size_t i, k;
+  mpfr_inits2(BENCH_MPFR_BITS, base, expo, w, x, s, c, (mpfr_ptr)0);
+  mpfr_set_d(base, BENCH_BASE, MPFR_RNDN);
+  for (i = 0; i < BENCH_NFREQ; i++) {
+    mpfr_set_si(expo, -2 * (long)i, MPFR_RNDN);
+    mpfr_div_ui(expo, expo, BENCH_DIM, MPFR_RNDN);
+    mpfr_pow(w, base, expo, MPFR_RNDN);
+    for (k = 0; k < ref->count; k++) {
+      mpfr_mul_ui(x, w, (unsigned long)ref->rows[k], MPFR_RNDN);
+      mpfr_sin_cos(s, c, x, MPFR_RNDN);
+      ref->val[k * BENCH_DIM + 2 * i] = mpfr_get_d(s, MPFR_RNDN);
+      ref->val[k * BENCH_DIM + 2 * i + 1] = mpfr_get_d(c, MPFR_RNDN);
+    }
+  }
+  mpfr_clears(base, expo, w, x, s, c, (mpfr_ptr)0);
+  mpfr_free_cache();
+}
+#endif
+
+static int ref_init(bench_ref *ref, size_t n_rows) {
+  memset(ref, 0, sizeof *ref);
+#ifdef BENCH_HAVE_MPFR
+  ref_pick_rows(ref, n_rows);
+  ref->val = malloc(ref->count * BENCH_DIM * sizeof *ref->val);
+  if (!ref->val) return -1;
+  ref_compute(ref);
+#else
+  (void)n_rows;
+  (void)ref_pick_rows;
+#endif
+  return 0;
+}
+
+static void ref_free(bench_ref *ref) { free(ref->val); }
+
+static double ref_max_error(const bench_ref *ref, const float *out) {
+  double worst = 0.0;
+  size_t k, c;
+  if (ref->count == 0) return -1.0;
+  for (k = 0; k < ref->count; k++)
+    for (c = 0; c < BENCH_DIM; c++) {
+      double e = fabs((double)out[ref->rows[k] * BENCH_DIM + c] - ref->val[k * BENCH_DIM + c]);
+      if (e > worst) worst = e;
+    }
+  return worst;
+}
+
+/* FNV-1a over 64-bit words: enough to tell whether two tables have the same bits. */
+static uint64_t table_digest(const void *data, size_t bytes) {
+  const unsigned char *b = data;
+  uint64_t h = 14695981039346656037u, w;
+  size_t k;
+  for (k = 0; k + 8 <= bytes; k += 8) {
+    memcpy(&w, b + k, 8);
+    h = (h ^ w) * 1099511628211u;
+  }
+  return h;
+}
+
+/* ---- one table size ------------------------------------------------------------------------- */
+typedef struct bench_summary {
+  size_t n;
+  double avx2_s, u35_s, floor_s; /* 0 when that method did not run */
+} bench_summary;
+
+static double baseline_time(const bench_method *m, const bench_result *r, size_t count,
+                            bench_baseline which) {
+  size_t k;
+  for (k = 0; k < count; k++)
+    if (m[k].baseline == which && r[k].status == 0) return r[k].best_s;
+  return 0.0;
+}
+
+static void print_ratio(double num, double den) {
+  if (num > 0.0 && den > 0.0) printf("  %7.2fx", num / den);
+  else printf("  %8s", "-");
+}
+
+static void print_row(const bench_method *m, const bench_result *r, const bench_job *job,
+                      double u35_s, double floor_s) {
+  double pairs = (double)job->n_rows * BENCH_NFREQ;
+  printf("%-18s", m->name);
+  if (r->status != 0) {
+    printf("  FAILED: %s\n", m->kind == KIND_POSENC ? posenc_strerror((posenc_status)r->status)
+                                                    : "error");
+    return;
+  }
+  printf("  %8.3f  %7.2f", r->best_s * 1e9 / pairs, (double)job->out_bytes / r->best_s * 1e-9);
+  print_ratio(u35_s, r->best_s);
+  print_ratio(r->best_s, floor_s);
+  if (r->max_err >= 0.0) printf("  %9.2e", r->max_err);
+  else printf("  %9s", m->kind == KIND_FLOOR ? "-" : "n/a");
+  printf("  %7ld  %+6.1f%%\n", r->reps, 100.0 * (r->median_s / r->best_s - 1.0));
+}
+
+/* Posenc promises the same bits on every backend: say whether this run saw that. */
+static void print_identity(const bench_method *m, const bench_result *r, size_t count) {
+  size_t k, first = count;
+  for (k = 0; k < count; k++) {
+    if (m[k].kind != KIND_POSENC || r[k].status != 0) continue;
+    if (first == count) first = k;
+    else if (r[k].digest != r[first].digest) {
+      printf("posenc backends: %s and %s DIFFER (digests %016llx, %016llx)\n", m[first].name,
+             m[k].name, (unsigned long long)r[first].digest, (unsigned long long)r[k].digest);
+      return;
+    }
+  }
+  if (first < count) printf("posenc backends: bit-identical tables (digest %016llx)\n",
+                            (unsigned long long)r[first].digest);
+}
+
+static void print_table(const bench_method *m, const bench_result *r, size_t count,
+                        const bench_job *job) {
+  double u35_s = baseline_time(m, r, count, BASE_U35);
+  double floor_s = baseline_time(m, r, count, BASE_FLOOR);
+  size_t k;
+  printf("\nn = %zu rows x %d cols: %zu (sin,cos) pairs, %.1f MiB written per run\n", job->n_rows,
+         BENCH_DIM, job->n_rows * BENCH_NFREQ, (double)job->out_bytes / (1024.0 * 1024.0));
+  printf("%-18s  %8s  %7s  %8s  %8s  %9s  %7s  %7s\n", "method", "ns/pair", "GB/s", "vs u35",
+         "vs floor", "max|err|", "reps", "med/min");
+  for (k = 0; k < count; k++) print_row(&m[k], &r[k], job, u35_s, floor_s);
+  print_identity(m, r, count);
+}
+
+static void summarize(const bench_method *m, const bench_result *r, size_t count, size_t n,
+                      bench_summary *s) {
+  size_t k;
+  memset(s, 0, sizeof *s);
+  s->n = n;
+  s->u35_s = baseline_time(m, r, count, BASE_U35);
+  s->floor_s = baseline_time(m, r, count, BASE_FLOOR);
+  for (k = 0; k < count; k++)
+    if (m[k].isa == POSENC_ISA_AVX2 && r[k].status == 0) s->avx2_s = r[k].best_s;
+}
+
+/* 0 on success, 1 if a method failed, -1 if the size could not be run at all. */
+static int run_size(size_t n, const float *freq, const bench_opts *o, bench_summary *s) {
+  bench_method methods[BENCH_MAX_METHODS];
+  bench_result results[BENCH_MAX_METHODS];
+  size_t count = build_methods(methods), k;
+  bench_job job;
+  bench_ref ref;
+  void *buf = NULL;
+  int failed = 0;
+
+  job.n_rows = n;
+  job.freq = freq;
+  job.params = posenc_sinusoidal_default(BENCH_DIM);
+  if (posenc_sinusoidal_bytes(&job.params, n, &job.out_bytes) != POSENC_OK ||
+      posix_memalign(&buf, 64, job.out_bytes) != 0 || ref_init(&ref, n) != 0) {
+    fprintf(stderr, "bench_table: cannot allocate the n = %zu table\n", n);
+    free(buf);
+    return -1;
+  }
+  job.out = buf;
+  for (k = 0; k < count; k++) {
+    time_method(&methods[k], &job, o, &results[k]);
+    if (results[k].status != 0) { failed = 1; continue; }
+    if (methods[k].kind != KIND_FLOOR) results[k].max_err = ref_max_error(&ref, job.out);
+    if (methods[k].kind == KIND_POSENC) results[k].digest = table_digest(job.out, job.out_bytes);
+  }
+  posenc_isa_set(POSENC_ISA_AUTO);
+  print_table(methods, results, count, &job);
+  summarize(methods, results, count, n, s);
+  ref_free(&ref);
+  free(buf);
+  return failed;
+}
+
+/* ---- header and summary --------------------------------------------------------------------- */
+static void cpu_model(char *buf, size_t size) {
+  char line[512];
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  snprintf(buf, size, "unknown CPU");
+  if (!f) return;
+  while (fgets(line, sizeof line, f)) {
+    char *colon = strchr(line, ':');
+    if (strncmp(line, "model name", 10) != 0 || !colon) continue;
+    colon += strspn(colon + 1, " \t") + 1;
+    colon[strcspn(colon, "\n")] = '\0';
+    snprintf(buf, size, "%s", colon);
+    break;
+  }
+  fclose(f);
+}
+
+static void print_header(const bench_opts *o) {
+  char cpu[256];
+  cpu_model(cpu, sizeof cpu);
+  printf("posenc %s bench_table: sinusoidal table, d = %d, base %g, f32 interleaved, "
+         "positions 0..n-1\n", POSENC_VERSION_STRING, BENCH_DIM, BENCH_BASE);
+  printf("machine : %s, %ld cores online; single-threaded\n", cpu, sysconf(_SC_NPROCESSORS_ONLN));
+  printf("compiler: %s; build: %s (-O%s)\n", BENCH_COMPILER, BENCH_BUILD_TYPE, BENCH_OPTIMIZATION);
+#ifdef __GLIBC__
+  printf("glibc   : %s\n", gnu_get_libc_version());
+#endif
+#ifdef BENCH_HAVE_SLEEF_AVX2
+  printf("sleef   : %s\n", cpu_has_avx2() ? "AVX2 peers, angles fl32(p * w) as in HF"
+                                          : "built, but this CPU lacks AVX2: peers skipped");
+#else
+  printf("sleef   : not found at build time: SLEEF peers skipped\n");
+#endif
+#ifdef BENCH_HAVE_MPFR
+  printf("accuracy: max |out - exact| on %d sample rows (incl. 0 and n-1), all columns; "
+         "exact = MPFR %s at %d bits\n", BENCH_SAMPLE_ROWS, mpfr_get_version(), BENCH_MPFR_BITS);
+#else
+  printf("accuracy: MPFR not found at build time: errors not measured (n/a)\n");
+#endif
+  printf("timing  : CLOCK_MONOTONIC, 1 warm-up, ");
+  if (o->reps > 0) printf("best of K = %ld runs\n", o->reps);
+  else if (o->quick) printf("K = %d run (--quick)\n", BENCH_QUICK_REPS);
+  else printf("best of K runs, K >= %d with K runs >= %.0f ms\n", BENCH_MIN_REPS,
+              BENCH_TARGET_S * 1e3);
+  printf("columns : vs u35 = sleef_u35 time / method time (speedup); vs floor = method time / "
+         "store-loop time;\n          med/min = median over best time (noise within the run)\n");
+}
+
+static void print_summary_line(const bench_summary *s) {
+  printf("n = %7zu: avx2 vs sleef_u35: ", s->n);
+  if (s->avx2_s > 0.0 && s->u35_s > 0.0)
+    printf("%.2fx faster (target >= 3x) [%s]", s->u35_s / s->avx2_s,
+           s->u35_s / s->avx2_s >= 3.0 ? "met" : "missed");
+  else printf("n/a (target >= 3x)");
+  printf("; avx2 vs plain store: ");
+  if (s->avx2_s > 0.0 && s->floor_s > 0.0)
+    printf("%.2fx (target <= 2x) [%s]\n", s->avx2_s / s->floor_s,
+           s->avx2_s / s->floor_s <= 2.0 ? "met" : "missed");
+  else printf("n/a (target <= 2x)\n");
+}
+
+int main(int argc, char **argv) {
+  static const size_t default_sizes[] = {4096, 131072};
+  bench_summary summary[2];
+  float freq[BENCH_NFREQ];
+  bench_opts opts;
+  size_t n_sizes, k;
+  int rc = 0;
+
+  if (parse_args(argc, argv, &opts) != 0) return 2;
+  n_sizes = opts.n ? 1 : sizeof default_sizes / sizeof default_sizes[0];
+  hf_frequencies(freq);
+  print_header(&opts);
+  for (k = 0; k < n_sizes; k++) {
+    int st = run_size(opts.n ? opts.n : default_sizes[k], freq, &opts, &summary[k]);
+    if (st < 0) return 1;
+    rc |= st;
+  }
+  printf("\nsummary (posenc avx2; vs plain store = avx2 time / store-loop time)\n");
+  for (k = 0; k < n_sizes; k++) print_summary_line(&summary[k]);
+  return rc;
+}
