@@ -149,13 +149,14 @@ POSENC_I_INLINE void POSENC_I_K(seed)(POSENC_I_K(state) *st, const double *u, do
   }
 }
 
-POSENC_I_INLINE void POSENC_I_K(step)(POSENC_I_K(state) *st) {
+/* One recurrence step for n vectors: y <- k2*y - yp, yp <- y (sin and cos alike). */
+POSENC_I_INLINE void POSENC_I_K(step_vecs)(simde__m256d *s, simde__m256d *c, simde__m256d *sp,
+                                           simde__m256d *cp, const simde__m256d *k2, int n) {
   int v;
-  for (v = 0; v < POSENC_I_NV; v++) {
-    simde__m256d s = POSENC_I_STEP_V(st->s[v], st->sp[v], st->k2[v]);
-    simde__m256d c = POSENC_I_STEP_V(st->c[v], st->cp[v], st->k2[v]);
-    st->sp[v] = st->s[v]; st->cp[v] = st->c[v];
-    st->s[v] = s; st->c[v] = c;
+  for (v = 0; v < n; v++) {
+    simde__m256d s1 = POSENC_I_STEP_V(s[v], sp[v], k2[v]), c1 = POSENC_I_STEP_V(c[v], cp[v], k2[v]);
+    sp[v] = s[v]; cp[v] = c[v];
+    s[v] = s1; c[v] = c1;
   }
 }
 
@@ -182,17 +183,6 @@ typedef struct POSENC_I_K(pass) {
   simde__m256d s[POSENC_I_W], c[POSENC_I_W], sp[POSENC_I_W], cp[POSENC_I_W], k2[POSENC_I_W];
 } POSENC_I_K(pass);
 
-POSENC_I_INLINE void POSENC_I_K(pass_step)(POSENC_I_K(pass) *ps) {
-  int v;
-  for (v = 0; v < POSENC_I_W; v++) {
-    simde__m256d s = POSENC_I_STEP_V(ps->s[v], ps->sp[v], ps->k2[v]);
-    simde__m256d c = POSENC_I_STEP_V(ps->c[v], ps->cp[v], ps->k2[v]);
-    ps->sp[v] = ps->s[v]; ps->cp[v] = ps->c[v];
-    ps->s[v] = s; ps->c[v] = c;
-  }
-}
-
-/* Store the (sin, cos) of one row of a pass at dst (cos_offset used by PLANAR). */
 POSENC_I_INLINE void POSENC_I_K(store_f32)(unsigned char *dst, simde__m128 x, int stream) {
   if (stream) simde_mm_stream_ps((float *)(void *)dst, x);
   else simde_mm_storeu_ps((float *)(void *)dst, x);
@@ -270,7 +260,7 @@ POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_
       ptrdiff_t cos_offset = full ? job->cos_offset : (ptrdiff_t)(POSENC_CHUNK * es);
       size_t r;
       POSENC_I_K(seed)(&st[ch], job->u + ch * POSENC_UPARTS * POSENC_CHUNK, (double)a);
-      for (j = a; j < p0; j++) POSENC_I_K(step)(&st[ch]);
+      for (j = a; j < p0; j++) POSENC_I_K(step_vecs)(st[ch].s, st[ch].c, st[ch].sp, st[ch].cp, st[ch].k2, POSENC_I_NV);
       for (v = 0; v < POSENC_I_NV; v += POSENC_I_W) {
         POSENC_I_K(pass) ps;
         unsigned char *dst = base + (size_t)v * vec_bytes;
@@ -282,7 +272,7 @@ POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_
         for (r = 0;; r++, dst += stride) {
           POSENC_I_K(pass_store)(&ps, dst, cos_offset, mode, dtype, stream);
           if (r + 1 == nblock) break;
-          POSENC_I_K(pass_step)(&ps);
+          POSENC_I_K(step_vecs)(ps.s, ps.c, ps.sp, ps.cp, ps.k2, POSENC_I_W);
         }
       }
       if (!full) {
