@@ -248,6 +248,7 @@ typedef struct posenc_i_backend {
 /* Results must not depend on the compiler fusing a*b+c: switch contraction off here. */
 #if defined(__clang__)
 #  pragma STDC FP_CONTRACT OFF
+#  pragma clang fp contract(off)
 #elif defined(__GNUC__)
 #  pragma GCC push_options
 #  pragma GCC optimize("fp-contract=off")

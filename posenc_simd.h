@@ -56,6 +56,7 @@
 
 #if defined(__clang__)
 #  pragma STDC FP_CONTRACT OFF
+#  pragma clang fp contract(off)
 #elif defined(__GNUC__)
 #  pragma GCC push_options
 #  pragma GCC optimize("fp-contract=off")

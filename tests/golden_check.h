@@ -9,7 +9,7 @@
 #include "testlib.h"
 
 /* Returns a malloc'ed table (and its size) or NULL; *status gets the library's answer. */
-static void *golden_compute(const golden_case *gc, size_t *bytes, posenc_status *status) {
+static inline void *golden_compute(const golden_case *gc, size_t *bytes, posenc_status *status) {
   posenc_sinusoidal_params prm = posenc_sinusoidal_default(gc->dim);
   void *out;
   prm.base = gc->base; prm.layout = gc->layout; prm.dtype = gc->dtype;
@@ -21,7 +21,7 @@ static void *golden_compute(const golden_case *gc, size_t *bytes, posenc_status 
   return out;
 }
 
-static uint64_t golden_hash(const golden_case *gc, const void *table, size_t bytes) {
+static inline uint64_t golden_hash(const golden_case *gc, const void *table, size_t bytes) {
   unsigned char *le = (unsigned char *)malloc(bytes);
   uint64_t h;
   if (!le) return 0;
@@ -32,7 +32,7 @@ static uint64_t golden_hash(const golden_case *gc, const void *table, size_t byt
 }
 
 /* Checks every golden case on the active backend; returns the number of mismatches. */
-static int golden_check_active(void) {
+static inline int golden_check_active(void) {
   size_t i;
   int bad = 0;
   for (i = 0; i < GOLDEN_NCASES; i++) {
