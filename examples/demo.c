@@ -23,8 +23,8 @@ int main(void) {
   }
   st = posenc_sinusoidal_rows(&prm, &far_pos, 1, far, sizeof far);
   if (st != POSENC_OK) { fprintf(stderr, "posenc: %s\n", posenc_strerror(st)); return 1; }
-  /* column 2 is sin(p * 0.1): the usual recipe rounds the angle to float first */
-  printf("p = %ld, column 2: posenc %.9f, exact %.9f, float-angle recipe sinf(p * 0.1f) %.9f\n",
-         (long)far_pos, far[2], sin((double)far_pos * 0.1), sinf((float)far_pos * 0.1f));
+  /* column 4 is sin(p * 0.01): the usual recipe rounds the angle p * 0.01f to float first */
+  printf("p = %ld, column 4: posenc %.9f, exact %.9f, float-angle recipe sinf(p * 0.01f) %.9f\n",
+         (long)far_pos, far[4], sin((double)far_pos * 0.01), sinf((float)far_pos * 0.01f));
   return 0;
 }
