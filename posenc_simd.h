@@ -76,7 +76,6 @@
 extern "C" {
 #endif
 
-typedef simde__m256d POSENC_I_K(v4d);
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define POSENC_I_INLINE static inline __attribute__((always_inline))
