@@ -57,7 +57,10 @@ typedef enum posenc_status {
   POSENC_ERR_POSITION = -8,  /* a position (or position x frequency) is out of the supported range */
   POSENC_ERR_STRIDE = -9,    /* a row stride is smaller than a row */
   POSENC_ERR_ISA = -10,      /* that ISA is unknown, not compiled in, or not supported by this CPU */
-  POSENC_ERR_SELFTEST = -11  /* the active backend does not reproduce the embedded goldens */
+  POSENC_ERR_SELFTEST = -11, /* the active backend does not reproduce the embedded goldens */
+  POSENC_ERR_DIM = -12,      /* a dimension is invalid: odd rotary dim, rotary dim > head dim, ... */
+  POSENC_ERR_PARAM = -13,    /* a parameter is not finite or out of its range (factor, beta, ...) */
+  POSENC_ERR_ALIAS = -14     /* buffers overlap, or strides make a tensor overlap itself */
 } posenc_status;
 
 POSENC_API const char *posenc_strerror(posenc_status status);
@@ -129,6 +132,184 @@ POSENC_API posenc_status posenc_sinusoidal_table(const posenc_sinusoidal_params 
 POSENC_API posenc_status posenc_sinusoidal_rows(const posenc_sinusoidal_params *params,
                                                 const int32_t *positions, size_t n_rows,
                                                 void *out, size_t out_bytes);
+
+/* ---------------------------------------------------------------------------------------------
+ * Rotary position embedding (RoPE).
+ *
+ *   omega_i = the variant's frequency of pair i (i < rotary_dim/2); default base^(-2i/rotary_dim)
+ *   angle   = p * omega_i, c = A*cos(angle), s = A*sin(angle), A = the attention factor
+ *   pair (x0, x1) -> (x0*c - x1*s, x1*c + x0*s)          inverse: s -> -s
+ *   NEOX (HF Llama, vLLM is_neox, ggml NEOX): pairs (j, j + rotary_dim/2)
+ *   GPTJ (GPT-J, Meta Llama, ggml NORMAL):    pairs (2j, 2j + 1)
+ *   Dims at and after rotary_dim pass through unchanged (partial rotary).
+ *
+ * Usage, the common case:
+ *     posenc_rope rope;
+ *     posenc_rope_config cfg = posenc_rope_default(128);     base 10000, NeoX, no scaling
+ *     posenc_rope_init(&rope, &cfg);
+ *     posenc_rope_apply(&rope, NULL, &positions, &q, &k, POSENC_ROPE_FORWARD);
+ * posenc_rope is a plain struct (about 12 KiB); init once per model, then share it read-only
+ * between threads.
+ *
+ * Accuracy (default mode): a cos/sin value is within 0.5 ulp(f32) + 1e-12 of A*cos(p*omega_i)
+ * computed in real arithmetic from the variant's real-valued omega_i, for |p| < 2^31, the
+ * same primitive as the sinusoidal tables (at most 3.0e-8 absolute for A <= 1). f16/bf16 add
+ * their own rounding. A rotated f32 value is within 2^-22 * (|x0| + |x1|) * max(1, A) of the exact
+ * rotation of the stored inputs by the exact angle.
+ * HF float32 compatibility mode (hf_compat = 1) instead reproduces Hugging Face's float32 path:
+ * inv_freq as HF computes it in float32, angle = fl32(fl32(p) * inv_freq), c = the correctly
+ * rounded cos of that float angle (times fl32(A) in float32). PyTorch's own cosf/sinf are
+ * within 1 ulp of it, so the caches agree with PyTorch's to 1 ulp (README: measured figures).
+ * ------------------------------------------------------------------------------------------- */
+#ifndef POSENC_ROPE_MAX_DIM
+#define POSENC_ROPE_MAX_DIM 512  /* largest rotary_dim; sizes posenc_rope (define it alike everywhere) */
+#endif
+
+typedef enum posenc_rope_style {
+  POSENC_ROPE_NEOX = 0,  /* half split: (j, j + d/2) */
+  POSENC_ROPE_GPTJ = 1   /* interleaved: (2j, 2j + 1) */
+} posenc_rope_style;
+
+typedef enum posenc_rope_scaling {
+  POSENC_ROPE_SCALING_NONE = 0,
+  POSENC_ROPE_SCALING_LINEAR = 1,   /* position interpolation: omega / factor */
+  POSENC_ROPE_SCALING_NTK = 2,      /* static NTK: base * factor^(d/(d-2)) */
+  POSENC_ROPE_SCALING_DYNAMIC = 3,  /* HF dynamic NTK from seq_len (or Qwen's alpha rule) */
+  POSENC_ROPE_SCALING_YARN = 4,
+  POSENC_ROPE_SCALING_LLAMA3 = 5,
+  POSENC_ROPE_SCALING_LONGROPE = 6
+} posenc_rope_scaling;
+
+typedef enum posenc_rope_mrope {
+  POSENC_ROPE_MROPE_NONE = 0,
+  POSENC_ROPE_MROPE_SECTIONS = 1,    /* Qwen2-VL: pairs [0,s0) use t, [s0,s0+s1) h, the rest w */
+  POSENC_ROPE_MROPE_INTERLEAVED = 2  /* Qwen3-VL: h if j%3==1 && j<3*s1, w if j%3==2 && j<3*s2, else t */
+} posenc_rope_mrope;
+
+/* Zero (or NULL) in an optional field selects the documented default. Fields a variant does not
+ * use are ignored. */
+typedef struct posenc_rope_config {
+  size_t head_dim;               /* D: elements per head, >= 2 */
+  size_t rotary_dim;             /* d: even, <= head_dim and POSENC_ROPE_MAX_DIM; 0 = head_dim */
+  double base;                   /* rope_theta, > 0 and <= 1e30 */
+  posenc_rope_style style;
+  posenc_rope_scaling scaling;
+  double factor;                 /* s > 0 (linear, ntk, dynamic, yarn, llama3, longrope) */
+  uint32_t original_max_pos;     /* L: yarn, llama3, longrope; dynamic: HF's max_position_embeddings */
+  uint32_t seq_len;              /* dynamic, longrope: max position + 1 of the sequence (0: L) */
+  int dynamic_qwen_alpha;        /* dynamic: Qwen's rule base * alpha^(d/(d-2)), alpha = 2^ceil(log2(seq/L)+1)-1 */
+  double beta_fast, beta_slow;   /* yarn: 0 means 32 and 1 (HF: `get(...) or default`) */
+  int yarn_no_truncate;          /* yarn: 1 keeps the correction range unrounded (gpt-oss) */
+  double mscale, mscale_all_dim; /* yarn (DeepSeek): both nonzero: A = mscale(s,m)/mscale(s,m_all) */
+  double low_freq_factor;        /* llama3: 0 means 1 */
+  double high_freq_factor;       /* llama3: 0 means 4 */
+  const float *short_factor;     /* longrope: d/2 factors used while seq_len <= L */
+  const float *long_factor;      /* longrope: d/2 factors used when seq_len > L */
+  const float *freq_factors;     /* optional, any variant (ggml rope_freqs): omega_i / ff[i] */
+  double attention_factor;       /* A; 0: the variant's own (yarn, longrope), else 1 */
+  posenc_rope_mrope mrope;
+  uint32_t mrope_section[3];     /* t, h, w pair counts */
+  int hf_compat;                 /* 1: reproduce HF's float32 inv_freq and angle (see above) */
+} posenc_rope_config;
+
+/* Read-only after posenc_rope_init. */
+typedef struct posenc_rope {
+  posenc_rope_config config;     /* a copy; the factor pointers are read again only by set_seq_len */
+  size_t pairs;                  /* rotary_dim / 2 */
+  double attention_factor;       /* A, as applied */
+  double inv_freq[POSENC_ROPE_MAX_DIM / 2];       /* omega_i rounded to double (for display) */
+  float inv_freq_f32[POSENC_ROPE_MAX_DIM / 2];    /* hf_compat: HF's float32 inv_freq */
+  double u_parts[POSENC_ROPE_MAX_DIM / 2 * 4];    /* internal: omega_i * 2/pi in 21-bit parts */
+} posenc_rope;
+
+/* head_dim, base 10000, NeoX, no scaling, rotary_dim = head_dim. */
+POSENC_API posenc_rope_config posenc_rope_default(size_t head_dim);
+
+/* Computes the frequencies and the attention factor. Errors: NULL, DIM (head_dim < 2, odd
+ * rotary_dim, rotary_dim > head_dim or > POSENC_ROPE_MAX_DIM, NTK/dynamic with rotary_dim 2,
+ * M-RoPE sections that do not fit), BASE, PARAM (factor not finite or <= 0, a factor list
+ * missing or holding a value that is not finite and > 0, L = 0 where needed, betas, llama3
+ * high_freq_factor <= low_freq_factor, a negative or non-finite attention factor, unknown enums).
+ * On error *rope is untouched. */
+POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_config *config);
+
+/* Dynamic NTK and LongRoPE depend on the sequence length (HF: max(position_ids) + 1). Recomputes
+ * the frequencies for seq_len; the config's factor lists must still be valid. Keys already in a
+ * KV cache keep their old rotation: that is HF's behaviour too (transformers #25104). */
+POSENC_API posenc_status posenc_rope_set_seq_len(posenc_rope *rope, uint32_t seq_len);
+
+/* ---- cos/sin caches ------------------------------------------------------------------------ */
+typedef enum posenc_rope_cache_layout {
+  POSENC_ROPE_CACHE_HALF = 0,        /* [cos(h) | sin(h)], h = d/2: vLLM's cos_sin_cache */
+  POSENC_ROPE_CACHE_FULL = 1,        /* [cos(h) cos(h) | sin(h) sin(h)]: HF's cos and sin rows */
+  POSENC_ROPE_CACHE_INTERLEAVED = 2  /* [cos0 sin0 cos1 sin1 ...]: complex (Meta's freqs_cis) */
+} posenc_rope_cache_layout;
+
+typedef struct posenc_rope_cache_spec {
+  posenc_rope_cache_layout layout;
+  posenc_dtype dtype;
+  size_t row_stride;              /* elements; 0: dense (the row width) */
+} posenc_rope_cache_spec;
+
+/* Row width in elements: 2h (HALF, INTERLEAVED) or 4h (FULL). */
+POSENC_API size_t posenc_rope_cache_width(const posenc_rope *rope, posenc_rope_cache_layout layout);
+/* Errors: NULL, SIZE, OVERFLOW, LAYOUT, DTYPE, STRIDE. */
+POSENC_API posenc_status posenc_rope_cache_bytes(const posenc_rope *rope, const posenc_rope_cache_spec *spec,
+                                                 size_t n_rows, size_t *bytes);
+/* Rows for positions start .. start+n_rows-1, or for a list. Errors: those of _bytes, BUFFER,
+ * POSITION (past INT32_MAX, or |p| * omega beyond 2^50 quarter turns). */
+POSENC_API posenc_status posenc_rope_cache_table(const posenc_rope *rope, const posenc_rope_cache_spec *spec,
+                                                 int32_t start, size_t n_rows, void *out, size_t out_bytes);
+POSENC_API posenc_status posenc_rope_cache_rows(const posenc_rope *rope, const posenc_rope_cache_spec *spec,
+                                                const int32_t *positions, size_t n_rows,
+                                                void *out, size_t out_bytes);
+
+/* A cache handed to posenc_rope_apply: row r holds position r, for r < n_rows. It must come from
+ * a rope with the same frequencies (posenc does not check that). */
+typedef struct posenc_rope_cache_view {
+  const void *data;
+  size_t n_rows;
+  posenc_rope_cache_spec spec;
+} posenc_rope_cache_view;
+
+/* ---- rotation in place --------------------------------------------------------------------- */
+/* A [batch][tokens][heads][head_dim] view: element (b, t, h, e) lives at element index
+ * b*batch_stride + t*token_stride + h*head_stride + e of data. Zero strides mean dense:
+ * head_stride = head_dim, token_stride = heads*head_stride, batch_stride = tokens*token_stride.
+ * [batch, seq, heads, dim] is the dense default; [batch, heads, seq, dim] is
+ * head_stride = seq*head_dim, token_stride = head_dim, batch_stride = heads*seq*head_dim. */
+typedef struct posenc_rope_tensor {
+  void *data;
+  posenc_dtype dtype;              /* storage; arithmetic is f32 */
+  size_t heads;
+  size_t batch_stride, token_stride, head_stride;
+} posenc_rope_tensor;
+
+/* One position per token. ids: batch*tokens values, row-major; NULL: start + t in every batch
+ * row (a prefill after a KV offset of start; decode is tokens = 1). M-RoPE: ids holds three
+ * planes [t | h | w] of batch*tokens each (NULL: all three are start + t, text tokens). */
+typedef struct posenc_rope_positions {
+  size_t batch, tokens;
+  const int32_t *ids;
+  int32_t start;
+} posenc_rope_positions;
+
+typedef enum posenc_rope_direction {
+  POSENC_ROPE_FORWARD = 0,
+  POSENC_ROPE_INVERSE = 1   /* rotate by -angle: undoes FORWARD (backward pass, un-rotating keys) */
+} posenc_rope_direction;
+
+/* Rotates q and k (k may be NULL; Q and K may have different head counts, GQA) in place. cache
+ * NULL: cos/sin are computed on the fly, once per token and reused across heads (no memory
+ * but the struct); else read from the cache. Both give the same bits.
+ * Errors: NULL, SIZE (batch, tokens or heads 0), DIM, DTYPE, LAYOUT, STRIDE, OVERFLOW,
+ * POSITION (a position < 0 or >= the cache's n_rows, past INT32_MAX, or beyond 2^50 quarter
+ * turns), ALIAS (q and k overlap, a tensor overlaps itself, q or k overlaps the cache).
+ * On error nothing is written. */
+POSENC_API posenc_status posenc_rope_apply(const posenc_rope *rope, const posenc_rope_cache_view *cache,
+                                           const posenc_rope_positions *positions,
+                                           const posenc_rope_tensor *q, const posenc_rope_tensor *k,
+                                           posenc_rope_direction direction);
 
 /* ---------------------------------------------------------------------------------------------
  * Backends and dispatch.
@@ -221,11 +402,28 @@ typedef struct posenc_i_job {
   unsigned pair_cols;           /* PAIRS: columns stored, 2*nfreq or 2*nfreq-1 */
   posenc_dtype dtype;
   int stream;                   /* 1: full chunks may use non-temporal stores (16-byte aligned) */
+  int cos_first;                /* PAIRS: store (cos, sin) instead of (sin, cos) */
+  int scaled;                   /* 1: multiply both by scale (in double) before rounding */
+  double scale;
 } posenc_i_job;
+
+/* Rotation of one token's heads in place by prepared f32 cos/sin rows. NEOX: pairs (j, j+pairs),
+ * c[j], s[j]. GPTJ: pairs (2j, 2j+1), rows expanded to 2*pairs: c = (c0 c0 c1 c1 ...),
+ * s = (-s0 s0 -s1 s1 ...), so that out = x*c + swap(x)*s. The inverse is prepared as -s. */
+typedef struct posenc_i_rot_job {
+  unsigned char *x;             /* head 0, element 0 */
+  ptrdiff_t head_stride;        /* bytes */
+  size_t heads;
+  size_t pairs;
+  int style;                    /* posenc_rope_style */
+  posenc_dtype dtype;
+  const float *c, *s;
+} posenc_i_rot_job;
 
 typedef struct posenc_i_backend {
   posenc_isa isa;
   void (*sincos_rows)(const posenc_i_job *job);
+  void (*rotate)(const posenc_i_rot_job *job);  /* NULL: the scalar kernel (see posenc_simd.h) */
 } posenc_i_backend;
 
 #ifdef __cplusplus
@@ -338,6 +536,9 @@ POSENC_API const char *posenc_strerror(posenc_status status) {
     case POSENC_ERR_STRIDE: return "row stride is smaller than a row";
     case POSENC_ERR_ISA: return "ISA unknown, not compiled in, or not supported by this CPU";
     case POSENC_ERR_SELFTEST: return "self-test failed: this build or FP environment changes results";
+    case POSENC_ERR_DIM: return "invalid dimension (odd rotary dim, rotary dim above head dim or the limit)";
+    case POSENC_ERR_PARAM: return "a parameter is not finite or out of its range";
+    case POSENC_ERR_ALIAS: return "buffers overlap or strides alias";
   }
   return "unknown status";
 }
@@ -491,10 +692,12 @@ static void posenc_i_store_row_lane(const posenc_i_job *job, size_t row, unsigne
                                     double s, double c) {
   size_t es = posenc_dtype_size(job->dtype);
   unsigned char *base = job->out + (ptrdiff_t)row * job->row_stride;
+  if (job->scaled) { s *= job->scale; c *= job->scale; }
   if (job->mode == POSENC_I_PAIRS) {
-    posenc_i_store(base + (size_t)2 * lane * es, job->dtype, (float)s);
+    double first = job->cos_first ? c : s, second = job->cos_first ? s : c;
+    posenc_i_store(base + (size_t)2 * lane * es, job->dtype, (float)first);
     if (2 * lane + 1 < job->pair_cols)
-      posenc_i_store(base + (size_t)(2 * lane + 1) * es, job->dtype, (float)c);
+      posenc_i_store(base + (size_t)(2 * lane + 1) * es, job->dtype, (float)second);
   } else {
     posenc_i_store(base + (size_t)lane * es, job->dtype, (float)s);
     posenc_i_store(base + job->cos_offset + (ptrdiff_t)(lane * es), job->dtype, (float)c);
@@ -528,7 +731,38 @@ static void posenc_i_scalar_sincos_rows(const posenc_i_job *job) {
   }
 }
 
-static const posenc_i_backend posenc_i_backend_scalar = {POSENC_ISA_SCALAR, posenc_i_scalar_sincos_rows};
+/* The scalar rotation kernel: the definition every SIMD rotation reproduces bit for bit. */
+static float posenc_i_load(const unsigned char *src, posenc_dtype dtype) {
+  float v; uint16_t h;
+  if (dtype == POSENC_DTYPE_F32) { memcpy(&v, src, 4); return v; }
+  memcpy(&h, src, 2);
+  return dtype == POSENC_DTYPE_F16 ? posenc_f16_to_f32(h) : posenc_bf16_to_f32(h);
+}
+
+static void posenc_i_scalar_rotate(const posenc_i_rot_job *job) {
+  size_t es = posenc_dtype_size(job->dtype), h, j;
+  for (h = 0; h < job->heads; h++) {
+    unsigned char *x = job->x + (ptrdiff_t)h * job->head_stride;
+    for (j = 0; j < job->pairs; j++) {
+      /* NEOX: (j, j + pairs) with c[j], s[j]; GPTJ: (2j, 2j + 1) with the expanded rows */
+      size_t e0 = job->style == POSENC_ROPE_NEOX ? j : 2 * j;
+      size_t e1 = job->style == POSENC_ROPE_NEOX ? j + job->pairs : 2 * j + 1;
+      float x0 = posenc_i_load(x + e0 * es, job->dtype), x1 = posenc_i_load(x + e1 * es, job->dtype), o0, o1;
+      if (job->style == POSENC_ROPE_NEOX) {
+        o0 = x0 * job->c[j] - x1 * job->s[j];
+        o1 = x1 * job->c[j] + x0 * job->s[j];
+      } else {
+        o0 = x0 * job->c[e0] + x1 * job->s[e0];   /* s[e0] = -sin */
+        o1 = x1 * job->c[e1] + x0 * job->s[e1];
+      }
+      posenc_i_store(x + e0 * es, job->dtype, o0);
+      posenc_i_store(x + e1 * es, job->dtype, o1);
+    }
+  }
+}
+
+static const posenc_i_backend posenc_i_backend_scalar = {POSENC_ISA_SCALAR, posenc_i_scalar_sincos_rows,
+                                                         posenc_i_scalar_rotate};
 
 /* ---- backends: which are compiled in ------------------------------------------------------
  * A build with run-time dispatch compiles posenc_simd.h once per ISA (src/posenc_<isa>.c) and
@@ -565,6 +799,13 @@ static const posenc_i_backend *posenc_i_backend_of(posenc_isa isa) {
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #  define POSENC_I_X86_DETECT 1
+#  include <cpuid.h>
+/* F16C (CPUID.1:ECX bit 29): the AVX2 backend converts f16 with it. GCC 12's
+ * __builtin_cpu_supports("f16c") answers 0 on CPUs that have it, and clang 14 rejects the name. */
+static int posenc_i_has_f16c(void) {
+  unsigned a, b, c, d;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+}
 #elif defined(__arm__) && defined(__linux__) && !defined(__aarch64__)
 #  include <sys/auxv.h>
 #  define POSENC_I_ARM_HWCAP_NEON (1 << 12)
@@ -582,7 +823,8 @@ POSENC_API int posenc_isa_supported(posenc_isa isa) {
 #  else
       return __builtin_cpu_supports("sse2") ? 1 : 0;
 #  endif
-    case POSENC_ISA_AVX2: return __builtin_cpu_supports("avx2") ? 1 : 0; /* checks OS YMM state too */
+    case POSENC_ISA_AVX2: /* __builtin_cpu_supports checks the OS's YMM state too */
+      return __builtin_cpu_supports("avx2") && posenc_i_has_f16c() ? 1 : 0;
 #elif defined(__x86_64__) || defined(_M_X64)
     case POSENC_ISA_SSE2: return 1;
 #endif
@@ -736,19 +978,23 @@ static posenc_status posenc_i_check_base(double base, size_t nfreq, double max_a
 /* Fill the u parts of nfreq frequencies (chunk after chunk) from the progression
  * u_i = u_{i-1} * omega1, u_0 = 2/pi, advancing *u_run. The progression always restarts at i = 0,
  * so u_i never depends on the call shape. */
+static void posenc_i_split_parts(double *u, size_t lane, posenc_i_dd v) {
+  double *dst = u + (lane / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK + lane % POSENC_CHUNK;
+  int j;
+  for (j = 0; j < POSENC_UPARTS; j++) {
+    double part = posenc_i_bitsd(posenc_i_dbits(v.hi) & 0xffffffff00000000ull); /* 21 bits */
+    posenc_i_dd rest = posenc_i_two_sum(v.hi - part, v.lo);
+    /* parts below 2^-600 move no angle of |p| < 2^31 and would only risk subnormals */
+    dst[(size_t)j * POSENC_CHUNK] = ((posenc_i_dbits(part) >> 52 & 0x7ff) > 1023 - 600) ? part : 0.0;
+    v = rest;
+  }
+}
+
 static void posenc_i_fill_parts(double *u, size_t nfreq, posenc_i_dd *u_run, posenc_i_dd omega1) {
-  size_t lane; int j;
+  size_t lane;
   memset(u, 0, sizeof(double) * POSENC_UPARTS * POSENC_CHUNK * ((nfreq + POSENC_CHUNK - 1) / POSENC_CHUNK));
   for (lane = 0; lane < nfreq; lane++) {
-    posenc_i_dd v = *u_run;
-    double *dst = u + (lane / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK + lane % POSENC_CHUNK;
-    for (j = 0; j < POSENC_UPARTS; j++) {
-      double part = posenc_i_bitsd(posenc_i_dbits(v.hi) & 0xffffffff00000000ull); /* 21 bits */
-      posenc_i_dd rest = posenc_i_two_sum(v.hi - part, v.lo);
-      /* parts below 2^-600 move no angle of |p| < 2^31 and would only risk subnormals */
-      dst[(size_t)j * POSENC_CHUNK] = ((posenc_i_dbits(part) >> 52 & 0x7ff) > 1023 - 600) ? part : 0.0;
-      v = rest;
-    }
+    posenc_i_split_parts(u, lane, *u_run);
     *u_run = posenc_i_dd_mul(*u_run, omega1);
   }
 }
@@ -826,6 +1072,7 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
       job.row_stride = (ptrdiff_t)(plan.stride * plan.esize);
       job.dtype = pr->dtype;
       job.stream = stream;
+      job.cos_first = 0; job.scaled = 0; job.scale = 1.0;
       if (pr->layout == POSENC_LAYOUT_INTERLEAVED) {
         job.mode = POSENC_I_PAIRS;
         job.out = rowp + 2 * f0 * plan.esize;
@@ -861,6 +1108,677 @@ POSENC_API posenc_status posenc_sinusoidal_rows(const posenc_sinusoidal_params *
   if (!positions) return POSENC_ERR_NULL;
   return posenc_i_sinusoidal_run(posenc_i_select(), params, 0, positions, n_rows, out, out_bytes);
 }
+
+/* ---- RoPE: frequencies ---------------------------------------------------------------------
+ * Every variant is omega_i = omega0_i * g_i, where omega0_i = base'^(-2i/d) (the sinusoidal
+ * progression, so an unscaled cache equals the split sinusoidal table bit for bit) and g_i the
+ * variant's factor; both in double-double, then split into the parts the kernels read. */
+static const posenc_i_dd posenc_i_PI_OVER_2 = {1.5707963267948966, 6.123233995736766e-17};
+
+/* ln of a double-double (x.lo is a first-order correction to ln(x.hi)) */
+static posenc_i_dd posenc_i_dd_log_dd(posenc_i_dd x) {
+  return posenc_i_dd_add(posenc_i_dd_log(x.hi), posenc_i_dd_make(x.lo / x.hi, 0.0));
+}
+static double posenc_i_pow_d(double a, double e) { /* a^e, a > 0, to double (about 1e-30 rel before rounding) */
+  return posenc_i_dd_exp(posenc_i_dd_mul_d(posenc_i_dd_log(a), e)).hi;
+}
+static double posenc_i_floor(double x) { /* |x| < 2^52 */
+  double t = (x + POSENC_I_MAGIC) - POSENC_I_MAGIC; /* nearest */
+  return t > x ? t - 1.0 : t;
+}
+static double posenc_i_ceil(double x) { return -posenc_i_floor(-x); }
+static int posenc_i_finite_pos(double x) { return x > 0.0 && x <= 1e300; }
+
+/* YaRN (HF _compute_yarn_parameters): find_correction_dim(r) = d ln(L / (2 pi r)) / (2 ln base). */
+static double posenc_i_yarn_corr_dim(double r, size_t d, double L, double base) {
+  posenc_i_dd ln2pi = posenc_i_dd_add(posenc_i_dd_add(posenc_i_dd_log(3.141592653589793),
+                                                      posenc_i_dd_make(1.2246467991473532e-16 / 3.141592653589793, 0.0)),
+                                      posenc_i_LN2);
+  posenc_i_dd den = posenc_i_dd_add(posenc_i_dd_log(r), ln2pi);
+  posenc_i_dd num = posenc_i_dd_add(posenc_i_dd_log(L), posenc_i_dd_make(-den.hi, -den.lo));
+  return (double)d * num.hi / (2.0 * posenc_i_dd_log(base).hi);
+}
+
+/* The extrapolation ramp's bounds [low, high] over pair indices, as HF computes them. */
+static void posenc_i_yarn_range(const posenc_rope_config *c, size_t d, double *low, double *high) {
+  double bf = c->beta_fast != 0.0 ? c->beta_fast : 32.0, bs = c->beta_slow != 0.0 ? c->beta_slow : 1.0;
+  double lo = posenc_i_yarn_corr_dim(bf, d, (double)c->original_max_pos, c->base);
+  double hi = posenc_i_yarn_corr_dim(bs, d, (double)c->original_max_pos, c->base);
+  if (!c->yarn_no_truncate) { lo = posenc_i_floor(lo); hi = posenc_i_ceil(hi); }
+  if (lo < 0.0) lo = 0.0;
+  if (hi > (double)(d - 1)) hi = (double)(d - 1);
+  if (lo == hi) hi += 0.001;
+  *low = lo; *high = hi;
+}
+
+static double posenc_i_yarn_mscale(double s, double m) {
+  return s <= 1.0 ? 1.0 : 0.1 * m * posenc_i_dd_log(s).hi + 1.0;
+}
+
+static posenc_status posenc_i_rope_check_config(const posenc_rope_config *c, size_t *d_out) {
+  size_t d;
+  if (c->head_dim < 2) return POSENC_ERR_DIM;
+  d = c->rotary_dim ? c->rotary_dim : c->head_dim;
+  if ((d & 1) || d > c->head_dim || d > POSENC_ROPE_MAX_DIM) return POSENC_ERR_DIM;
+  if (!(c->base > 0.0) || !(c->base <= 1e30) || c->base < 1e-30) return POSENC_ERR_BASE;
+  if ((unsigned)c->style > POSENC_ROPE_GPTJ || (unsigned)c->scaling > POSENC_ROPE_SCALING_LONGROPE ||
+      (unsigned)c->mrope > POSENC_ROPE_MROPE_INTERLEAVED)
+    return POSENC_ERR_PARAM;
+  if (c->scaling != POSENC_ROPE_SCALING_NONE && !posenc_i_finite_pos(c->factor)) return POSENC_ERR_PARAM;
+  if ((c->scaling == POSENC_ROPE_SCALING_NTK || c->scaling == POSENC_ROPE_SCALING_DYNAMIC) && d == 2)
+    return POSENC_ERR_DIM; /* exponent d/(d-2) */
+  if (c->scaling >= POSENC_ROPE_SCALING_DYNAMIC && c->original_max_pos == 0) return POSENC_ERR_PARAM;
+  if (c->scaling == POSENC_ROPE_SCALING_YARN) {
+    if (c->beta_fast < 0.0 || !(c->beta_fast <= 1e300) || c->beta_slow < 0.0 || !(c->beta_slow <= 1e300) ||
+        !(c->mscale >= 0.0 && c->mscale <= 1e300) || !(c->mscale_all_dim >= 0.0 && c->mscale_all_dim <= 1e300))
+      return POSENC_ERR_PARAM;
+  }
+  if (c->scaling == POSENC_ROPE_SCALING_LLAMA3) {
+    double lf = c->low_freq_factor != 0.0 ? c->low_freq_factor : 1.0;
+    double hf = c->high_freq_factor != 0.0 ? c->high_freq_factor : 4.0;
+    if (!posenc_i_finite_pos(lf) || !posenc_i_finite_pos(hf) || !(hf > lf)) return POSENC_ERR_PARAM;
+  }
+  if (c->scaling == POSENC_ROPE_SCALING_LONGROPE) {
+    size_t i;
+    if (!c->short_factor || !c->long_factor) return POSENC_ERR_NULL;
+    for (i = 0; i < d / 2; i++)
+      if (!posenc_i_finite_pos(c->short_factor[i]) || !posenc_i_finite_pos(c->long_factor[i])) return POSENC_ERR_PARAM;
+  }
+  if (c->freq_factors) {
+    size_t i;
+    if (c->hf_compat) return POSENC_ERR_PARAM; /* a ggml concept: HF has no float32 recipe for it */
+    for (i = 0; i < d / 2; i++) if (!posenc_i_finite_pos(c->freq_factors[i])) return POSENC_ERR_PARAM;
+  }
+  if (!(c->attention_factor >= 0.0 && c->attention_factor <= 1e300)) return POSENC_ERR_PARAM;
+  if (c->mrope != POSENC_ROPE_MROPE_NONE) {
+    uint64_t sum = (uint64_t)c->mrope_section[0] + c->mrope_section[1] + c->mrope_section[2];
+    if (sum != d / 2) return POSENC_ERR_DIM;
+  }
+  *d_out = d;
+  return POSENC_OK;
+}
+
+/* ln(base'): the base after NTK-style rescaling, as HF and Qwen define it. */
+static posenc_i_dd posenc_i_rope_log_base(const posenc_rope_config *c, size_t d) {
+  posenc_i_dd lnb = posenc_i_dd_log(c->base);
+  double ex = (double)d / (double)(d - 2), x = 1.0;
+  if (c->scaling == POSENC_ROPE_SCALING_NTK) {
+    x = c->factor;
+  } else if (c->scaling == POSENC_ROPE_SCALING_DYNAMIC) {
+    double L = (double)c->original_max_pos, S = c->seq_len ? (double)c->seq_len : L;
+    if (c->dynamic_qwen_alpha) { /* alpha = 2^(ceil(log2(S/L)) + 1) - 1, at least 1 */
+      double pw = 1.0;
+      if (S > L) { while (L * pw < S) pw *= 2.0; x = 2.0 * pw - 1.0; }
+    } else {                     /* base * (s*S/L - (s-1))^(d/(d-2)), S = max(seq_len, L) */
+      posenc_i_dd t;
+      if (S < L) S = L;
+      t = posenc_i_dd_add(posenc_i_dd_div_d(posenc_i_dd_mul_d(posenc_i_dd_make(c->factor, 0.0), S), L),
+                          posenc_i_two_sum(1.0, -c->factor));
+      return posenc_i_dd_add(lnb, posenc_i_dd_mul_d(posenc_i_dd_log_dd(t), ex));
+    }
+  } else {
+    return lnb;
+  }
+  return posenc_i_dd_add(lnb, posenc_i_dd_mul_d(posenc_i_dd_log(x), ex));
+}
+
+/* ---- HF float32 compatibility: inv_freq exactly as transformers computes it in float32.
+ * torch.pow / math.log are taken as correctly rounded (PyTorch's are within 1 ulp). */
+static float posenc_i_dd_to_f32(posenc_i_dd x) {
+  float f = (float)x.hi;
+  if ((double)f != x.hi) {
+    double next = (double)posenc_i_bitsf(posenc_i_fbits(f) + 1u), prev = (double)posenc_i_bitsf(posenc_i_fbits(f) - 1u);
+    double mid_up = 0.5 * ((double)f + next), mid_dn = 0.5 * ((double)f + prev);
+    /* hi sits exactly on a midpoint only if (float) rounded a tie: lo then decides */
+    if (x.hi == mid_up || x.hi == mid_dn) {
+      double other = x.hi == mid_up ? next : prev;
+      if ((x.lo > 0.0) == (other > (double)f) && x.lo != 0.0) f = (float)other;
+    }
+  }
+  return f;
+}
+static float posenc_i_powf(float b, float e) { /* correctly rounded b^e for b > 0 */
+  return posenc_i_dd_to_f32(posenc_i_dd_exp(posenc_i_dd_mul_d(posenc_i_dd_log((double)b), (double)e)));
+}
+static double posenc_i_logd(double x) { return posenc_i_dd_log(x).hi; }
+
+static void posenc_i_rope_hf_inv(const posenc_rope_config *c, size_t d, const float *ext, float *inv) {
+  size_t h = d / 2, i;
+  double base = c->base;
+  float s = (float)c->factor, fb;
+  if (c->scaling == POSENC_ROPE_SCALING_NTK) {
+    base = c->base * posenc_i_pow_d(c->factor, (double)d / (double)(d - 2));
+  } else if (c->scaling == POSENC_ROPE_SCALING_DYNAMIC) {
+    double L = (double)c->original_max_pos, S = c->seq_len ? (double)c->seq_len : L, x = 1.0;
+    if (c->dynamic_qwen_alpha) {
+      double pw = 1.0;
+      if (S > L) { while (L * pw < S) pw *= 2.0; x = 2.0 * pw - 1.0; }
+    } else {
+      if (S < L) S = L;
+      x = c->factor * S / L - (c->factor - 1.0);
+    }
+    base = c->base * posenc_i_pow_d(x, (double)d / (double)(d - 2));
+  }
+  fb = (float)base;
+  for (i = 0; i < h; i++) {
+    float e = (float)(2 * i) / (float)d, pf = posenc_i_powf(fb, e), v;
+    v = 1.0f / pf;
+    if (c->scaling == POSENC_ROPE_SCALING_LINEAR) v = v / s;
+    if (c->scaling == POSENC_ROPE_SCALING_LONGROPE) v = 1.0f / (ext[i] * pf);
+    if (c->scaling == POSENC_ROPE_SCALING_YARN) {
+      double low, high;
+      float ramp, ef, interp = 1.0f / (s * pf);
+      posenc_i_yarn_range(c, d, &low, &high);
+      ramp = ((float)i - (float)low) / (float)(high - low);
+      ramp = ramp < 0.0f ? 0.0f : (ramp > 1.0f ? 1.0f : ramp);
+      ef = 1.0f - ramp;
+      v = interp * (1.0f - ef) + v * ef;
+    }
+    if (c->scaling == POSENC_ROPE_SCALING_LLAMA3) {
+      float L = (float)c->original_max_pos;
+      double lf = c->low_freq_factor != 0.0 ? c->low_freq_factor : 1.0;
+      double hf = c->high_freq_factor != 0.0 ? c->high_freq_factor : 4.0;
+      float low_wl = (float)((double)c->original_max_pos / lf), high_wl = (float)((double)c->original_max_pos / hf);
+      float wl = (1.0f / v) * (float)(2.0 * 3.141592653589793); /* torch: 2*pi / t = reciprocal(t) * 2*pi */
+      if (wl > low_wl) {
+        v = v / s;
+      } else if (!(wl < high_wl)) {
+        float sm = ((1.0f / wl) * L - (float)lf) / (float)(hf - lf);
+        v = (1.0f - sm) * v / s + sm * v;
+      }
+    }
+    inv[i] = v;
+  }
+}
+
+static double posenc_i_rope_attention(const posenc_rope_config *c) {
+  if (c->attention_factor > 0.0) return c->attention_factor;
+  if (c->scaling == POSENC_ROPE_SCALING_YARN) {
+    if (c->mscale != 0.0 && c->mscale_all_dim != 0.0)
+      return posenc_i_yarn_mscale(c->factor, c->mscale) / posenc_i_yarn_mscale(c->factor, c->mscale_all_dim);
+    return posenc_i_yarn_mscale(c->factor, 1.0);
+  }
+  if (c->scaling == POSENC_ROPE_SCALING_LONGROPE) {
+    double x;
+    if (c->factor <= 1.0) return 1.0;
+    x = 1.0 + posenc_i_logd(c->factor) / posenc_i_logd((double)c->original_max_pos);
+    return posenc_i_dd_exp(posenc_i_dd_mul_d(posenc_i_dd_log(x), 0.5)).hi; /* sqrt, without libm */
+  }
+  return 1.0;
+}
+
+POSENC_API posenc_rope_config posenc_rope_default(size_t head_dim) {
+  posenc_rope_config c;
+  memset(&c, 0, sizeof c);
+  c.head_dim = head_dim;
+  c.base = 10000.0;
+  c.style = POSENC_ROPE_NEOX;
+  c.scaling = POSENC_ROPE_SCALING_NONE;
+  c.mrope = POSENC_ROPE_MROPE_NONE;
+  return c;
+}
+
+POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_config *config) {
+  posenc_rope_config c;
+  size_t d, h, i;
+  posenc_i_dd run = posenc_i_TWO_OVER_PI, om1;
+  const float *ext = NULL;
+  double low = 0.0, high = 1.0;
+  posenc_status st;
+  if (!rope || !config) return POSENC_ERR_NULL;
+  c = *config;
+  st = posenc_i_rope_check_config(&c, &d);
+  if (st != POSENC_OK) return st;
+  h = d / 2;
+  if (c.scaling == POSENC_ROPE_SCALING_LONGROPE)
+    ext = (c.seq_len > c.original_max_pos) ? c.long_factor : c.short_factor;
+  if (c.scaling == POSENC_ROPE_SCALING_YARN) posenc_i_yarn_range(&c, d, &low, &high);
+  om1 = posenc_i_dd_exp(posenc_i_dd_div_d(posenc_i_dd_mul_d(posenc_i_rope_log_base(&c, d), -2.0), (double)d));
+  rope->config = c;
+  rope->config.rotary_dim = d;
+  rope->pairs = h;
+  rope->attention_factor = posenc_i_rope_attention(&c);
+  memset(rope->u_parts, 0, sizeof rope->u_parts);
+  memset(rope->inv_freq, 0, sizeof rope->inv_freq);
+  memset(rope->inv_freq_f32, 0, sizeof rope->inv_freq_f32);
+  for (i = 0; i < h; i++) {
+    posenc_i_dd u = run; /* omega0_i * 2/pi */
+    double g = 1.0;      /* the variant's factor on omega0_i */
+    switch (c.scaling) {
+      case POSENC_ROPE_SCALING_LINEAR: g = 1.0 / c.factor; break;
+      case POSENC_ROPE_SCALING_YARN: {
+        double ramp = ((double)i - low) / (high - low);
+        ramp = ramp < 0.0 ? 0.0 : (ramp > 1.0 ? 1.0 : ramp);
+        g = ramp / c.factor + (1.0 - ramp); /* interpolated where ramp = 1, extrapolated where 0 */
+        break;
+      }
+      case POSENC_ROPE_SCALING_LLAMA3: {
+        double L = (double)c.original_max_pos;
+        double lf = c.low_freq_factor != 0.0 ? c.low_freq_factor : 1.0;
+        double hf = c.high_freq_factor != 0.0 ? c.high_freq_factor : 4.0;
+        double wl = 4.0 / u.hi; /* wavelength 2 pi / omega, omega = u * pi/2 */
+        if (wl > L / lf) g = 1.0 / c.factor;
+        else if (!(wl < L / hf)) {
+          double sm = (L / wl - lf) / (hf - lf);
+          g = (1.0 - sm) / c.factor + sm;
+        }
+        break;
+      }
+      default: break;
+    }
+    if (g != 1.0) u = posenc_i_dd_mul_d(u, g);
+    if (ext) u = posenc_i_dd_div_d(u, (double)ext[i]);
+    if (c.freq_factors) u = posenc_i_dd_div_d(u, (double)c.freq_factors[i]);
+    rope->inv_freq[i] = posenc_i_dd_mul(u, posenc_i_PI_OVER_2).hi;
+    posenc_i_split_parts(rope->u_parts, i, u);
+    run = posenc_i_dd_mul(run, om1);
+  }
+  if (c.hf_compat) posenc_i_rope_hf_inv(&c, d, ext, rope->inv_freq_f32);
+  return POSENC_OK;
+}
+
+POSENC_API posenc_status posenc_rope_set_seq_len(posenc_rope *rope, uint32_t seq_len) {
+  posenc_rope_config c;
+  if (!rope) return POSENC_ERR_NULL;
+  c = rope->config;
+  c.seq_len = seq_len;
+  return posenc_rope_init(rope, &c);
+}
+
+/* ---- RoPE: cos/sin rows ------------------------------------------------------------------- */
+static posenc_status posenc_i_rope_check_spec(const posenc_rope *rope, const posenc_rope_cache_spec *spec,
+                                              size_t n_rows, size_t *bytes, size_t *stride_out) {
+  size_t es, width, stride, last;
+  if (!rope || !spec) return POSENC_ERR_NULL;
+  if (n_rows == 0) return POSENC_ERR_SIZE;
+  if ((unsigned)spec->layout > POSENC_ROPE_CACHE_INTERLEAVED) return POSENC_ERR_LAYOUT;
+  es = posenc_dtype_size(spec->dtype);
+  if (es == 0) return POSENC_ERR_DTYPE;
+  width = posenc_rope_cache_width(rope, spec->layout);
+  if (width == 0) return POSENC_ERR_DIM;
+  stride = spec->row_stride ? spec->row_stride : width;
+  if (stride < width) return POSENC_ERR_STRIDE;
+  if (n_rows - 1 > (SIZE_MAX - width) / stride) return POSENC_ERR_OVERFLOW;
+  last = (n_rows - 1) * stride + width;
+  if (last > SIZE_MAX / es || last * es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
+  if (bytes) *bytes = last * es;
+  if (stride_out) *stride_out = stride;
+  return POSENC_OK;
+}
+
+POSENC_API size_t posenc_rope_cache_width(const posenc_rope *rope, posenc_rope_cache_layout layout) {
+  if (!rope || rope->pairs == 0 || rope->pairs > POSENC_ROPE_MAX_DIM / 2) return 0;
+  return layout == POSENC_ROPE_CACHE_FULL ? 4 * rope->pairs : 2 * rope->pairs;
+}
+
+POSENC_API posenc_status posenc_rope_cache_bytes(const posenc_rope *rope, const posenc_rope_cache_spec *spec,
+                                                 size_t n_rows, size_t *bytes) {
+  if (!bytes) return POSENC_ERR_NULL;
+  return posenc_i_rope_check_spec(rope, spec, n_rows, bytes, NULL);
+}
+
+/* |p| * max omega must stay within the exact reduction (as for the sinusoidal tables). */
+static posenc_status posenc_i_rope_check_reach(const posenc_rope *rope, double max_abs_pos) {
+  double om = 0.0;
+  size_t i;
+  for (i = 0; i < rope->pairs; i++) {
+    double w = rope->config.hf_compat ? (double)rope->inv_freq_f32[i] : rope->inv_freq[i];
+    if (w > om) om = w;
+  }
+  if (max_abs_pos * om * 0.6366197723675814 >= POSENC_I_MAX_TURNS) return POSENC_ERR_POSITION;
+  return POSENC_OK;
+}
+
+/* HF compatibility: the correctly rounded cos/sin of the float32 angle fl32(fl32(p) * inv_f32),
+ * times fl32(A) in float32. The angle is a float, so the exact primitive takes it as "p" with
+ * u = 2/pi in parts. */
+static void posenc_i_rope_hf_row(const posenc_rope *rope, int32_t p, float *c, float *s) {
+  double u[POSENC_UPARTS * POSENC_CHUNK], sd, cd;
+  float fp = (float)p, af = (float)rope->attention_factor;
+  size_t i;
+  memset(u, 0, sizeof u);
+  posenc_i_split_parts(u, 0, posenc_i_TWO_OVER_PI);
+  for (i = 0; i < rope->pairs; i++) {
+    float theta = fp * rope->inv_freq_f32[i];
+    posenc_i_exact_sincos((double)theta, u, POSENC_CHUNK, &sd, &cd);
+    c[i] = (float)cd; s[i] = (float)sd;
+    if (af != 1.0f) { c[i] = c[i] * af; s[i] = s[i] * af; }
+  }
+}
+
+/* Store a row of f32 cos/sin in a cache layout. */
+static void posenc_i_rope_store_row(unsigned char *row, const posenc_rope_cache_spec *spec, size_t h,
+                                    const float *c, const float *s) {
+  size_t es = posenc_dtype_size(spec->dtype), i;
+  for (i = 0; i < h; i++) {
+    switch (spec->layout) {
+      case POSENC_ROPE_CACHE_HALF:
+        posenc_i_store(row + i * es, spec->dtype, c[i]);
+        posenc_i_store(row + (h + i) * es, spec->dtype, s[i]);
+        break;
+      case POSENC_ROPE_CACHE_FULL:
+        posenc_i_store(row + i * es, spec->dtype, c[i]);
+        posenc_i_store(row + (h + i) * es, spec->dtype, c[i]);
+        posenc_i_store(row + (2 * h + i) * es, spec->dtype, s[i]);
+        posenc_i_store(row + (3 * h + i) * es, spec->dtype, s[i]);
+        break;
+      default:
+        posenc_i_store(row + 2 * i * es, spec->dtype, c[i]);
+        posenc_i_store(row + (2 * i + 1) * es, spec->dtype, s[i]);
+        break;
+    }
+  }
+}
+
+/* Rows for positions (list) or start.. (positions NULL) into out, rows stride_bytes apart;
+ * arguments already checked. The exact mode runs the backend's sincos kernel. */
+static void posenc_i_rope_rows(const posenc_i_backend *be, const posenc_rope *rope,
+                               const posenc_rope_cache_spec *spec, int32_t start, const int32_t *positions,
+                               size_t n_rows, unsigned char *out, size_t stride_bytes) {
+  size_t h = rope->pairs, es = posenc_dtype_size(spec->dtype), r, f0;
+  if (rope->config.hf_compat) {
+    float c[POSENC_ROPE_MAX_DIM / 2], s[POSENC_ROPE_MAX_DIM / 2];
+    for (r = 0; r < n_rows; r++) {
+      posenc_i_rope_hf_row(rope, positions ? positions[r] : (int32_t)((int64_t)start + (int64_t)r), c, s);
+      posenc_i_rope_store_row(out + r * stride_bytes, spec, h, c, s);
+    }
+    return;
+  }
+  for (f0 = 0; f0 < h; f0 += POSENC_GROUP * POSENC_CHUNK) {
+    posenc_i_job job;
+    size_t nf = h - f0 < POSENC_GROUP * POSENC_CHUNK ? h - f0 : POSENC_GROUP * POSENC_CHUNK;
+    job.u = rope->u_parts + (f0 / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK;
+    job.nfreq = (unsigned)nf;
+    job.start = start;
+    job.positions = positions;
+    job.nrows = n_rows;
+    job.row_stride = (ptrdiff_t)stride_bytes;
+    job.dtype = spec->dtype;
+    job.stream = 0;
+    job.scaled = rope->attention_factor != 1.0;
+    job.scale = rope->attention_factor;
+    job.cos_first = 1;
+    job.pair_cols = 0;
+    if (spec->layout == POSENC_ROPE_CACHE_INTERLEAVED) {
+      job.mode = POSENC_I_PAIRS;
+      job.out = out + 2 * f0 * es;
+      job.cos_offset = (ptrdiff_t)es;
+      job.pair_cols = (unsigned)(2 * nf);
+    } else { /* sin at (1 or 2)*h + f0, cos at f0 */
+      size_t sin_col = spec->layout == POSENC_ROPE_CACHE_HALF ? h : 2 * h;
+      job.mode = POSENC_I_PLANAR;
+      job.out = out + (sin_col + f0) * es;
+      job.cos_offset = -(ptrdiff_t)(sin_col * es);
+    }
+    be->sincos_rows(&job);
+  }
+  if (spec->layout == POSENC_ROPE_CACHE_FULL)
+    for (r = 0; r < n_rows; r++) {
+      unsigned char *row = out + r * stride_bytes;
+      memcpy(row + h * es, row, h * es);
+      memcpy(row + 3 * h * es, row + 2 * h * es, h * es);
+    }
+}
+
+static posenc_status posenc_i_rope_cache_run(const posenc_i_backend *be, const posenc_rope *rope,
+                                             const posenc_rope_cache_spec *spec, int32_t start,
+                                             const int32_t *positions, size_t n_rows, void *out, size_t out_bytes) {
+  size_t need, stride, es, r, tile;
+  double max_abs = 0.0;
+  posenc_status st;
+  if (!out) return POSENC_ERR_NULL;
+  st = posenc_i_rope_check_spec(rope, spec, n_rows, &need, &stride);
+  if (st != POSENC_OK) return st;
+  if (out_bytes < need) return POSENC_ERR_BUFFER;
+  es = posenc_dtype_size(spec->dtype);
+  if (positions) {
+    for (r = 0; r < n_rows; r++) {
+      double a = positions[r] < 0 ? -(double)positions[r] : (double)positions[r];
+      if (a > max_abs) max_abs = a;
+    }
+  } else {
+    if (n_rows - 1 > (size_t)((int64_t)INT32_MAX - (int64_t)start)) return POSENC_ERR_POSITION;
+    max_abs = (double)start + (double)(n_rows - 1);
+    if (-(double)start > max_abs) max_abs = -(double)start;
+  }
+  st = posenc_i_rope_check_reach(rope, max_abs);
+  if (st != POSENC_OK) return st;
+  tile = posenc_i_tile_rows(stride * es);
+  for (r = 0; r < n_rows; r += tile) {
+    size_t n = n_rows - r < tile ? n_rows - r : tile;
+    posenc_i_rope_rows(be, rope, spec, positions ? 0 : (int32_t)((int64_t)start + (int64_t)r),
+                       positions ? positions + r : NULL, n, (unsigned char *)out + r * stride * es, stride * es);
+  }
+  return POSENC_OK;
+}
+
+POSENC_API posenc_status posenc_rope_cache_table(const posenc_rope *rope, const posenc_rope_cache_spec *spec,
+                                                 int32_t start, size_t n_rows, void *out, size_t out_bytes) {
+  return posenc_i_rope_cache_run(posenc_i_select(), rope, spec, start, NULL, n_rows, out, out_bytes);
+}
+
+POSENC_API posenc_status posenc_rope_cache_rows(const posenc_rope *rope, const posenc_rope_cache_spec *spec,
+                                                const int32_t *positions, size_t n_rows,
+                                                void *out, size_t out_bytes) {
+  if (!positions) return POSENC_ERR_NULL;
+  return posenc_i_rope_cache_run(posenc_i_select(), rope, spec, 0, positions, n_rows, out, out_bytes);
+}
+
+/* ---- RoPE: rotation in place -------------------------------------------------------------- */
+typedef struct posenc_i_tview {
+  unsigned char *data;
+  size_t es, heads, bs, ts, hs;  /* strides in elements */
+  size_t span;                   /* bytes from data to one past the last element */
+} posenc_i_tview;
+
+/* A tensor's strides, with defaults; it must not overlap itself: sorted by stride, each
+ * dimension steps past everything nested inside it (a sufficient, simple rule). */
+static posenc_status posenc_i_rope_check_tensor(const posenc_rope_tensor *t, size_t D, size_t B, size_t T,
+                                                posenc_i_tview *v) {
+  size_t n[3], st[3], ext = D, i, j;
+  if (!t->data) return POSENC_ERR_NULL;
+  if (t->heads == 0) return POSENC_ERR_SIZE;
+  v->es = posenc_dtype_size(t->dtype);
+  if (v->es == 0) return POSENC_ERR_DTYPE;
+  v->data = (unsigned char *)t->data;
+  v->heads = t->heads;
+  v->hs = t->head_stride ? t->head_stride : D;
+  if (t->token_stride) v->ts = t->token_stride;
+  else if (t->heads > SIZE_MAX / v->hs) return POSENC_ERR_OVERFLOW;
+  else v->ts = t->heads * v->hs;
+  if (t->batch_stride) v->bs = t->batch_stride;
+  else if (T > SIZE_MAX / v->ts) return POSENC_ERR_OVERFLOW;
+  else v->bs = T * v->ts;
+  n[0] = t->heads; n[1] = T; n[2] = B;
+  st[0] = v->hs; st[1] = v->ts; st[2] = v->bs;
+  for (i = 0; i < 3; i++)
+    for (j = i + 1; j < 3; j++)
+      if (st[j] < st[i]) { size_t a = st[i], b = n[i]; st[i] = st[j]; n[i] = n[j]; st[j] = a; n[j] = b; }
+  for (i = 0; i < 3; i++) {
+    if (n[i] < 2) continue;
+    if (st[i] < ext) return POSENC_ERR_ALIAS;
+    if (n[i] - 1 > (SIZE_MAX - ext) / st[i]) return POSENC_ERR_OVERFLOW;
+    ext += (n[i] - 1) * st[i];
+  }
+  if (ext > SIZE_MAX / v->es || ext * v->es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
+  v->span = ext * v->es;
+  return POSENC_OK;
+}
+
+static int posenc_i_ranges_meet(const unsigned char *a, size_t an, const unsigned char *b, size_t bn) {
+  uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+  return a0 < b0 + bn && b0 < a0 + an;
+}
+
+/* q and k may share one buffer row by row (a fused QKV projection): same dtype and token
+ * stride, and per token k's heads lie after q's and before the next token's row (or before). */
+static int posenc_i_rope_disjoint(const posenc_i_tview *q, const posenc_i_tview *k, size_t D, size_t B, size_t T) {
+  size_t fq, fk, ts, r;
+  ptrdiff_t delta;
+  if (!posenc_i_ranges_meet(q->data, q->span, k->data, k->span)) return 1;
+  if (q->es != k->es || q->ts != k->ts || (B > 1 && (q->bs != k->bs || q->bs % q->ts != 0))) return 0;
+  if (T == 1 && B == 1) return 0; /* the spans are the footprints: they meet */
+  ts = q->ts;
+  fq = (q->heads - 1) * q->hs + D;
+  fk = (k->heads - 1) * k->hs + D;
+  delta = (ptrdiff_t)((uintptr_t)k->data - (uintptr_t)q->data);
+  if (delta % (ptrdiff_t)q->es != 0) return 0;
+  delta /= (ptrdiff_t)q->es;
+  r = (size_t)(((delta % (ptrdiff_t)ts) + (ptrdiff_t)ts) % (ptrdiff_t)ts); /* k's offset within a row */
+  if (fq <= r && r + fk <= ts) return 1;
+  r = (ts - r) % ts;                                                       /* or q's within k's row */
+  return fk <= r && r + fq <= ts;
+}
+
+/* Pair j's position axis under M-RoPE (0 = t, 1 = h, 2 = w). */
+static int posenc_i_mrope_axis(const posenc_rope_config *c, size_t j) {
+  if (c->mrope == POSENC_ROPE_MROPE_SECTIONS) {
+    if (j < c->mrope_section[0]) return 0;
+    return j < (size_t)c->mrope_section[0] + c->mrope_section[1] ? 1 : 2;
+  }
+  if (c->mrope == POSENC_ROPE_MROPE_INTERLEAVED) {
+    if (j % 3 == 1 && j < 3 * (size_t)c->mrope_section[1]) return 1;
+    if (j % 3 == 2 && j < 3 * (size_t)c->mrope_section[2]) return 2;
+  }
+  return 0;
+}
+
+/* The f32 cos/sin rows the kernel reads for one token, from cache rows in any layout and dtype
+ * (rows[axis]). NeoX f32 [cos|sin] rows read forward are used in place. */
+static void posenc_i_rope_prepare(const posenc_rope *rope, const posenc_rope_cache_spec *spec,
+                                  const unsigned char *const rows[3], int inverse,
+                                  float *cbuf, float *sbuf, const float **c, const float **s) {
+  size_t h = rope->pairs, es = posenc_dtype_size(spec->dtype), j;
+  const posenc_rope_config *cf = &rope->config;
+  if (cf->style == POSENC_ROPE_NEOX && !inverse && cf->mrope == POSENC_ROPE_MROPE_NONE &&
+      spec->dtype == POSENC_DTYPE_F32 && spec->layout != POSENC_ROPE_CACHE_INTERLEAVED) {
+    *c = (const float *)(const void *)rows[0];
+    *s = *c + (spec->layout == POSENC_ROPE_CACHE_HALF ? h : 2 * h);
+    return;
+  }
+  for (j = 0; j < h; j++) {
+    const unsigned char *row = rows[posenc_i_mrope_axis(cf, j)];
+    size_t cc = spec->layout == POSENC_ROPE_CACHE_INTERLEAVED ? 2 * j : j;
+    size_t sc = spec->layout == POSENC_ROPE_CACHE_INTERLEAVED ? 2 * j + 1
+              : (spec->layout == POSENC_ROPE_CACHE_HALF ? h + j : 2 * h + j);
+    float cv = posenc_i_load(row + cc * es, spec->dtype), sv = posenc_i_load(row + sc * es, spec->dtype);
+    if (inverse) sv = -sv;
+    if (cf->style == POSENC_ROPE_NEOX) { cbuf[j] = cv; sbuf[j] = sv; }
+    else { cbuf[2 * j] = cv; cbuf[2 * j + 1] = cv; sbuf[2 * j] = -sv; sbuf[2 * j + 1] = sv; }
+  }
+  *c = cbuf; *s = sbuf;
+}
+
+#define POSENC_I_ROPE_BLOCK 2048 /* floats of on-the-fly cos/sin rows kept on the stack */
+
+static posenc_status posenc_i_rope_apply(const posenc_i_backend *be, const posenc_rope *rope,
+                                         const posenc_rope_cache_view *cache, const posenc_rope_positions *pos,
+                                         const posenc_rope_tensor *q, const posenc_rope_tensor *k,
+                                         posenc_rope_direction direction) {
+  posenc_i_tview tv[2];
+  size_t D, h, B, T, naxes, nt_max, b, t0, i, ntensors = k ? 2 : 1, crow_bytes = 0;
+  const posenc_rope_cache_spec half_f32 = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F32, 0};
+  const posenc_rope_cache_spec *spec = cache ? &cache->spec : &half_f32;
+  float cbuf[POSENC_ROPE_MAX_DIM], sbuf[POSENC_ROPE_MAX_DIM], block[POSENC_I_ROPE_BLOCK];
+  void (*rotate)(const posenc_i_rot_job *) = be->rotate ? be->rotate : posenc_i_scalar_rotate;
+  posenc_status st;
+
+  if (!rope || !pos || !q) return POSENC_ERR_NULL;
+  if ((unsigned)direction > POSENC_ROPE_INVERSE) return POSENC_ERR_PARAM;
+  h = rope->pairs;
+  D = rope->config.head_dim;
+  if (h == 0 || h > POSENC_ROPE_MAX_DIM / 2 || 2 * h > D) return POSENC_ERR_DIM;
+  B = pos->batch; T = pos->tokens;
+  if (B == 0 || T == 0) return POSENC_ERR_SIZE;
+  if (B > SIZE_MAX / 3 / T) return POSENC_ERR_OVERFLOW;
+  naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
+  for (i = 0; i < ntensors; i++) {
+    st = posenc_i_rope_check_tensor(i ? k : q, D, B, T, &tv[i]);
+    if (st != POSENC_OK) return st;
+  }
+  if (k && !posenc_i_rope_disjoint(&tv[0], &tv[1], D, B, T)) return POSENC_ERR_ALIAS;
+  if (cache) {
+    size_t cbytes, cstride;
+    if (!cache->data) return POSENC_ERR_NULL;
+    st = posenc_i_rope_check_spec(rope, &cache->spec, cache->n_rows, &cbytes, &cstride);
+    if (st != POSENC_OK) return st;
+    crow_bytes = cstride * posenc_dtype_size(cache->spec.dtype);
+    for (i = 0; i < ntensors; i++)
+      if (posenc_i_ranges_meet((const unsigned char *)cache->data, cbytes, tv[i].data, tv[i].span))
+        return POSENC_ERR_ALIAS;
+  }
+  { /* positions: in the cache, or within reach of the exact reduction */
+    double max_abs = 0.0;
+    if (pos->ids) {
+      size_t n = naxes * B * T;
+      for (i = 0; i < n; i++) {
+        int32_t p = pos->ids[i];
+        double a = p < 0 ? -(double)p : (double)p;
+        if (cache && (p < 0 || (size_t)p >= cache->n_rows)) return POSENC_ERR_POSITION;
+        if (a > max_abs) max_abs = a;
+      }
+    } else {
+      if (T - 1 > (size_t)((int64_t)INT32_MAX - (int64_t)pos->start)) return POSENC_ERR_POSITION;
+      if (cache && (pos->start < 0 || (size_t)pos->start + (T - 1) >= cache->n_rows)) return POSENC_ERR_POSITION;
+      max_abs = (double)pos->start + (double)(T - 1);
+      if (-(double)pos->start > max_abs) max_abs = -(double)pos->start;
+    }
+    if (!cache && (st = posenc_i_rope_check_reach(rope, max_abs)) != POSENC_OK) return st;
+  }
+
+  /* cached: one token at a time; on the fly: blocks of tokens whose rows fit on the stack */
+  nt_max = cache ? T : POSENC_I_ROPE_BLOCK / (naxes * 2 * h);
+  for (b = 0; b < B; b++) {
+    for (t0 = 0; t0 < T; t0 += nt_max) {
+      size_t nt = T - t0 < nt_max ? T - t0 : nt_max, tt, a;
+      if (!cache) {
+        for (a = 0; a < naxes; a++) {
+          const int32_t *ids = pos->ids ? pos->ids + a * B * T + b * T + t0 : NULL;
+          int32_t start = ids ? ids[0] : (int32_t)((int64_t)pos->start + (int64_t)t0);
+          for (tt = 1; ids && tt < nt && ids[tt] == ids[0] + (int32_t)tt; tt++) {}
+          if (ids && tt == nt) ids = NULL; /* consecutive ids: the faster range recurrence */
+          posenc_i_rope_rows(be, rope, &half_f32, start, ids, nt,
+                             (unsigned char *)(block + a * nt * 2 * h), 2 * h * sizeof(float));
+        }
+      }
+      for (tt = 0; tt < nt; tt++) {
+        size_t t = t0 + tt;
+        const unsigned char *rows[3];
+        const float *c, *s;
+        for (a = 0; a < 3; a++) {
+          size_t ax = a < naxes ? a : 0;
+          if (cache) {
+            int32_t p = pos->ids ? pos->ids[ax * B * T + b * T + t] : (int32_t)(pos->start + (int32_t)t);
+            rows[a] = (const unsigned char *)cache->data + (size_t)p * crow_bytes;
+          } else {
+            rows[a] = (const unsigned char *)(block + (ax * nt + tt) * 2 * h);
+          }
+        }
+        posenc_i_rope_prepare(rope, spec, rows, direction == POSENC_ROPE_INVERSE, cbuf, sbuf, &c, &s);
+        for (i = 0; i < ntensors; i++) {
+          posenc_i_rot_job job;
+          job.x = tv[i].data + (b * tv[i].bs + t * tv[i].ts) * tv[i].es;
+          job.head_stride = (ptrdiff_t)(tv[i].hs * tv[i].es);
+          job.heads = tv[i].heads;
+          job.pairs = h;
+          job.style = rope->config.style;
+          job.dtype = (i ? k : q)->dtype;
+          job.c = c; job.s = s;
+          rotate(&job);
+        }
+      }
+    }
+  }
+  return POSENC_OK;
+}
+
+POSENC_API posenc_status posenc_rope_apply(const posenc_rope *rope, const posenc_rope_cache_view *cache,
+                                           const posenc_rope_positions *positions,
+                                           const posenc_rope_tensor *q, const posenc_rope_tensor *k,
+                                           posenc_rope_direction direction) {
+  return posenc_i_rope_apply(posenc_i_select(), rope, cache, positions, q, k, direction);
+}
+
 
 /* ---- self-test -------------------------------------------------------------------------- */
 /* Exact f32 bits of interleaved d = 32, base 10000 at the positions below (columns 0, 1, 30, 31):

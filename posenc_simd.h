@@ -191,10 +191,18 @@ POSENC_I_INLINE void POSENC_I_K(store_f32)(unsigned char *dst, simde__m128 x, in
 /* Store the (sin, cos) of one row of a pass at dst (cos_offset used by PLANAR); stream: dst is
  * 16-byte aligned and non-temporal stores are wanted. */
 POSENC_I_INLINE void POSENC_I_K(pass_store)(const POSENC_I_K(pass) *ps, unsigned char *dst,
-                                            ptrdiff_t cos_offset, int mode, posenc_dtype dtype, int stream) {
+                                            ptrdiff_t cos_offset, int mode, posenc_dtype dtype, int stream,
+                                            const posenc_i_job *job) {
   int v;
   for (v = 0; v < POSENC_I_W; v++) {
-    simde__m128 sf = simde_mm256_cvtpd_ps(ps->s[v]), cf = simde_mm256_cvtpd_ps(ps->c[v]);
+    simde__m256d sd = ps->s[v], cd = ps->c[v];
+    simde__m128 sf, cf;
+    if (job->scaled) { /* the attention factor, applied before the one rounding to f32 */
+      sd = simde_mm256_mul_pd(sd, simde_mm256_set1_pd(job->scale));
+      cd = simde_mm256_mul_pd(cd, simde_mm256_set1_pd(job->scale));
+    }
+    sf = simde_mm256_cvtpd_ps(sd); cf = simde_mm256_cvtpd_ps(cd);
+    if (mode == POSENC_I_PAIRS && job->cos_first) { simde__m128 t = sf; sf = cf; cf = t; }
     if (dtype == POSENC_DTYPE_F32) {
       if (mode == POSENC_I_PAIRS) {
         POSENC_I_K(store_f32)(dst + 32 * v, simde_mm_unpacklo_ps(sf, cf), stream);
@@ -270,7 +278,7 @@ POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_
           ps.sp[w] = st[ch].sp[v + w]; ps.cp[w] = st[ch].cp[v + w]; ps.k2[w] = st[ch].k2[v + w];
         }
         for (r = 0;; r++, dst += stride) {
-          POSENC_I_K(pass_store)(&ps, dst, cos_offset, mode, dtype, stream);
+          POSENC_I_K(pass_store)(&ps, dst, cos_offset, mode, dtype, stream, job);
           if (r + 1 == nblock) break;
           POSENC_I_K(step_vecs)(ps.s, ps.c, ps.sp, ps.cp, ps.k2, POSENC_I_W);
         }
@@ -299,8 +307,101 @@ static void POSENC_I_K(sincos_rows)(const posenc_i_job *job) {
   }
 }
 
+/* ---- RoPE rotation: 8 f32 lanes per vector ------------------------------------------------ */
+POSENC_I_INLINE simde__m256 POSENC_I_K(load8)(const unsigned char *p, posenc_dtype dtype) {
+  if (dtype == POSENC_DTYPE_F32) return simde_mm256_loadu_ps((const float *)(const void *)p);
+  {
+    simde__m128i h = simde_mm_loadu_si128((const simde__m128i *)(const void *)p);
+    if (dtype == POSENC_DTYPE_F16) return simde_mm256_cvtph_ps(h);
+    return simde_mm256_castsi256_ps(simde_mm256_slli_epi32(simde_mm256_cvtepu16_epi32(h), 16));
+  }
+}
+
+/* f32 -> bf16, round to nearest even; NaN stays a quiet NaN (as posenc_f32_to_bf16). */
+POSENC_I_INLINE simde__m128i POSENC_I_K(bf16_8)(simde__m256 x) {
+  simde__m256i b = simde_mm256_castps_si256(x), top = simde_mm256_srli_epi32(b, 16);
+  simde__m256i r = simde_mm256_add_epi32(simde_mm256_add_epi32(b, simde_mm256_set1_epi32(0x7fff)),
+                                         simde_mm256_and_si256(top, simde_mm256_set1_epi32(1)));
+  simde__m256i nan = simde_mm256_castps_si256(simde_mm256_cmp_ps(x, x, SIMDE_CMP_UNORD_Q));
+  r = simde_mm256_srli_epi32(r, 16);
+  r = simde_mm256_or_si256(simde_mm256_andnot_si256(nan, r),
+                           simde_mm256_and_si256(nan, simde_mm256_or_si256(top, simde_mm256_set1_epi32(0x40))));
+  return simde_mm_packus_epi32(simde_mm256_castsi256_si128(r), simde_mm256_extracti128_si256(r, 1));
+}
+
+POSENC_I_INLINE void POSENC_I_K(store8)(unsigned char *p, simde__m256 v, posenc_dtype dtype) {
+  if (dtype == POSENC_DTYPE_F32) simde_mm256_storeu_ps((float *)(void *)p, v);
+  else if (dtype == POSENC_DTYPE_F16)
+    simde_mm_storeu_si128((simde__m128i *)(void *)p, simde_mm256_cvtps_ph(v, SIMDE_MM_FROUND_TO_NEAREST_INT));
+  else simde_mm_storeu_si128((simde__m128i *)(void *)p, POSENC_I_K(bf16_8)(v));
+}
+
+/* 8 NeoX pairs: (x0, x1) -> (x0*c - x1*s, x1*c + x0*s), the scalar kernel's operations. */
+POSENC_I_INLINE void POSENC_I_K(neox8)(unsigned char *p0, unsigned char *p1, const float *c, const float *s,
+                                       posenc_dtype dtype) {
+  simde__m256 x0 = POSENC_I_K(load8)(p0, dtype), x1 = POSENC_I_K(load8)(p1, dtype);
+  simde__m256 cv = simde_mm256_loadu_ps(c), sv = simde_mm256_loadu_ps(s);
+  POSENC_I_K(store8)(p0, simde_mm256_sub_ps(simde_mm256_mul_ps(x0, cv), simde_mm256_mul_ps(x1, sv)), dtype);
+  POSENC_I_K(store8)(p1, simde_mm256_add_ps(simde_mm256_mul_ps(x1, cv), simde_mm256_mul_ps(x0, sv)), dtype);
+}
+
+/* 4 GPT-J pairs: x*c + swap(x)*s with the expanded rows (s = -sin, sin, ...). */
+POSENC_I_INLINE void POSENC_I_K(gptj8)(unsigned char *p, const float *c, const float *s, posenc_dtype dtype) {
+  simde__m256 x = POSENC_I_K(load8)(p, dtype), xs = simde_mm256_permute_ps(x, 0xB1);
+  POSENC_I_K(store8)(p, simde_mm256_add_ps(simde_mm256_mul_ps(x, simde_mm256_loadu_ps(c)),
+                                           simde_mm256_mul_ps(xs, simde_mm256_loadu_ps(s))), dtype);
+}
+
+POSENC_I_INLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, posenc_dtype dtype) {
+  const size_t es = dtype == POSENC_DTYPE_F32 ? 4 : 2, h = job->pairs;
+  const size_t n = job->style == POSENC_ROPE_NEOX ? h : 2 * h; /* lanes per head */
+  const size_t nv = n - n % 8, rest = n - nv;
+  size_t hd, j;
+  for (hd = 0; hd < job->heads; hd++) {
+    unsigned char *x = job->x + (ptrdiff_t)hd * job->head_stride;
+    if (job->style == POSENC_ROPE_NEOX) {
+      for (j = 0; j < nv; j += 8) POSENC_I_K(neox8)(x + j * es, x + (h + j) * es, job->c + j, job->s + j, dtype);
+    } else {
+      for (j = 0; j < nv; j += 8) POSENC_I_K(gptj8)(x + j * es, job->c + j, job->s + j, dtype);
+    }
+    if (rest) { /* the last lanes: the same vector code on a zero-padded copy */
+      unsigned char t0[32], t1[32];
+      float c[8], s[8];
+      memset(t0, 0, sizeof t0); memset(t1, 0, sizeof t1);
+      memset(c, 0, sizeof c); memset(s, 0, sizeof s);
+      memcpy(c, job->c + nv, rest * sizeof(float));
+      memcpy(s, job->s + nv, rest * sizeof(float));
+      memcpy(t0, x + nv * es, rest * es);
+      if (job->style == POSENC_ROPE_NEOX) {
+        memcpy(t1, x + (h + nv) * es, rest * es);
+        POSENC_I_K(neox8)(t0, t1, c, s, dtype);
+        memcpy(x + (h + nv) * es, t1, rest * es);
+      } else {
+        POSENC_I_K(gptj8)(t0, c, s, dtype);
+      }
+      memcpy(x + nv * es, t0, rest * es);
+    }
+  }
+}
+
+static void POSENC_I_K(rotate)(const posenc_i_rot_job *job) {
+  switch (job->dtype) {
+    case POSENC_DTYPE_F32: POSENC_I_K(rotate_heads)(job, POSENC_DTYPE_F32); break;
+    case POSENC_DTYPE_F16: POSENC_I_K(rotate_heads)(job, POSENC_DTYPE_F16); break;
+    default: POSENC_I_K(rotate_heads)(job, POSENC_DTYPE_BF16); break;
+  }
+}
+
+/* ARMv7 NEON flushes subnormal f32 operands and results to zero, VFP does not: rotation there
+ * runs the scalar kernel (on VFP) so that its bits match every other backend. */
+#if defined(__arm__) && !defined(__aarch64__)
+#  define POSENC_I_SIMD_ROTATE NULL
+#else
+#  define POSENC_I_SIMD_ROTATE POSENC_I_K(rotate)
+#endif
+
 extern const posenc_i_backend POSENC_I_SIMD_BACKEND;
-const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(sincos_rows)};
+const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(sincos_rows), POSENC_I_SIMD_ROTATE};
 
 #ifdef __cplusplus
 }
