@@ -337,59 +337,72 @@ POSENC_I_INLINE void POSENC_I_K(store8)(unsigned char *p, simde__m256 v, posenc_
 }
 
 /* 8 NeoX pairs: (x0, x1) -> (x0*c - x1*s, x1*c + x0*s), the scalar kernel's operations. */
-POSENC_I_INLINE void POSENC_I_K(neox8)(unsigned char *p0, unsigned char *p1, const float *c, const float *s,
+POSENC_I_INLINE void POSENC_I_K(neox8)(unsigned char *p0, unsigned char *p1, simde__m256 cv, simde__m256 sv,
                                        posenc_dtype dtype) {
   simde__m256 x0 = POSENC_I_K(load8)(p0, dtype), x1 = POSENC_I_K(load8)(p1, dtype);
-  simde__m256 cv = simde_mm256_loadu_ps(c), sv = simde_mm256_loadu_ps(s);
   POSENC_I_K(store8)(p0, simde_mm256_sub_ps(simde_mm256_mul_ps(x0, cv), simde_mm256_mul_ps(x1, sv)), dtype);
   POSENC_I_K(store8)(p1, simde_mm256_add_ps(simde_mm256_mul_ps(x1, cv), simde_mm256_mul_ps(x0, sv)), dtype);
 }
 
 /* 4 GPT-J pairs: x*c + swap(x)*s with the expanded rows (s = -sin, sin, ...). */
-POSENC_I_INLINE void POSENC_I_K(gptj8)(unsigned char *p, const float *c, const float *s, posenc_dtype dtype) {
+POSENC_I_INLINE void POSENC_I_K(gptj8)(unsigned char *p, simde__m256 cv, simde__m256 sv, posenc_dtype dtype) {
   simde__m256 x = POSENC_I_K(load8)(p, dtype), xs = simde_mm256_permute_ps(x, 0xB1);
-  POSENC_I_K(store8)(p, simde_mm256_add_ps(simde_mm256_mul_ps(x, simde_mm256_loadu_ps(c)),
-                                           simde_mm256_mul_ps(xs, simde_mm256_loadu_ps(s))), dtype);
+  POSENC_I_K(store8)(p, simde_mm256_add_ps(simde_mm256_mul_ps(x, cv), simde_mm256_mul_ps(xs, sv)), dtype);
 }
 
-POSENC_I_INLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, posenc_dtype dtype) {
-  const size_t es = dtype == POSENC_DTYPE_F32 ? 4 : 2, h = job->pairs;
-  const size_t n = job->style == POSENC_ROPE_NEOX ? h : 2 * h; /* lanes per head */
+/* 8 lanes at lane j of every head (NeoX: lanes j..j+7 and their partners at j+h; GPT-J: 4 pairs).
+ * Heads are the inner loop: the cos/sin vectors are loaded once per token. Everything the loop
+ * reads lives in locals: stores through the data pointers could alias the job. */
+POSENC_I_INLINE void POSENC_I_K(rotate_lanes)(unsigned char *x, ptrdiff_t head_stride, size_t heads,
+                                              size_t off0, size_t off1, simde__m256 cv, simde__m256 sv,
+                                              int style, posenc_dtype dtype) {
+  size_t hd;
+  for (hd = 0; hd < heads; hd++, x += head_stride) {
+    if (style == POSENC_ROPE_NEOX) POSENC_I_K(neox8)(x + off0, x + off1, cv, sv, dtype);
+    else POSENC_I_K(gptj8)(x + off0, cv, sv, dtype);
+  }
+}
+
+POSENC_I_INLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, int style, posenc_dtype dtype) {
+  const size_t es = dtype == POSENC_DTYPE_F32 ? 4 : 2, h = job->pairs, heads = job->heads;
+  const size_t n = style == POSENC_ROPE_NEOX ? h : 2 * h; /* lanes per head */
   const size_t nv = n - n % 8, rest = n - nv;
-  size_t hd, j;
-  for (hd = 0; hd < job->heads; hd++) {
-    unsigned char *x = job->x + (ptrdiff_t)hd * job->head_stride;
-    if (job->style == POSENC_ROPE_NEOX) {
-      for (j = 0; j < nv; j += 8) POSENC_I_K(neox8)(x + j * es, x + (h + j) * es, job->c + j, job->s + j, dtype);
-    } else {
-      for (j = 0; j < nv; j += 8) POSENC_I_K(gptj8)(x + j * es, job->c + j, job->s + j, dtype);
-    }
-    if (rest) { /* the last lanes: the same vector code on a zero-padded copy */
-      unsigned char t0[32], t1[32];
-      float c[8], s[8];
-      memset(t0, 0, sizeof t0); memset(t1, 0, sizeof t1);
-      memset(c, 0, sizeof c); memset(s, 0, sizeof s);
-      memcpy(c, job->c + nv, rest * sizeof(float));
-      memcpy(s, job->s + nv, rest * sizeof(float));
-      memcpy(t0, x + nv * es, rest * es);
-      if (job->style == POSENC_ROPE_NEOX) {
-        memcpy(t1, x + (h + nv) * es, rest * es);
-        POSENC_I_K(neox8)(t0, t1, c, s, dtype);
-        memcpy(x + (h + nv) * es, t1, rest * es);
-      } else {
-        POSENC_I_K(gptj8)(t0, c, s, dtype);
-      }
-      memcpy(x + nv * es, t0, rest * es);
+  const ptrdiff_t hs = job->head_stride;
+  unsigned char *const x0 = job->x;
+  const float *const c = job->c, *const s = job->s;
+  size_t j, hd;
+  for (j = 0; j < nv; j += 8)
+    POSENC_I_K(rotate_lanes)(x0, hs, heads, j * es, (h + j) * es, simde_mm256_loadu_ps(c + j),
+                             simde_mm256_loadu_ps(s + j), style, dtype);
+  if (rest) { /* the last lanes: the same vector code on a zero-padded copy */
+    float ct[8], st[8];
+    unsigned char t[64];
+    memset(ct, 0, sizeof ct); memset(st, 0, sizeof st);
+    memcpy(ct, c + nv, rest * sizeof(float));
+    memcpy(st, s + nv, rest * sizeof(float));
+    for (hd = 0; hd < heads; hd++) {
+      unsigned char *x = x0 + (ptrdiff_t)hd * hs;
+      memset(t, 0, sizeof t);
+      memcpy(t, x + nv * es, rest * es);
+      if (style == POSENC_ROPE_NEOX) memcpy(t + 32, x + (h + nv) * es, rest * es);
+      POSENC_I_K(rotate_lanes)(t, 0, 1, 0, 32, simde_mm256_loadu_ps(ct), simde_mm256_loadu_ps(st), style, dtype);
+      memcpy(x + nv * es, t, rest * es);
+      if (style == POSENC_ROPE_NEOX) memcpy(x + (h + nv) * es, t + 32, rest * es);
     }
   }
 }
 
 static void POSENC_I_K(rotate)(const posenc_i_rot_job *job) {
-  switch (job->dtype) {
-    case POSENC_DTYPE_F32: POSENC_I_K(rotate_heads)(job, POSENC_DTYPE_F32); break;
-    case POSENC_DTYPE_F16: POSENC_I_K(rotate_heads)(job, POSENC_DTYPE_F16); break;
-    default: POSENC_I_K(rotate_heads)(job, POSENC_DTYPE_BF16); break;
+#define POSENC_I_ROT_CASE(style, dtype) case (style) * 3 + (dtype): POSENC_I_K(rotate_heads)(job, style, dtype); break
+  switch (job->style * 3 + job->dtype) {
+    POSENC_I_ROT_CASE(POSENC_ROPE_NEOX, POSENC_DTYPE_F32);
+    POSENC_I_ROT_CASE(POSENC_ROPE_NEOX, POSENC_DTYPE_F16);
+    POSENC_I_ROT_CASE(POSENC_ROPE_NEOX, POSENC_DTYPE_BF16);
+    POSENC_I_ROT_CASE(POSENC_ROPE_GPTJ, POSENC_DTYPE_F32);
+    POSENC_I_ROT_CASE(POSENC_ROPE_GPTJ, POSENC_DTYPE_F16);
+    default: POSENC_I_K(rotate_heads)(job, POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16); break;
   }
+#undef POSENC_I_ROT_CASE
 }
 
 /* ARMv7 NEON flushes subnormal f32 operands and results to zero, VFP does not: rotation there
