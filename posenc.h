@@ -443,13 +443,16 @@ typedef struct posenc_i_backend {
 #endif
 #include <float.h>
 
-/* Results must not depend on the compiler fusing a*b+c: switch contraction off here. */
+/* Results must not depend on the compiler fusing a*b+c: switch contraction off here. GCC 12's
+ * vectorizers (on at -O2) build vfmaddsub from scalar code even under fp-contract=off when the
+ * command line says -ffp-contract=fast, so they are switched off too (the kernels are explicit
+ * SIMD). */
 #if defined(__clang__)
 #  pragma STDC FP_CONTRACT OFF
 #  pragma clang fp contract(off)
 #elif defined(__GNUC__)
 #  pragma GCC push_options
-#  pragma GCC optimize("fp-contract=off")
+#  pragma GCC optimize("fp-contract=off", "no-tree-slp-vectorize", "no-tree-loop-vectorize")
 #  define POSENC_I_POP_OPTIONS
 #elif defined(_MSC_VER)
 #  pragma fp_contract(off)
@@ -1822,6 +1825,37 @@ static int posenc_i_round_to_nearest(void) {
   return a > 1.0 && b < -1.0;
 }
 
+/* Rotation: one head of d = 32 (the first 24 dims rotated) at positions 5 and 16777215, NeoX and
+ * GPT-J, on the fly; inputs k/8 - 1.5. Expected f32 bits of elements 0, 1, 13 and 23. A fused
+ * x0*c - x1*s changes them. Returns 0 on a match. */
+static int posenc_i_selftest_rotation(const posenc_i_backend *be, uint32_t got[2][2][4]) {
+  static const int elems[4] = {0, 1, 13, 23};
+  static const int32_t ids[2] = {5, 16777215};
+  posenc_rope rope;
+  posenc_rope_config cfg = posenc_rope_default(32);
+  posenc_rope_positions pos;
+  posenc_rope_tensor t;
+  float x[2][32];
+  int style, tok, e;
+  cfg.rotary_dim = 24;
+  pos.batch = 1; pos.tokens = 2; pos.ids = ids; pos.start = 0;
+  memset(&t, 0, sizeof t);
+  t.data = x; t.dtype = POSENC_DTYPE_F32; t.heads = 1;
+  for (style = 0; style < 2; style++) {
+    cfg.style = (posenc_rope_style)style;
+    if (posenc_rope_init(&rope, &cfg) != POSENC_OK) return 1;
+    for (tok = 0; tok < 2; tok++)
+      for (e = 0; e < 32; e++) x[tok][e] = (float)(e + 7 * tok) / 8.0f - 1.5f;
+    if (posenc_i_rope_apply(be, &rope, NULL, &pos, &t, NULL, POSENC_ROPE_FORWARD) != POSENC_OK) return 1;
+    for (tok = 0; tok < 2; tok++)
+      for (e = 0; e < 4; e++) got[style][tok][e] = posenc_i_fbits(x[tok][elems[e]]);
+  }
+  return 0;
+}
+static const uint32_t posenc_i_st_rot[2][2][4] = {
+  {{0xbed9da42u, 0x3f5885b2u, 0xbf8baf05u, 0x3faffb8fu}, {0x3f839bb1u, 0xbf858669u, 0xbecdf435u, 0x3edc9f1fu}},
+  {{0xbfdf3bdcu, 0x3f86305du, 0x3dffae19u, 0x3fb02c18u}, {0xbe8d1f83u, 0x3f405df4u, 0xbf4374bdu, 0x3fe574e6u}}};
+
 POSENC_API posenc_status posenc_selftest(void) {
   static const int cols[4] = {0, 1, 30, 31};
   float got[8 * 32], ref[8 * 32];
@@ -1839,7 +1873,15 @@ POSENC_API posenc_status posenc_selftest(void) {
     for (c = 0; c < 4; c++)
       if (posenc_i_fbits(ref[r * 32 + cols[c]]) != posenc_i_st_bits[r][c]) return POSENC_ERR_SELFTEST;
   /* every column of the active backend against the scalar reference */
-  return memcmp(got, ref, sizeof got) == 0 ? POSENC_OK : POSENC_ERR_SELFTEST;
+  if (memcmp(got, ref, sizeof got) != 0) return POSENC_ERR_SELFTEST;
+  {
+    uint32_t rot[2][2][4], rot_ref[2][2][4];
+    if (posenc_i_selftest_rotation(posenc_i_select(), rot) || posenc_i_selftest_rotation(&posenc_i_backend_scalar, rot_ref))
+      return POSENC_ERR_SELFTEST;
+    if (memcmp(rot, rot_ref, sizeof rot) != 0 || memcmp(rot_ref, posenc_i_st_rot, sizeof rot) != 0)
+      return POSENC_ERR_SELFTEST;
+  }
+  return POSENC_OK;
 }
 
 #ifdef __cplusplus

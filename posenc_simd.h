@@ -59,7 +59,7 @@
 #  pragma clang fp contract(off)
 #elif defined(__GNUC__)
 #  pragma GCC push_options
-#  pragma GCC optimize("fp-contract=off")
+#  pragma GCC optimize("fp-contract=off", "no-tree-slp-vectorize", "no-tree-loop-vectorize")
 #endif
 /* 256-bit SIMDe types passed between inline functions of a TU without AVX: the ABI note is moot
  * (nothing crosses the library boundary but pointers and sizes). */
@@ -190,19 +190,25 @@ POSENC_I_INLINE void POSENC_I_K(store_f32)(unsigned char *dst, simde__m128 x, in
 
 /* Store the (sin, cos) of one row of a pass at dst (cos_offset used by PLANAR); stream: dst is
  * 16-byte aligned and non-temporal stores are wanted. */
+/* How a pass stores: loop invariants kept in locals (stores through dst could alias the job). */
+typedef struct POSENC_I_K(store_opts) {
+  int scaled, cos_first;
+  simde__m256d scale;
+} POSENC_I_K(store_opts);
+
 POSENC_I_INLINE void POSENC_I_K(pass_store)(const POSENC_I_K(pass) *ps, unsigned char *dst,
                                             ptrdiff_t cos_offset, int mode, posenc_dtype dtype, int stream,
-                                            const posenc_i_job *job) {
+                                            POSENC_I_K(store_opts) o) {
   int v;
   for (v = 0; v < POSENC_I_W; v++) {
     simde__m256d sd = ps->s[v], cd = ps->c[v];
     simde__m128 sf, cf;
-    if (job->scaled) { /* the attention factor, applied before the one rounding to f32 */
-      sd = simde_mm256_mul_pd(sd, simde_mm256_set1_pd(job->scale));
-      cd = simde_mm256_mul_pd(cd, simde_mm256_set1_pd(job->scale));
+    if (o.scaled) { /* the attention factor, applied before the one rounding to f32 */
+      sd = simde_mm256_mul_pd(sd, o.scale);
+      cd = simde_mm256_mul_pd(cd, o.scale);
     }
     sf = simde_mm256_cvtpd_ps(sd); cf = simde_mm256_cvtpd_ps(cd);
-    if (mode == POSENC_I_PAIRS && job->cos_first) { simde__m128 t = sf; sf = cf; cf = t; }
+    if (mode == POSENC_I_PAIRS && o.cos_first) { simde__m128 t = sf; sf = cf; cf = t; }
     if (dtype == POSENC_DTYPE_F32) {
       if (mode == POSENC_I_PAIRS) {
         POSENC_I_K(store_f32)(dst + 32 * v, simde_mm_unpacklo_ps(sf, cf), stream);
@@ -244,6 +250,8 @@ POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_
   size_t row = 0;
   unsigned ch;
   int v;
+  POSENC_I_K(store_opts) opts;
+  opts.scaled = job->scaled; opts.cos_first = job->cos_first; opts.scale = simde_mm256_set1_pd(job->scale);
   for (ch = 0; ch < nchunk; ch++)
     for (v = 0; v < POSENC_I_NV; v++)
     {
@@ -278,7 +286,7 @@ POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_
           ps.sp[w] = st[ch].sp[v + w]; ps.cp[w] = st[ch].cp[v + w]; ps.k2[w] = st[ch].k2[v + w];
         }
         for (r = 0;; r++, dst += stride) {
-          POSENC_I_K(pass_store)(&ps, dst, cos_offset, mode, dtype, stream, job);
+          POSENC_I_K(pass_store)(&ps, dst, cos_offset, mode, dtype, stream, opts);
           if (r + 1 == nblock) break;
           POSENC_I_K(step_vecs)(ps.s, ps.c, ps.sp, ps.cp, ps.k2, POSENC_I_W);
         }
