@@ -54,7 +54,7 @@ typedef enum posenc_status {
   POSENC_ERR_LAYOUT = -5,    /* unknown layout */
   POSENC_ERR_DTYPE = -6,     /* unknown dtype */
   POSENC_ERR_BASE = -7,      /* base is not finite or not in [1e-30, 1e30] */
-  POSENC_ERR_POSITION = -8,  /* a position (or position x frequency) is out of the supported range */
+  POSENC_ERR_POSITION = -8,  /* a position is out of range: past a cache, past INT32_MAX, or too far */
   POSENC_ERR_STRIDE = -9,    /* a row stride is smaller than a row */
   POSENC_ERR_ISA = -10,      /* that ISA is unknown, not compiled in, or not supported by this CPU */
   POSENC_ERR_SELFTEST = -11, /* the active backend does not reproduce the embedded goldens */
@@ -535,7 +535,7 @@ POSENC_API const char *posenc_strerror(posenc_status status) {
     case POSENC_ERR_LAYOUT: return "unknown layout";
     case POSENC_ERR_DTYPE: return "unknown dtype";
     case POSENC_ERR_BASE: return "base must be finite and in [1e-30, 1e30]";
-    case POSENC_ERR_POSITION: return "position out of the supported range";
+    case POSENC_ERR_POSITION: return "position out of range (negative or past a cache, past INT32_MAX, or too far for the exact reduction)";
     case POSENC_ERR_STRIDE: return "row stride is smaller than a row";
     case POSENC_ERR_ISA: return "ISA unknown, not compiled in, or not supported by this CPU";
     case POSENC_ERR_SELFTEST: return "self-test failed: this build or FP environment changes results";
