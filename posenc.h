@@ -1017,6 +1017,25 @@ static size_t posenc_i_tile_rows(size_t row_bytes) {
   return rows - rows % POSENC_ANCHOR;
 }
 
+/* The largest |position| of a list, or of the range start .. start+n-1 (which must end by
+ * INT32_MAX): what the exact reduction must reach. */
+static posenc_status posenc_i_max_abs_position(int32_t start, const int32_t *positions, size_t n,
+                                               double *max_abs) {
+  size_t r;
+  *max_abs = 0.0;
+  if (positions) {
+    for (r = 0; r < n; r++) {
+      double a = positions[r] < 0 ? -(double)positions[r] : (double)positions[r];
+      if (a > *max_abs) *max_abs = a;
+    }
+    return POSENC_OK;
+  }
+  if (n - 1 > (size_t)((int64_t)INT32_MAX - (int64_t)start)) return POSENC_ERR_POSITION;
+  *max_abs = (double)start + (double)(n - 1);
+  if (-(double)start > *max_abs) *max_abs = -(double)start;
+  return POSENC_OK;
+}
+
 static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
                                              const posenc_sinusoidal_params *pr, int32_t start,
                                              const int32_t *positions, size_t n_rows,
@@ -1032,17 +1051,8 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
   st = posenc_i_check_sinusoidal(pr, n_rows, &need, &plan);
   if (st != POSENC_OK) return st;
   if (out_bytes < need) return POSENC_ERR_BUFFER;
-  if (positions) {
-    size_t r;
-    for (r = 0; r < n_rows; r++) {
-      double a = positions[r] < 0 ? -(double)positions[r] : (double)positions[r];
-      if (a > max_abs) max_abs = a;
-    }
-  } else {
-    if (n_rows - 1 > (size_t)((int64_t)INT32_MAX - (int64_t)start)) return POSENC_ERR_POSITION;
-    max_abs = (double)start + (double)(n_rows - 1);
-    if (-(double)start > max_abs) max_abs = -(double)start;
-  }
+  st = posenc_i_max_abs_position(start, positions, n_rows, &max_abs);
+  if (st != POSENC_OK) return st;
   st = posenc_i_check_base(pr->base, plan.nfreq, max_abs);
   if (st != POSENC_OK) return st;
 
@@ -1534,16 +1544,8 @@ static posenc_status posenc_i_rope_cache_run(const posenc_i_backend *be, const p
   if (st != POSENC_OK) return st;
   if (out_bytes < need) return POSENC_ERR_BUFFER;
   es = posenc_dtype_size(spec->dtype);
-  if (positions) {
-    for (r = 0; r < n_rows; r++) {
-      double a = positions[r] < 0 ? -(double)positions[r] : (double)positions[r];
-      if (a > max_abs) max_abs = a;
-    }
-  } else {
-    if (n_rows - 1 > (size_t)((int64_t)INT32_MAX - (int64_t)start)) return POSENC_ERR_POSITION;
-    max_abs = (double)start + (double)(n_rows - 1);
-    if (-(double)start > max_abs) max_abs = -(double)start;
-  }
+  st = posenc_i_max_abs_position(start, positions, n_rows, &max_abs);
+  if (st != POSENC_OK) return st;
   st = posenc_i_rope_check_reach(rope, max_abs);
   if (st != POSENC_OK) return st;
   tile = posenc_i_tile_rows(stride * es);
