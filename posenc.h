@@ -225,12 +225,14 @@ typedef struct posenc_rope {
 /* head_dim, base 10000, NeoX, no scaling, rotary_dim = head_dim. */
 POSENC_API posenc_rope_config posenc_rope_default(size_t head_dim);
 
-/* Computes the frequencies and the attention factor. Errors: NULL, DIM (head_dim < 2, odd
- * rotary_dim, rotary_dim > head_dim or > POSENC_ROPE_MAX_DIM, NTK/dynamic with rotary_dim 2,
- * M-RoPE sections that do not fit), BASE, PARAM (factor not finite or <= 0, a factor list
- * missing or holding a value that is not finite and > 0, L = 0 where needed, betas, llama3
- * high_freq_factor <= low_freq_factor, a negative or non-finite attention factor, unknown enums).
- * On error *rope is untouched. */
+/* Computes the frequencies and the attention factor. Errors: NULL (rope, config, or a LongRoPE
+ * factor list), DIM (head_dim < 2, odd rotary_dim, rotary_dim > head_dim or
+ * > POSENC_ROPE_MAX_DIM, NTK/dynamic with rotary_dim 2, M-RoPE sections that do not sum to
+ * rotary_dim/2), BASE, PARAM (factor not finite or <= 0, a factor list value not finite and > 0,
+ * L = 0 where needed or L < 2 for LongRoPE, negative betas, llama3 high_freq_factor <=
+ * low_freq_factor, an attention factor negative or above 1e30, unknown enums, freq_factors with
+ * hf_compat). YaRN without truncation: the ramp bounds are HF's correction dims rounded to
+ * double (as HF's Python floats are); the rest is exact. On error *rope is untouched. */
 POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_config *config);
 
 /* Dynamic NTK and LongRoPE depend on the sequence length (HF: max(position_ids) + 1). Recomputes
@@ -296,7 +298,8 @@ typedef struct posenc_rope_positions {
 
 typedef enum posenc_rope_direction {
   POSENC_ROPE_FORWARD = 0,
-  POSENC_ROPE_INVERSE = 1   /* rotate by -angle: undoes FORWARD (backward pass, un-rotating keys) */
+  POSENC_ROPE_INVERSE = 1   /* the transpose, A*R(-angle): the backward pass; with A = 1 it undoes
+                               FORWARD (A != 1: inverse(forward(x)) = A^2 x) */
 } posenc_rope_direction;
 
 /* Rotates q and k (k may be NULL; Q and K may have different head counts, GQA) in place. cache
@@ -1148,8 +1151,12 @@ static double posenc_i_yarn_corr_dim(double r, size_t d, double L, double base) 
                                                       posenc_i_dd_make(1.2246467991473532e-16 / 3.141592653589793, 0.0)),
                                       posenc_i_LN2);
   posenc_i_dd den = posenc_i_dd_add(posenc_i_dd_log(r), ln2pi);
-  posenc_i_dd num = posenc_i_dd_add(posenc_i_dd_log(L), posenc_i_dd_make(-den.hi, -den.lo));
-  return (double)d * num.hi / (2.0 * posenc_i_dd_log(base).hi);
+  posenc_i_dd num = posenc_i_dd_mul_d(posenc_i_dd_add(posenc_i_dd_log(L), posenc_i_dd_make(-den.hi, -den.lo)), (double)d);
+  posenc_i_dd lnb2 = posenc_i_dd_mul_d(posenc_i_dd_log(base), 2.0);
+  /* num / lnb2, rounded once: a quotient estimate and its correction from the remainder */
+  double q1 = num.hi / lnb2.hi;
+  posenc_i_dd rem = posenc_i_dd_add(num, posenc_i_dd_mul_d(lnb2, -q1));
+  return posenc_i_fast_two_sum(q1, rem.hi / lnb2.hi).hi;
 }
 
 /* The extrapolation ramp's bounds [low, high] over pair indices, as HF computes them. */
@@ -1181,6 +1188,7 @@ static posenc_status posenc_i_rope_check_config(const posenc_rope_config *c, siz
   if ((c->scaling == POSENC_ROPE_SCALING_NTK || c->scaling == POSENC_ROPE_SCALING_DYNAMIC) && d == 2)
     return POSENC_ERR_DIM; /* exponent d/(d-2) */
   if (c->scaling >= POSENC_ROPE_SCALING_DYNAMIC && c->original_max_pos == 0) return POSENC_ERR_PARAM;
+  if (c->scaling == POSENC_ROPE_SCALING_LONGROPE && c->original_max_pos < 2) return POSENC_ERR_PARAM; /* ln L */
   if (c->scaling == POSENC_ROPE_SCALING_YARN) {
     if (c->beta_fast < 0.0 || !(c->beta_fast <= 1e300) || c->beta_slow < 0.0 || !(c->beta_slow <= 1e300) ||
         !(c->mscale >= 0.0 && c->mscale <= 1e300) || !(c->mscale_all_dim >= 0.0 && c->mscale_all_dim <= 1e300))
@@ -1202,7 +1210,7 @@ static posenc_status posenc_i_rope_check_config(const posenc_rope_config *c, siz
     if (c->hf_compat) return POSENC_ERR_PARAM; /* a ggml concept: HF has no float32 recipe for it */
     for (i = 0; i < d / 2; i++) if (!posenc_i_finite_pos(c->freq_factors[i])) return POSENC_ERR_PARAM;
   }
-  if (!(c->attention_factor >= 0.0 && c->attention_factor <= 1e300)) return POSENC_ERR_PARAM;
+  if (!(c->attention_factor >= 0.0 && c->attention_factor <= 1e30)) return POSENC_ERR_PARAM;
   if (c->mrope != POSENC_ROPE_MROPE_NONE) {
     uint64_t sum = (uint64_t)c->mrope_section[0] + c->mrope_section[1] + c->mrope_section[2];
     if (sum != d / 2) return POSENC_ERR_DIM;
@@ -1214,7 +1222,8 @@ static posenc_status posenc_i_rope_check_config(const posenc_rope_config *c, siz
 /* ln(base'): the base after NTK-style rescaling, as HF and Qwen define it. */
 static posenc_i_dd posenc_i_rope_log_base(const posenc_rope_config *c, size_t d) {
   posenc_i_dd lnb = posenc_i_dd_log(c->base);
-  double ex = (double)d / (double)(d - 2), x = 1.0;
+  posenc_i_dd ex = posenc_i_dd_div_d(posenc_i_dd_make((double)d, 0.0), (double)(d - 2)); /* d/(d-2) */
+  double x = 1.0;
   if (c->scaling == POSENC_ROPE_SCALING_NTK) {
     x = c->factor;
   } else if (c->scaling == POSENC_ROPE_SCALING_DYNAMIC) {
@@ -1227,12 +1236,12 @@ static posenc_i_dd posenc_i_rope_log_base(const posenc_rope_config *c, size_t d)
       if (S < L) S = L;
       t = posenc_i_dd_add(posenc_i_dd_div_d(posenc_i_dd_mul_d(posenc_i_dd_make(c->factor, 0.0), S), L),
                           posenc_i_two_sum(1.0, -c->factor));
-      return posenc_i_dd_add(lnb, posenc_i_dd_mul_d(posenc_i_dd_log_dd(t), ex));
+      return posenc_i_dd_add(lnb, posenc_i_dd_mul(posenc_i_dd_log_dd(t), ex));
     }
   } else {
     return lnb;
   }
-  return posenc_i_dd_add(lnb, posenc_i_dd_mul_d(posenc_i_dd_log(x), ex));
+  return posenc_i_dd_add(lnb, posenc_i_dd_mul(posenc_i_dd_log(x), ex));
 }
 
 /* ---- HF float32 compatibility: inv_freq exactly as transformers computes it in float32.
@@ -1320,6 +1329,11 @@ static double posenc_i_rope_attention(const posenc_rope_config *c) {
   return 1.0;
 }
 
+/* The frequency factor of a blend that interpolates with weight w: w/s + (1 - w). */
+static posenc_i_dd posenc_i_rope_blend(posenc_i_dd w, double s) {
+  return posenc_i_dd_add(posenc_i_dd_div_d(w, s), posenc_i_dd_add(posenc_i_dd_make(1.0, 0.0), posenc_i_dd_make(-w.hi, -w.lo)));
+}
+
 POSENC_API posenc_rope_config posenc_rope_default(size_t head_dim) {
   posenc_rope_config c;
   memset(&c, 0, sizeof c);
@@ -1355,14 +1369,13 @@ POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_c
   memset(rope->inv_freq, 0, sizeof rope->inv_freq);
   memset(rope->inv_freq_f32, 0, sizeof rope->inv_freq_f32);
   for (i = 0; i < h; i++) {
-    posenc_i_dd u = run; /* omega0_i * 2/pi */
-    double g = 1.0;      /* the variant's factor on omega0_i */
+    posenc_i_dd u = run; /* omega0_i * 2/pi; every factor below stays in double-double */
     switch (c.scaling) {
-      case POSENC_ROPE_SCALING_LINEAR: g = 1.0 / c.factor; break;
-      case POSENC_ROPE_SCALING_YARN: {
-        double ramp = ((double)i - low) / (high - low);
-        ramp = ramp < 0.0 ? 0.0 : (ramp > 1.0 ? 1.0 : ramp);
-        g = ramp / c.factor + (1.0 - ramp); /* interpolated where ramp = 1, extrapolated where 0 */
+      case POSENC_ROPE_SCALING_LINEAR: u = posenc_i_dd_div_d(u, c.factor); break;
+      case POSENC_ROPE_SCALING_YARN: { /* ramp 1: interpolated (omega/s); ramp 0: extrapolated */
+        posenc_i_dd ramp = posenc_i_dd_div_d(posenc_i_two_sum((double)i, -low), high - low);
+        if (ramp.hi >= 1.0) u = posenc_i_dd_div_d(u, c.factor);
+        else if (ramp.hi > 0.0) u = posenc_i_dd_mul(u, posenc_i_rope_blend(ramp, c.factor));
         break;
       }
       case POSENC_ROPE_SCALING_LLAMA3: {
@@ -1370,16 +1383,18 @@ POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_c
         double lf = c.low_freq_factor != 0.0 ? c.low_freq_factor : 1.0;
         double hf = c.high_freq_factor != 0.0 ? c.high_freq_factor : 4.0;
         double wl = 4.0 / u.hi; /* wavelength 2 pi / omega, omega = u * pi/2 */
-        if (wl > L / lf) g = 1.0 / c.factor;
-        else if (!(wl < L / hf)) {
-          double sm = (L / wl - lf) / (hf - lf);
-          g = (1.0 - sm) / c.factor + sm;
+        if (wl > L / lf) {
+          u = posenc_i_dd_div_d(u, c.factor);
+        } else if (!(wl < L / hf)) { /* smooth: sm = (L / wl - lf) / (hf - lf), L / wl = L u / 4 */
+          posenc_i_dd sm = posenc_i_dd_div_d(posenc_i_dd_add(posenc_i_dd_mul_d(u, L * 0.25), posenc_i_dd_make(-lf, 0.0)),
+                                             hf - lf);
+          posenc_i_dd w = posenc_i_dd_add(posenc_i_dd_make(1.0, 0.0), posenc_i_dd_make(-sm.hi, -sm.lo));
+          u = posenc_i_dd_mul(u, posenc_i_rope_blend(w, c.factor));
         }
         break;
       }
       default: break;
     }
-    if (g != 1.0) u = posenc_i_dd_mul_d(u, g);
     if (ext) u = posenc_i_dd_div_d(u, (double)ext[i]);
     if (c.freq_factors) u = posenc_i_dd_div_d(u, (double)c.freq_factors[i]);
     rope->inv_freq[i] = posenc_i_dd_mul(u, posenc_i_PI_OVER_2).hi;
@@ -1740,7 +1755,7 @@ static posenc_status posenc_i_rope_apply(const posenc_i_backend *be, const posen
         for (a = 0; a < naxes; a++) {
           const int32_t *ids = pos->ids ? pos->ids + a * B * T + b * T + t0 : NULL;
           int32_t start = ids ? ids[0] : (int32_t)((int64_t)pos->start + (int64_t)t0);
-          for (tt = 1; ids && tt < nt && ids[tt] == ids[0] + (int32_t)tt; tt++) {}
+          for (tt = 1; ids && tt < nt && (int64_t)ids[tt] == (int64_t)ids[0] + (int64_t)tt; tt++) {}
           if (ids && tt == nt) ids = NULL; /* consecutive ids: the faster range recurrence */
           posenc_i_rope_rows(be, rope, &half_f32, start, ids, nt,
                              (unsigned char *)(block + a * nt * 2 * h), 2 * h * sizeof(float));

@@ -1,0 +1,1656 @@
+/* RoPE (posenc.h, "Rotary position embedding"): the contracts, checked against references that
+ * this file derives on its own from /work/shared/reference/formulas.md (sections 1 and 9):
+ *   - every scaling variant's frequencies and attention factor, in long double;
+ *   - cache values against A*cos(p*omega_i) in long double, all layouts and dtypes, stride gaps;
+ *   - rotations against a plain float reference, bit for bit, in every shape the API accepts;
+ *   - properties a wrong kernel breaks; every backend against the scalar one; bad input.
+ * posenc internals are never called: only the public API and the f16/bf16 conversions. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include "posenc.h"
+#include "testlib.h"
+
+typedef long double ld;
+#define PI_L 3.141592653589793238462643383279502884L
+#define CANARY 0xA5
+#define GUARD 64
+#define NEOX POSENC_ROPE_NEOX
+#define GPTJ POSENC_ROPE_GPTJ
+#define F32 POSENC_DTYPE_F32
+#define F16 POSENC_DTYPE_F16
+#define BF16 POSENC_DTYPE_BF16
+#define HALF POSENC_ROPE_CACHE_HALF
+#define FULL POSENC_ROPE_CACHE_FULL
+#define INTL POSENC_ROPE_CACHE_INTERLEAVED
+#define FWD POSENC_ROPE_FORWARD
+#define INV POSENC_ROPE_INVERSE
+
+
+static uint32_t lcg_state = 12345u;
+static uint32_t lcg(void) { lcg_state = lcg_state * 1664525u + 1013904223u; return lcg_state >> 8; }
+/* k/64 with |k| <= 255: exact in f32, f16 and bf16; never -0 */
+static float lcg_val(void) { return (float)((int)(lcg() % 511u) - 255) / 64.0f; }
+
+static float ld_elem(const unsigned char *p, posenc_dtype dt) {
+  float f; uint16_t h;
+  if (dt == F32) { memcpy(&f, p, 4); return f; }
+  memcpy(&h, p, 2);
+  return dt == F16 ? posenc_f16_to_f32(h) : posenc_bf16_to_f32(h);
+}
+static void st_elem(unsigned char *p, posenc_dtype dt, float v) {
+  uint16_t h;
+  if (dt == F32) { memcpy(p, &v, 4); return; }
+  h = dt == F16 ? posenc_f32_to_f16(v) : posenc_f32_to_bf16(v);
+  memcpy(p, &h, 2);
+}
+static int all_canary(const unsigned char *b, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) if (b[i] != CANARY) return 0;
+  return 1;
+}
+static double half_ulp_f32(double v) {
+  int e;
+  if (v == 0.0) return 0.0;
+  frexp(v, &e);
+  return ldexp(1.0, e - 25);
+}
+
+/* ============================================================================================
+ * Independent frequencies (formulas.md section 1)
+ * ========================================================================================== */
+typedef struct ref_freq {
+  size_t h;
+  ld om[POSENC_ROPE_MAX_DIM / 2];
+  ld arg[POSENC_ROPE_MAX_DIM / 2];   /* |exponent| behind omega0_i, for the reference's own error */
+  ld A;
+} ref_freq;
+
+static size_t rot_dim(const posenc_rope_config *c) { return c->rotary_dim ? c->rotary_dim : c->head_dim; }
+
+/* Qwen (v1): ntk_alpha = max(2^ceil(log2(S/L) + 1) - 1, 1) */
+static ld qwen_alpha(double S, double L) {
+  double a = pow(2.0, ceil(log2(S / L) + 1.0)) - 1.0;
+  return a < 1.0 ? 1.0L : (ld)a;
+}
+
+/* HF _compute_yarn_parameters: find_correction_dim, floor/ceil unless truncate = false, clamps. */
+static void ref_yarn_range(const posenc_rope_config *c, ld *lo, ld *hi) {
+  size_t d = rot_dim(c);
+  ld bf = c->beta_fast != 0.0 ? c->beta_fast : 32.0, bs = c->beta_slow != 0.0 ? c->beta_slow : 1.0;
+  ld L = (ld)c->original_max_pos, lnb = logl((ld)c->base);
+  ld l = (ld)d * logl(L / (bf * 2.0L * PI_L)) / (2.0L * lnb);
+  ld u = (ld)d * logl(L / (bs * 2.0L * PI_L)) / (2.0L * lnb);
+  if (!c->yarn_no_truncate) { l = floorl(l); u = ceill(u); }
+  else { l = (ld)(double)l; u = (ld)(double)u; } /* HF's Python floats: the real value rounded once */
+  if (l < 0.0L) l = 0.0L;
+  if (u > (ld)(d - 1)) u = (ld)(d - 1);
+  if (l == u) u += 0.001L;
+  *lo = l; *hi = u;
+}
+static ld yarn_mscale(ld s, ld m) { return s <= 1.0L ? 1.0L : 0.1L * m * logl(s) + 1.0L; }
+
+
+static void ref_freqs(const posenc_rope_config *c, ref_freq *r) {
+  size_t d = rot_dim(c), h = d / 2, i;
+  ld lnb = logl((ld)c->base), ex = d > 2 ? (ld)d / (ld)(d - 2) : 0.0L, s = (ld)c->factor, L = (ld)c->original_max_pos;
+  ld lo = 0.0L, hi = 1.0L, ln_x = 0.0L;
+  ld lf = c->low_freq_factor != 0.0 ? c->low_freq_factor : 1.0, hf = c->high_freq_factor != 0.0 ? c->high_freq_factor : 4.0;
+  const float *ext = NULL;
+  r->h = h;
+  if (c->scaling == POSENC_ROPE_SCALING_NTK) ln_x = logl(s);
+  if (c->scaling == POSENC_ROPE_SCALING_DYNAMIC) {
+    ld S = c->seq_len ? (ld)c->seq_len : L;
+    if (c->dynamic_qwen_alpha) ln_x = logl(qwen_alpha((double)S, (double)L));
+    else { if (S < L) S = L; ln_x = logl(s * S / L - (s - 1.0L)); }
+  }
+  lnb += ex * ln_x;
+  if (c->scaling == POSENC_ROPE_SCALING_YARN) ref_yarn_range(c, &lo, &hi);
+  if (c->scaling == POSENC_ROPE_SCALING_LONGROPE)
+    ext = c->seq_len > c->original_max_pos ? c->long_factor : c->short_factor;
+  for (i = 0; i < h; i++) {
+    ld e = (ld)(2 * i) / (ld)d * lnb, om0 = expl(-e), om = om0;
+    r->arg[i] = fabsl(e);
+    /* d/(d-2) in double: relative error <= 2^-53, times ln(x) * 2i/d in the exponent */
+    switch (c->scaling) {
+      case POSENC_ROPE_SCALING_LINEAR: om = om0 / s; break;
+      case POSENC_ROPE_SCALING_YARN: {
+        ld ramp = ((ld)i - lo) / (hi - lo);
+        ramp = ramp < 0.0L ? 0.0L : (ramp > 1.0L ? 1.0L : ramp);
+        om = om0 * ramp / s + om0 * (1.0L - ramp); /* interpolated where ramp = 1 */
+        break;
+      }
+      case POSENC_ROPE_SCALING_LLAMA3: {
+        ld wl = 2.0L * PI_L / om0;
+        if (wl > L / lf) om = om0 / s;
+        else if (wl < L / hf) om = om0;
+        else { ld sm = (L / wl - lf) / (hf - lf); om = (1.0L - sm) * om0 / s + sm * om0; }
+        break;
+      }
+      case POSENC_ROPE_SCALING_LONGROPE: om = om0 / (ld)ext[i]; break;
+      default: break;
+    }
+    if (c->freq_factors) om /= (ld)c->freq_factors[i];
+    r->om[i] = om;
+    if (!(om > 0.0L && om < 1e300L)) CHECK(0, "reference omega %zu not finite", i);
+  }
+  if (c->attention_factor > 0.0) r->A = c->attention_factor;
+  else if (c->scaling == POSENC_ROPE_SCALING_YARN) {
+    if (c->mscale != 0.0 && c->mscale_all_dim != 0.0) r->A = yarn_mscale(s, c->mscale) / yarn_mscale(s, c->mscale_all_dim);
+    else r->A = yarn_mscale(s, 1.0L);
+  } else if (c->scaling == POSENC_ROPE_SCALING_LONGROPE) r->A = s <= 1.0L ? 1.0L : sqrtl(1.0L + logl(s) / logl(L));
+  else r->A = 1.0L;
+}
+
+static double rel_err(double got, ld want) { return (double)(fabsl((ld)got - want) / fabsl(want)); }
+
+/* rope.inv_freq and rope.attention_factor against ref_freqs. */
+static void check_freqs(const char *name, const posenc_rope_config *c) {
+  posenc_rope rope;
+  ref_freq r;
+  size_t i;
+  double worst = 0.0;
+  int bad = 0;
+  posenc_status st = posenc_rope_init(&rope, c);
+  CHECK(st == POSENC_OK, "%s: init %s", name, posenc_strerror(st));
+  if (st != POSENC_OK) return;
+  ref_freqs(c, &r);
+  CHECK(rope.pairs == r.h, "%s: pairs %zu want %zu", name, rope.pairs, r.h);
+  for (i = 0; i < r.h; i++) {
+    double e = rel_err(rope.inv_freq[i], r.om[i]);
+    double tol = 1e-15 + 64.0 * (double)LDBL_EPSILON * (1.0 + (double)r.arg[i]);
+    if (e > worst) worst = e;
+    if (e > tol && bad++ < 4) CHECK(0, "%s: inv_freq[%zu] = %.17g, want %.20Lg (rel %.3g)", name, i, rope.inv_freq[i], r.om[i], e);
+  }
+  CHECK(bad == 0, "%s: %d frequencies off (worst rel %.3g)", name, bad, worst);
+  CHECK(rel_err(rope.attention_factor, r.A) <= 1e-15 + 64.0 * (double)LDBL_EPSILON,
+        "%s: attention factor %.17g want %.20Lg", name, rope.attention_factor, r.A);
+}
+
+static posenc_rope_config cfg_of(size_t D, double base, posenc_rope_scaling sc, double factor, uint32_t L) {
+  posenc_rope_config c = posenc_rope_default(D);
+  c.base = base; c.scaling = sc; c.factor = factor; c.original_max_pos = L;
+  return c;
+}
+
+static float lr_short[256], lr_long[256], ffac[256];
+
+static void init_lists(void) {
+  int i;
+  for (i = 0; i < 256; i++) {
+    lr_short[i] = 1.0f + (float)(i % 7) / 16.0f;            /* Phi-3-like: near 1 */
+    lr_long[i] = 1.0f + (float)i * 0.375f + (float)(i % 3); /* growing with i */
+    ffac[i] = (float)(1 + i % 5) * 0.75f;                   /* ggml rope_freqs */
+  }
+}
+
+static void test_freqs(void) {
+  posenc_rope_config c;
+  posenc_rope rope, r2;
+  ld lo, hi;
+  size_t i;
+
+  /* default: base^(-2i/d), partial rotary uses d = rotary_dim */
+  c = posenc_rope_default(128); check_freqs("default d128", &c);
+  c = posenc_rope_default(80); c.rotary_dim = 32; c.base = 1e6; check_freqs("default D80 d32 base 1e6", &c);
+  c = posenc_rope_default(512); c.base = 500000.0; check_freqs("default d512", &c);
+  c = posenc_rope_default(2); check_freqs("default d2", &c);
+  c = posenc_rope_default(64); c.base = 1e-30; check_freqs("base 1e-30", &c);
+  c = posenc_rope_default(64); c.base = 1e30; check_freqs("base 1e30", &c);
+  c = posenc_rope_default(64); c.base = 0.5; check_freqs("base 0.5", &c);
+  /* an unscaled config ignores the factor fields */
+  c = posenc_rope_default(64); c.factor = -3.0; c.original_max_pos = 0; check_freqs("none ignores factor", &c);
+
+  c = cfg_of(128, 10000.0, POSENC_ROPE_SCALING_LINEAR, 4.0, 0); check_freqs("linear 4", &c);
+  c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_LINEAR, 3.0, 0); check_freqs("linear 3", &c);
+  c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_LINEAR, 0.5, 0); check_freqs("linear 0.5", &c);
+
+  c = cfg_of(128, 10000.0, POSENC_ROPE_SCALING_NTK, 8.0, 0); check_freqs("ntk 8", &c);
+  c = cfg_of(64, 500000.0, POSENC_ROPE_SCALING_NTK, 2.5, 0); check_freqs("ntk 2.5", &c);
+  c = cfg_of(4, 10000.0, POSENC_ROPE_SCALING_NTK, 2.0, 0); check_freqs("ntk d4", &c);
+  { /* NTK: base' = base * s^(d/(d-2)) at pair 1 of d = 4: omega_1 = base'^(-1/2) */
+    c = cfg_of(4, 10000.0, POSENC_ROPE_SCALING_NTK, 2.0, 0);
+    posenc_rope_init(&rope, &c);
+    CHECK(rel_err(rope.inv_freq[1], 1.0L / sqrtl(10000.0L * 4.0L)) < 1e-15, "ntk d4 s2: %.17g", rope.inv_freq[1]);
+  }
+
+  /* dynamic (HF): S = max(seq_len, L), seq_len 0 means L */
+  c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_DYNAMIC, 2.0, 2048);
+  check_freqs("dynamic seq 0", &c);
+  {
+    posenc_rope_config d0 = posenc_rope_default(64);
+    posenc_rope_init(&rope, &c);
+    posenc_rope_init(&r2, &d0);
+    for (i = 0; i < 32; i++)
+      CHECK(rel_err(rope.inv_freq[i], (ld)r2.inv_freq[i]) <= 2e-16, "dynamic seq 0 pair %zu: %.17g vs default %.17g", i,
+            rope.inv_freq[i], r2.inv_freq[i]);
+  }
+  c.seq_len = 1000; check_freqs("dynamic seq < L", &c);
+  c.seq_len = 2048; check_freqs("dynamic seq = L", &c);
+  c.seq_len = 2049; check_freqs("dynamic seq L+1", &c);
+  c.seq_len = 4096; check_freqs("dynamic seq 2L", &c);
+  { /* seq 2L, s = 2: base' = base * 3^(d/(d-2)), omega_1 = base'^(-2/64) */
+    posenc_rope_init(&rope, &c);
+    CHECK(rel_err(rope.inv_freq[1], powl(10000.0L * powl(3.0L, 64.0L / 62.0L), -2.0L / 64.0L)) < 1e-15,
+          "dynamic 2L closed form %.17g", rope.inv_freq[1]);
+  }
+  c.seq_len = 100000; c.factor = 1.5; check_freqs("dynamic seq 100000 s1.5", &c);
+  /* set_seq_len recomputes to the same bits as a fresh init */
+  {
+    posenc_rope_config c2 = c;
+    c2.seq_len = 0;
+    posenc_rope_init(&rope, &c2);
+    CHECK(posenc_rope_set_seq_len(&rope, 100000) == POSENC_OK, "set_seq_len");
+    posenc_rope_init(&r2, &c);
+    CHECK(memcmp(rope.inv_freq, r2.inv_freq, sizeof rope.inv_freq) == 0 &&
+          memcmp(rope.u_parts, r2.u_parts, sizeof rope.u_parts) == 0 && rope.config.seq_len == 100000,
+          "set_seq_len differs from init");
+    CHECK(posenc_rope_set_seq_len(NULL, 5) == POSENC_ERR_NULL, "set_seq_len NULL");
+  }
+  /* Qwen's alpha: 1 for S <= L, 3 for S <= 2L, 7 for S <= 4L, 15 for S <= 8L */
+  {
+    static const uint32_t seqs[] = {0, 100, 2048, 2049, 4096, 4097, 8192, 8193, 16384};
+    static const double alphas[] = {1, 1, 1, 3, 3, 7, 7, 15, 15};
+    size_t k;
+    for (k = 0; k < sizeof seqs / sizeof seqs[0]; k++) {
+      char nm[64];
+      c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_DYNAMIC, 1.0, 2048);
+      c.dynamic_qwen_alpha = 1; c.seq_len = seqs[k];
+      CHECK(qwen_alpha(seqs[k] ? seqs[k] : 2048, 2048) == alphas[k], "reference alpha for %u", seqs[k]);
+      sprintf(nm, "qwen alpha seq %u", seqs[k]);
+      check_freqs(nm, &c);
+      posenc_rope_init(&rope, &c);
+      CHECK(rel_err(rope.inv_freq[31], powl(10000.0L * powl((ld)alphas[k], 64.0L / 62.0L), -62.0L / 64.0L)) < 1e-15,
+            "qwen alpha %g: %.17g", alphas[k], rope.inv_freq[31]);
+    }
+  }
+
+  /* YaRN: the reference table of formulas.md 1.5 (the test's own range function) */
+  c = cfg_of(128, 10000.0, POSENC_ROPE_SCALING_YARN, 4.0, 4096);
+  ref_yarn_range(&c, &lo, &hi);
+  CHECK(lo == 20.0L && hi == 46.0L, "yarn d128 1e4 4096: [%Lg, %Lg]", lo, hi);
+  c.yarn_no_truncate = 1; ref_yarn_range(&c, &lo, &hi);
+  CHECK(fabsl(lo - 20.944482L) < 1e-6L && fabsl(hi - 45.026881L) < 1e-6L, "raw [%.9Lg, %.9Lg]", lo, hi);
+  c = cfg_of(128, 1e6, POSENC_ROPE_SCALING_YARN, 4.0, 32768);
+  ref_yarn_range(&c, &lo, &hi);
+  CHECK(lo == 23.0L && hi == 40.0L, "yarn d128 1e6 32768: [%Lg, %Lg]", lo, hi);
+  c = cfg_of(64, 150000.0, POSENC_ROPE_SCALING_YARN, 32.0, 4096); c.yarn_no_truncate = 1;
+  ref_yarn_range(&c, &lo, &hi);
+  CHECK(fabsl(lo - 8.092779115512402L) < 1e-12L && fabsl(hi - 17.39802450158856L) < 1e-12L, "gpt-oss [%.16Lg, %.16Lg]", lo, hi);
+
+  /* the library's ramp: unchanged at and below low, divided by s at and above high, between inside */
+  {
+    static const struct { size_t d; double base; uint32_t L; int no_trunc; double lo, hi; } yr[] = {
+      {128, 10000.0, 4096, 0, 20, 46}, {128, 1e6, 32768, 0, 23, 40}, {64, 150000.0, 4096, 1, 8.092779115512402, 17.39802450158856},
+      {64, 150000.0, 4096, 0, 8, 18}};
+    size_t k;
+    for (k = 0; k < sizeof yr / sizeof yr[0]; k++) {
+      posenc_rope_config d0 = posenc_rope_default(yr[k].d);
+      int bad = 0;
+      c = cfg_of(yr[k].d, yr[k].base, POSENC_ROPE_SCALING_YARN, 4.0, yr[k].L);
+      c.yarn_no_truncate = yr[k].no_trunc;
+      d0.base = yr[k].base;
+      posenc_rope_init(&rope, &c);
+      posenc_rope_init(&r2, &d0);
+      for (i = 0; i < yr[k].d / 2; i++) {
+        double ratio = rope.inv_freq[i] / r2.inv_freq[i];
+        double ramp = ((double)i - yr[k].lo) / (yr[k].hi - yr[k].lo), want;
+        ramp = ramp < 0 ? 0 : (ramp > 1 ? 1 : ramp);
+        want = ramp / 4.0 + (1.0 - ramp);
+        if (fabs(ratio - want) > 4e-16) bad++;
+      }
+      CHECK(bad == 0, "yarn ramp case %zu: %d pairs off the [low, high] ramp", k, bad);
+      check_freqs("yarn ramp case", &c);
+    }
+  }
+  c = cfg_of(128, 10000.0, POSENC_ROPE_SCALING_YARN, 16.0, 4096); c.attention_factor = 0.0; check_freqs("yarn s16", &c);
+  /* high past d/2 - 1: HF clamps with dim - 1, not d/2 - 1 (formulas.md 1.5) */
+  c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_YARN, 8.0, 1000000);
+  ref_yarn_range(&c, &lo, &hi);
+  CHECK(lo == 29.0L && hi == 42.0L, "yarn d64 L 1e6: [%Lg, %Lg]", lo, hi);
+  check_freqs("yarn high > d/2", &c);
+  c.beta_slow = 0.001; ref_yarn_range(&c, &lo, &hi);
+  CHECK(hi == 63.0L, "yarn clamp to d - 1: %Lg", hi);
+  check_freqs("yarn high clamped to d - 1", &c);
+  c.beta_fast = 16.0; c.beta_slow = 2.0; check_freqs("yarn betas 16/2", &c);
+  c = cfg_of(96, 1e6, POSENC_ROPE_SCALING_YARN, 0.5, 8192); check_freqs("yarn s0.5 (mscale 1)", &c);
+  /* mscale: 0.1 ln s + 1 */
+  {
+    static const double s[] = {4.0, 8.0, 40.0}, want[] = {1.138629436, 1.207944154, 1.368887945};
+    size_t k;
+    for (k = 0; k < 3; k++) {
+      c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_YARN, s[k], 4096);
+      posenc_rope_init(&rope, &c);
+      CHECK(fabs(rope.attention_factor - want[k]) < 1e-9, "yarn mscale s=%g: %.10f", s[k], rope.attention_factor);
+      CHECK(fabsl(yarn_mscale(s[k], 1.0L) - want[k]) < 1e-9L, "reference mscale s=%g", s[k]);
+      check_freqs("yarn mscale", &c);
+    }
+  }
+  /* DeepSeek: mscale / mscale_all_dim ratio; V3 (1, 1, s = 40): exactly 1.0 */
+  c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_YARN, 40.0, 4096); c.mscale = 1.0; c.mscale_all_dim = 1.0;
+  posenc_rope_init(&rope, &c);
+  CHECK(rope.attention_factor == 1.0, "DeepSeek-V3 attention factor %.17g", rope.attention_factor);
+  check_freqs("yarn deepseek-v3", &c);
+  c.mscale = 1.0; c.mscale_all_dim = 0.707; check_freqs("yarn mscale ratio 1/0.707", &c);
+  posenc_rope_init(&rope, &c);
+  CHECK(fabs(rope.attention_factor - (0.1 * log(40.0) + 1.0) / (0.0707 * log(40.0) + 1.0)) < 1e-15, "ratio %.17g",
+        rope.attention_factor);
+  c.mscale = 2.0; c.mscale_all_dim = 0.0; check_freqs("yarn mscale only (ignored)", &c);
+  posenc_rope_init(&rope, &c);
+  CHECK(fabs(rope.attention_factor - 1.368887945) < 1e-9, "one of mscale/mscale_all_dim zero: %.10f", rope.attention_factor);
+  c.attention_factor = 0.625; check_freqs("yarn attention_factor override", &c);
+  posenc_rope_init(&rope, &c);
+  CHECK(rope.attention_factor == 0.625, "override %.17g", rope.attention_factor);
+
+  /* llama3 (Llama-3.1): theta 500000, d 128, s 8, L 8192; pairs 29..34 are medium */
+  c = cfg_of(128, 500000.0, POSENC_ROPE_SCALING_LLAMA3, 8.0, 8192);
+  check_freqs("llama3", &c);
+  {
+    ref_freq r;
+    posenc_rope_config d0 = posenc_rope_default(128);
+    d0.base = 500000.0;
+    ref_freqs(&c, &r);
+    posenc_rope_init(&rope, &c);
+    posenc_rope_init(&r2, &d0);
+    CHECK(fabs(r2.inv_freq[29] / 2.616099253e-3 - 1) < 1e-9 && fabs(rope.inv_freq[29] / 2.166570764e-3 - 1) < 1e-9,
+          "llama3 i=29: %.10g -> %.10g", r2.inv_freq[29], rope.inv_freq[29]);
+    CHECK(fabs(r2.inv_freq[32] / 1.414213562e-3 - 1) < 1e-9 && fabs(rope.inv_freq[32] / 5.248461610e-4 - 1) < 1e-9,
+          "llama3 i=32: %.10g -> %.10g", r2.inv_freq[32], rope.inv_freq[32]);
+    CHECK(fabsl(r.om[29] / 2.166570764e-3L - 1) < 1e-9L && fabsl(r.om[32] / 5.248461610e-4L - 1) < 1e-9L, "reference llama3");
+    for (i = 0; i < 64; i++) {
+      double ratio = rope.inv_freq[i] / r2.inv_freq[i];
+      if (i < 29) CHECK(fabs(ratio - 1.0) < 4e-16, "llama3 high-frequency pair %zu scaled: %.17g", i, ratio);
+      else if (i <= 34) CHECK(ratio > 0.125 + 1e-6 && ratio < 1.0 - 1e-6, "llama3 medium pair %zu: %.17g", i, ratio);
+      else CHECK(fabs(ratio - 0.125) < 1e-16, "llama3 low-frequency pair %zu: %.17g", i, ratio);
+    }
+  }
+  c.factor = 32.0; c.low_freq_factor = 1.0; c.high_freq_factor = 4.0; check_freqs("llama3 s32 (3.2 1B)", &c);
+  c.factor = 6.0; c.low_freq_factor = 2.0; c.high_freq_factor = 8.0; c.original_max_pos = 4096; check_freqs("llama3 custom", &c);
+
+  /* LongRoPE: short list while seq_len <= L, long beyond; A = sqrt(1 + ln s / ln L) */
+  c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_LONGROPE, 32.0, 4096);
+  c.short_factor = lr_short; c.long_factor = lr_long;
+  c.seq_len = 0; check_freqs("longrope seq 0 (short)", &c);
+  c.seq_len = 4096; check_freqs("longrope seq L (short)", &c);
+  posenc_rope_init(&rope, &c);
+  CHECK(fabs(rope.attention_factor - 1.190238071) < 1e-9, "longrope A 131072/4096: %.10f", rope.attention_factor);
+  c.seq_len = 4097; check_freqs("longrope seq L+1 (long)", &c);
+  posenc_rope_init(&r2, &c);
+  CHECK(rel_err(r2.inv_freq[5] * lr_long[5], (ld)rope.inv_freq[5] * lr_short[5]) < 1e-15, "longrope list switch");
+  {
+    posenc_rope r3;
+    CHECK(posenc_rope_set_seq_len(&rope, 4097) == POSENC_OK, "longrope set_seq_len");
+    r3 = rope;
+    CHECK(memcmp(r3.inv_freq, r2.inv_freq, sizeof r2.inv_freq) == 0, "longrope set_seq_len = init");
+  }
+  c.factor = 1.0; check_freqs("longrope s1 (A 1)", &c);
+  c.factor = 0.5; check_freqs("longrope s0.5 (A 1)", &c);
+  c.factor = 16.0; c.attention_factor = 1.25; check_freqs("longrope A override", &c);
+
+  /* freq_factors divide omega, in any variant */
+  c = posenc_rope_default(64); c.freq_factors = ffac; check_freqs("freq_factors", &c);
+  c = cfg_of(128, 500000.0, POSENC_ROPE_SCALING_NTK, 4.0, 0); c.freq_factors = ffac; check_freqs("ntk + freq_factors", &c);
+  c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_YARN, 8.0, 2048); c.freq_factors = ffac; check_freqs("yarn + freq_factors", &c);
+  /* attention factor override on an unscaled rope */
+  c = posenc_rope_default(64); c.attention_factor = 0.5; check_freqs("none A 0.5", &c);
+  /* M-RoPE uses the default frequencies */
+  c = posenc_rope_default(128); c.base = 1e6; c.mrope = POSENC_ROPE_MROPE_SECTIONS;
+  c.mrope_section[0] = 16; c.mrope_section[1] = 24; c.mrope_section[2] = 24; check_freqs("mrope sections", &c);
+  /* the config copy */
+  c = posenc_rope_default(96); c.rotary_dim = 0;
+  posenc_rope_init(&rope, &c);
+  CHECK(rope.config.rotary_dim == 96 && rope.pairs == 48 && rope.config.head_dim == 96, "rotary_dim 0 -> head_dim");
+}
+
+/* ============================================================================================
+ * HF float32 compatibility: the test's own float32 recipe (formulas.md 1.1, 1.3, 1.5, 1.6)
+ * ========================================================================================== */
+static float powf_cr(float b, float e) { return (float)powl((ld)b, (ld)e); } /* round once (long double) */
+
+static void check_hf(const char *name, const posenc_rope_config *c) {
+  posenc_rope rope;
+  size_t d = rot_dim(c), h = d / 2, i, r, width;
+  float inv[256], *cache;
+  double base = c->base;
+  float s = (float)c->factor;
+  static const int32_t pos[] = {0, 1, 2, 31, 32, 33, 1000, 4095, 65535, 131071, 1000003, 16777215, 16777216, 123456789};
+  const size_t n = sizeof pos / sizeof pos[0];
+  posenc_rope_cache_spec sp = {HALF, F32, 0};
+  int bad = 0, badv = 0;
+  const float *ext = NULL;
+  CHECK(posenc_rope_init(&rope, c) == POSENC_OK, "%s: init", name);
+  if (c->scaling == POSENC_ROPE_SCALING_NTK) base = c->base * pow(c->factor, (double)d / (double)(d - 2));
+  if (c->scaling == POSENC_ROPE_SCALING_LONGROPE) ext = c->seq_len > c->original_max_pos ? c->long_factor : c->short_factor;
+  for (i = 0; i < h; i++) {
+    float e = (float)(int64_t)(2 * i) / (float)d, pf = powf_cr((float)base, e), v = 1.0f / pf;
+    if (c->scaling == POSENC_ROPE_SCALING_LINEAR) v = v / s;
+    if (ext) v = 1.0f / (ext[i] * pf);
+    if (c->scaling == POSENC_ROPE_SCALING_YARN) {
+      double L = c->original_max_pos, lo, hi;
+      double bf = c->beta_fast != 0.0 ? c->beta_fast : 32.0, bs = c->beta_slow != 0.0 ? c->beta_slow : 1.0;
+      float ramp, ew;
+      lo = (double)d * log(L / (bf * 2.0 * 3.141592653589793)) / (2.0 * log(c->base));
+      hi = (double)d * log(L / (bs * 2.0 * 3.141592653589793)) / (2.0 * log(c->base));
+      if (!c->yarn_no_truncate) { lo = floor(lo); hi = ceil(hi); }
+      if (lo < 0) lo = 0;
+      if (hi > (double)(d - 1)) hi = (double)(d - 1);
+      if (lo == hi) hi += 0.001;
+      ramp = ((float)i - (float)lo) / (float)(hi - lo);
+      ramp = ramp < 0.0f ? 0.0f : (ramp > 1.0f ? 1.0f : ramp);
+      ew = 1.0f - ramp;
+      v = (1.0f / (s * pf)) * (1.0f - ew) + v * ew;
+    }
+    inv[i] = v;
+    if (rope.inv_freq_f32[i] != v && bad++ < 3)
+      CHECK(0, "%s: HF inv_freq[%zu] %.9g want %.9g", name, i, rope.inv_freq_f32[i], v);
+  }
+  CHECK(bad == 0, "%s: %d HF float32 frequencies differ", name, bad);
+  width = posenc_rope_cache_width(&rope, HALF);
+  cache = (float *)malloc(n * width * sizeof(float));
+  CHECK(posenc_rope_cache_rows(&rope, &sp, pos, n, cache, n * width * sizeof(float)) == POSENC_OK, "%s: rows", name);
+  for (r = 0; r < n; r++)
+    for (i = 0; i < h; i++) {
+      float th = (float)pos[r] * inv[i], af = (float)rope.attention_factor;
+      float wc = (float)cosl((ld)th), ws = (float)sinl((ld)th);
+      if (af != 1.0f) { wc = wc * af; ws = ws * af; }
+      if ((cache[r * width + i] != wc || cache[r * width + h + i] != ws) && badv++ < 3)
+        CHECK(0, "%s: p=%d pair %zu: (%.9g, %.9g) want (%.9g, %.9g)", name, (int)pos[r], i, cache[r * width + i],
+              cache[r * width + h + i], wc, ws);
+    }
+  CHECK(badv == 0, "%s: %d HF cache values differ from the float32 recipe", name, badv);
+  free(cache);
+}
+
+static void test_hf_compat(void) {
+  posenc_rope_config c;
+  c = posenc_rope_default(128); c.hf_compat = 1; check_hf("hf default", &c);
+  c = posenc_rope_default(64); c.base = 1e6; c.hf_compat = 1; check_hf("hf default 1e6", &c);
+  c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_LINEAR, 4.0, 0); c.hf_compat = 1; check_hf("hf linear", &c);
+  c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_NTK, 4.0, 0); c.hf_compat = 1; check_hf("hf ntk", &c);
+  c = cfg_of(128, 10000.0, POSENC_ROPE_SCALING_YARN, 4.0, 4096); c.hf_compat = 1; check_hf("hf yarn", &c);
+  c = cfg_of(64, 150000.0, POSENC_ROPE_SCALING_YARN, 32.0, 4096); c.yarn_no_truncate = 1; c.hf_compat = 1;
+  check_hf("hf yarn gpt-oss", &c);
+  c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_LONGROPE, 32.0, 4096); c.short_factor = lr_short; c.long_factor = lr_long;
+  c.hf_compat = 1; c.seq_len = 9000; check_hf("hf longrope long", &c);
+}
+
+/* ============================================================================================
+ * Cache values
+ * ========================================================================================== */
+/* Every entry of a cache against A*cos / A*sin of p * omega_i (reference omega, long double). */
+static int check_values(const char *name, const ref_freq *r, const float *half, size_t stride, const int32_t *pos,
+                        size_t n, double *worst_ulp) {
+  size_t k, i;
+  int bad = 0;
+  for (k = 0; k < n; k++) {
+    ld p = (ld)pos[k];
+    for (i = 0; i < r->h; i++) {
+      ld ang = p * r->om[i];
+      ld want[2];
+      double got[2];
+      int w;
+      want[0] = r->A * cosl(ang); want[1] = r->A * sinl(ang);
+      got[0] = half[k * stride + i]; got[1] = half[k * stride + r->h + i];
+      for (w = 0; w < 2; w++) {
+        double wd = (double)want[w], err = (double)fabsl((ld)got[w] - want[w]);
+        /* the reference's own error: logl, expl and the products, a few long double ulps of omega
+         * (relative error up to (2|e| + 4) eps, e the exponent), times the angle; then cosl */
+        ld ref_err = (fabsl(ang) * (2.0L * r->arg[i] + 4.0L) + 2.0L) * (ld)LDBL_EPSILON * r->A;
+        ld bound = (ld)half_ulp_f32(wd) + 1e-12L + ref_err;
+        if (wd != 0.0 && err / (2 * half_ulp_f32(wd)) > *worst_ulp) *worst_ulp = err / (2 * half_ulp_f32(wd));
+        if ((ld)err > bound && bad++ < 4)
+          CHECK(0, "%s: p=%d pair %zu %s: got %.9g want %.17Lg (err %.3g, bound %.3Lg)", name, (int)pos[k], i,
+                w ? "sin" : "cos", got[w], want[w], err, bound);
+      }
+    }
+  }
+  return bad;
+}
+
+/* One variant: the cache in every layout and dtype, rows and ranges, gaps and guards. */
+static void check_cache_variant(const char *name, const posenc_rope_config *cfg, int32_t range_start) {
+  enum { NR = 37 };
+  posenc_rope rope;
+  ref_freq r;
+  int32_t list[40];
+  size_t n = 0, k, h, w2, w4, i, es;
+  int lay, dt, bad;
+  double worst = 0.0;
+  float *half, *tab;
+  size_t bytes, stride;
+  unsigned char *buf;
+  posenc_status st;
+
+  if ((st = posenc_rope_init(&rope, cfg)) != POSENC_OK) { CHECK(0, "%s: init %s", name, posenc_strerror(st)); return; }
+  ref_freqs(cfg, &r);
+  h = rope.pairs;
+  w2 = posenc_rope_cache_width(&rope, HALF);
+  w4 = posenc_rope_cache_width(&rope, FULL);
+  CHECK(w2 == 2 * h && w4 == 4 * h && posenc_rope_cache_width(&rope, INTL) == 2 * h, "%s: widths", name);
+  list[n++] = 0; list[n++] = 1; list[n++] = 2; list[n++] = 31; list[n++] = 32; list[n++] = 33; list[n++] = -5;
+  list[n++] = 16777215; list[n++] = 16777184; list[n++] = 16777183; list[n++] = 8388608; list[n++] = 131071;
+  while (n < 24) list[n++] = (int32_t)(lcg() & 0xffffff);
+
+  /* HALF f32 with a row stride: the values */
+  stride = w2 + 3;
+  {
+    posenc_rope_cache_spec sp = {HALF, F32, stride};
+    CHECK(posenc_rope_cache_bytes(&rope, &sp, n, &bytes) == POSENC_OK && bytes == ((n - 1) * stride + w2) * 4,
+          "%s: bytes", name);
+    buf = (unsigned char *)malloc(bytes + GUARD);
+    memset(buf, CANARY, bytes + GUARD);
+    CHECK(posenc_rope_cache_rows(&rope, &sp, list, n, buf, bytes) == POSENC_OK, "%s: rows", name);
+    CHECK(all_canary(buf + bytes, GUARD), "%s: wrote past the exact-size buffer", name);
+    for (k = 0; k + 1 < n; k++) CHECK(all_canary(buf + (k * stride + w2) * 4, 3 * 4), "%s: stride gap row %zu", name, k);
+    half = (float *)malloc(n * w2 * sizeof(float));
+    for (k = 0; k < n; k++) memcpy(half + k * w2, buf + k * stride * 4, w2 * 4);
+    free(buf);
+  }
+  bad = check_values(name, &r, half, w2, list, n, &worst);
+  CHECK(bad == 0, "%s: %d cache values off the bound (worst %.4f ulp)", name, bad, worst);
+
+  /* every layout and dtype, dense and strided: the f32 HALF values rearranged and RNE-converted */
+  for (lay = 0; lay < 3; lay++)
+    for (dt = 0; dt < 3; dt++) {
+      size_t width = lay == FULL ? w4 : w2, str = width + (size_t)(lay + dt) % 3;
+      posenc_rope_cache_spec sp;
+      int badl = 0;
+      sp.layout = (posenc_rope_cache_layout)lay; sp.dtype = (posenc_dtype)dt; sp.row_stride = str == width ? 0 : str;
+      es = posenc_dtype_size(sp.dtype);
+      if (posenc_rope_cache_bytes(&rope, &sp, n, &bytes) != POSENC_OK) { CHECK(0, "bytes"); continue; }
+      buf = (unsigned char *)malloc(bytes + GUARD);
+      memset(buf, CANARY, bytes + GUARD);
+      CHECK(posenc_rope_cache_rows(&rope, &sp, list, n, buf, bytes) == POSENC_OK, "%s: rows %d/%d", name, lay, dt);
+      CHECK(all_canary(buf + bytes, GUARD), "%s: layout %d dtype %d wrote past the buffer", name, lay, dt);
+      for (k = 0; k < n; k++) {
+        const unsigned char *row = buf + k * str * es;
+        if (k + 1 < n && str > width) CHECK(all_canary(row + width * es, (str - width) * es), "%s: gap %d/%d", name, lay, dt);
+        for (i = 0; i < h; i++) {
+          float cv = half[k * w2 + i], sv = half[k * w2 + h + i];
+          float want[4];
+          size_t col[4], nc = 2, m;
+          want[0] = cv; want[1] = sv;
+          if (lay == HALF) { col[0] = i; col[1] = h + i; }
+          else if (lay == INTL) { col[0] = 2 * i; col[1] = 2 * i + 1; }
+          else { col[0] = i; col[1] = 2 * h + i; col[2] = h + i; col[3] = 3 * h + i; want[2] = cv; want[3] = sv; nc = 4; }
+          for (m = 0; m < nc; m++) {
+            unsigned char img[4];
+            st_elem(img, sp.dtype, want[m]);
+            if (memcmp(row + col[m] * es, img, es) != 0) badl++;
+          }
+        }
+      }
+      CHECK(badl == 0, "%s: layout %d dtype %d: %d entries differ from the f32 HALF value (RNE)", name, lay, dt, badl);
+      free(buf);
+    }
+
+  /* a range crossing anchor boundaries = the same rows from a list; its values too */
+  {
+    int32_t rl[NR];
+    posenc_rope_cache_spec sp = {HALF, F32, 0};
+    float *lst = (float *)malloc(NR * w2 * sizeof(float));
+    tab = (float *)malloc(NR * w2 * sizeof(float) + GUARD);
+    memset(tab, CANARY, NR * w2 * sizeof(float) + GUARD);
+    for (k = 0; k < NR; k++) rl[k] = range_start + (int32_t)k;
+    CHECK(posenc_rope_cache_table(&rope, &sp, range_start, NR, tab, NR * w2 * sizeof(float)) == POSENC_OK, "%s: table", name);
+    CHECK(all_canary((unsigned char *)tab + NR * w2 * sizeof(float), GUARD), "%s: table guard", name);
+    CHECK(posenc_rope_cache_rows(&rope, &sp, rl, NR, lst, NR * w2 * sizeof(float)) == POSENC_OK, "%s: rows", name);
+    CHECK(memcmp(tab, lst, NR * w2 * sizeof(float)) == 0, "%s: range and list differ", name);
+    bad = check_values(name, &r, tab, w2, rl, NR, &worst);
+    CHECK(bad == 0, "%s: range: %d cache values off the bound", name, bad);
+    free(lst);
+    free(tab);
+  }
+  printf("  cache %-34s max error %.4f ulp (vs a %d-bit long double reference)\n", name, worst, LDBL_MANT_DIG);
+  free(half);
+}
+
+static void test_cache_values(void) {
+  posenc_rope_config c;
+  c = posenc_rope_default(128); check_cache_variant("default d128", &c, 16777215 - 36);
+  c = posenc_rope_default(64); c.base = 500000.0; c.style = GPTJ; check_cache_variant("default d64 500000", &c, 1000);
+  c = posenc_rope_default(96); c.rotary_dim = 34; c.base = 1e6; check_cache_variant("partial d34 1e6", &c, -20);
+  c = posenc_rope_default(2); check_cache_variant("d2", &c, 16777200);
+  c = posenc_rope_default(64); c.attention_factor = 0.75; check_cache_variant("A 0.75", &c, 77);
+  c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_LINEAR, 4.0, 0); check_cache_variant("linear 4", &c, 5000000);
+  c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_LINEAR, 3.0, 0); check_cache_variant("linear 3", &c, 12345678);
+  c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_NTK, 8.0, 0); check_cache_variant("ntk 8", &c, 999);
+  c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_DYNAMIC, 2.0, 2048); c.seq_len = 6000;
+  check_cache_variant("dynamic s2 seq 6000", &c, 4000);
+  c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_DYNAMIC, 1.0, 2048); c.seq_len = 6000; c.dynamic_qwen_alpha = 1;
+  check_cache_variant("dynamic qwen alpha 7", &c, 16777000);
+  c = cfg_of(128, 10000.0, POSENC_ROPE_SCALING_YARN, 4.0, 4096); check_cache_variant("yarn s4 (A 1.1386)", &c, 16777215 - 36);
+  c = cfg_of(64, 150000.0, POSENC_ROPE_SCALING_YARN, 32.0, 4096); c.yarn_no_truncate = 1;
+  check_cache_variant("yarn gpt-oss no truncate", &c, 300000);
+  c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_YARN, 40.0, 4096); c.mscale = 1.0; c.mscale_all_dim = 1.0;
+  check_cache_variant("yarn deepseek A 1", &c, 65500);
+  c = cfg_of(128, 500000.0, POSENC_ROPE_SCALING_LLAMA3, 8.0, 8192); check_cache_variant("llama3", &c, 16777215 - 36);
+  c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_LONGROPE, 32.0, 4096); c.short_factor = lr_short; c.long_factor = lr_long;
+  c.seq_len = 131072; check_cache_variant("longrope long (A 1.19)", &c, 4090);
+  c.seq_len = 10; check_cache_variant("longrope short", &c, 0);
+  c = posenc_rope_default(64); c.freq_factors = ffac; check_cache_variant("freq_factors", &c, 16777100);
+}
+
+/* An unscaled NeoX HALF cache is the sinusoidal SPLIT table [sin | cos] with its halves swapped. */
+static void test_sinusoidal_equivalence(void) {
+  static const size_t dims[] = {2, 6, 34, 64, 128, 256, 512};
+  static const double bases[] = {10000.0, 500000.0, 1e6, 2.0};
+  size_t di, bi, k, n = 40;
+  int32_t pos[40];
+  for (k = 0; k < n; k++) pos[k] = k < 8 ? (int32_t)k * 31 - 40 : (int32_t)(lcg() & 0xffffff);
+  pos[8] = 16777215; pos[9] = 2147483647; pos[10] = -2147483647 - 1;
+  for (di = 0; di < sizeof dims / sizeof dims[0]; di++)
+    for (bi = 0; bi < sizeof bases / sizeof bases[0]; bi++) {
+      size_t d = dims[di], h = d / 2;
+      posenc_rope rope;
+      posenc_rope_config c = posenc_rope_default(d + 6);
+      posenc_sinusoidal_params sp = posenc_sinusoidal_default(d);
+      posenc_rope_cache_spec cs = {HALF, F32, 0};
+      float *a = (float *)malloc(n * d * 4), *b = (float *)malloc(n * d * 4);
+      int bad = 0;
+      c.rotary_dim = d; c.base = bases[bi];
+      sp.layout = POSENC_LAYOUT_SPLIT; sp.base = bases[bi];
+      CHECK(posenc_rope_init(&rope, &c) == POSENC_OK, "init");
+      CHECK(posenc_rope_cache_rows(&rope, &cs, pos, n, a, n * d * 4) == POSENC_OK, "rope rows d=%zu", d);
+      CHECK(posenc_sinusoidal_rows(&sp, pos, n, b, n * d * 4) == POSENC_OK, "sinusoidal rows d=%zu", d);
+      for (k = 0; k < n; k++)
+        bad += memcmp(a + k * d, b + k * d + h, h * 4) != 0 || memcmp(a + k * d + h, b + k * d, h * 4) != 0;
+      CHECK(bad == 0, "d=%zu base %g: %d rope rows differ from the swapped sinusoidal split rows", d, bases[bi], bad);
+      /* and from a range */
+      CHECK(posenc_rope_cache_table(&rope, &cs, 16777000, 20, a, n * d * 4) == POSENC_OK &&
+            posenc_sinusoidal_table(&sp, 16777000, 20, b, n * d * 4) == POSENC_OK, "tables");
+      for (k = 0, bad = 0; k < 20; k++)
+        bad += memcmp(a + k * d, b + k * d + h, h * 4) != 0 || memcmp(a + k * d + h, b + k * d, h * 4) != 0;
+      CHECK(bad == 0, "d=%zu base %g: range differs", d, bases[bi]);
+      free(a); free(b);
+    }
+}
+
+/* ============================================================================================
+ * Rotation: a plain reference
+ * ========================================================================================== */
+typedef struct tview {
+  size_t off;                 /* bytes from the buffer start */
+  size_t heads, bs, ts, hs;   /* element strides (explicit) */
+  posenc_dtype dt;
+  int zero_strides;           /* hand the library 0 (dense defaults) instead */
+} tview;
+
+static size_t tview_end(const tview *t, size_t B, size_t T, size_t D) {
+  return t->off + ((B - 1) * t->bs + (T - 1) * t->ts + (t->heads - 1) * t->hs + D) * posenc_dtype_size(t->dt);
+}
+static tview dense_view(size_t off, size_t heads, size_t T, size_t D, posenc_dtype dt) {
+  tview t;
+  t.off = off; t.heads = heads; t.hs = D; t.ts = heads * D; t.bs = T * heads * D; t.dt = dt; t.zero_strides = 0;
+  return t;
+}
+static posenc_rope_tensor to_tensor(unsigned char *buf, const tview *t) {
+  posenc_rope_tensor x;
+  x.data = buf + t->off; x.dtype = t->dt; x.heads = t->heads;
+  x.batch_stride = t->zero_strides ? 0 : t->bs;
+  x.token_stride = t->zero_strides ? 0 : t->ts;
+  x.head_stride = t->zero_strides ? 0 : t->hs;
+  return x;
+}
+
+/* Qwen2-VL sections / Qwen3-VL interleaved (formulas.md 1.9): the axis of pair j. */
+static int ref_axis(const posenc_rope_config *c, size_t j) {
+  if (c->mrope == POSENC_ROPE_MROPE_SECTIONS) {
+    if (j < c->mrope_section[0]) return 0;
+    if (j < (size_t)c->mrope_section[0] + c->mrope_section[1]) return 1;
+    return 2;
+  }
+  if (c->mrope == POSENC_ROPE_MROPE_INTERLEAVED) {
+    if (j % 3 == 1 && j < 3 * (size_t)c->mrope_section[1]) return 1;
+    if (j % 3 == 2 && j < 3 * (size_t)c->mrope_section[2]) return 2;
+  }
+  return 0;
+}
+
+/* cos/sin of pair j at position p, from a cache view (any layout/dtype) or a one-row f32 cache. */
+static void ref_row(const posenc_rope *rope, const posenc_rope_cache_view *cv, int32_t p, float *c, float *s) {
+  size_t h = rope->pairs, j;
+  if (!cv) {
+    float row[POSENC_ROPE_MAX_DIM];
+    posenc_rope_cache_spec sp = {HALF, F32, 0};
+    posenc_status st = posenc_rope_cache_rows(rope, &sp, &p, 1, row, sizeof row);
+    if (st != POSENC_OK) { CHECK(0, "reference row: %s", posenc_strerror(st)); memset(row, 0, sizeof row); }
+    for (j = 0; j < h; j++) { c[j] = row[j]; s[j] = row[h + j]; }
+    return;
+  } else {
+    size_t es = posenc_dtype_size(cv->spec.dtype);
+    size_t width = cv->spec.layout == FULL ? 4 * h : 2 * h, str = cv->spec.row_stride ? cv->spec.row_stride : width;
+    const unsigned char *row = (const unsigned char *)cv->data + (size_t)p * str * es;
+    for (j = 0; j < h; j++) {
+      size_t cc = cv->spec.layout == INTL ? 2 * j : j;
+      size_t sc = cv->spec.layout == INTL ? 2 * j + 1 : (cv->spec.layout == HALF ? h + j : 2 * h + j);
+      c[j] = ld_elem(row + cc * es, cv->spec.dtype);
+      s[j] = ld_elem(row + sc * es, cv->spec.dtype);
+    }
+  }
+}
+
+static int32_t pos_of(const posenc_rope_positions *pp, int axis, size_t b, size_t t) {
+  if (!pp->ids) return (int32_t)(pp->start + (int32_t)t);
+  return pp->ids[(size_t)axis * pp->batch * pp->tokens + b * pp->tokens + t];
+}
+
+/* x0' = x0*c - x1*s, x1' = x1*c + x0*s in float (inverse: s -> -s); storage RNE. */
+static void ref_apply(const posenc_rope *rope, const posenc_rope_cache_view *cv, const posenc_rope_positions *pp,
+                      unsigned char *buf, const tview *tv, int ntv, posenc_rope_direction dir) {
+  size_t h = rope->pairs, b, t, j, hd;
+  int naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1, a, m;
+  static float c[3][POSENC_ROPE_MAX_DIM / 2], s[3][POSENC_ROPE_MAX_DIM / 2];
+  for (b = 0; b < pp->batch; b++)
+    for (t = 0; t < pp->tokens; t++) {
+      for (a = 0; a < naxes; a++) ref_row(rope, cv, pos_of(pp, a, b, t), c[a], s[a]);
+      for (m = 0; m < ntv; m++) {
+        size_t es = posenc_dtype_size(tv[m].dt);
+        for (hd = 0; hd < tv[m].heads; hd++) {
+          unsigned char *x = buf + tv[m].off + (b * tv[m].bs + t * tv[m].ts + hd * tv[m].hs) * es;
+          for (j = 0; j < h; j++) {
+            int ax = ref_axis(&rope->config, j);
+            float cc = c[ax][j], ss = dir == INV ? -s[ax][j] : s[ax][j];
+            size_t e0 = rope->config.style == NEOX ? j : 2 * j, e1 = rope->config.style == NEOX ? j + h : 2 * j + 1;
+            float x0 = ld_elem(x + e0 * es, tv[m].dt), x1 = ld_elem(x + e1 * es, tv[m].dt);
+            float o0 = x0 * cc - x1 * ss, o1 = x1 * cc + x0 * ss;
+            st_elem(x + e0 * es, tv[m].dt, o0);
+            st_elem(x + e1 * es, tv[m].dt, o1);
+          }
+        }
+      }
+    }
+}
+
+/* Fill the buffer with values of q's dtype, then k's elements with k's dtype. */
+static void fill_buffer(unsigned char *buf, size_t bytes, const tview *tv, int ntv, size_t B, size_t T, size_t D) {
+  size_t i, b, t, hd, e;
+  int m;
+  posenc_dtype dt = tv[0].dt;
+  size_t es = posenc_dtype_size(dt);
+  for (i = 0; i + es <= bytes; i += es) st_elem(buf + i, dt, lcg_val());
+  for (; i < bytes; i++) buf[i] = 0;
+  for (m = 1; m < ntv; m++) {
+    if (tv[m].dt == dt) continue;
+    es = posenc_dtype_size(tv[m].dt);
+    for (b = 0; b < B; b++)
+      for (t = 0; t < T; t++)
+        for (hd = 0; hd < tv[m].heads; hd++)
+          for (e = 0; e < D; e++)
+            st_elem(buf + tv[m].off + (b * tv[m].bs + t * tv[m].ts + hd * tv[m].hs + e) * es, tv[m].dt, lcg_val());
+  }
+}
+
+/* Runs posenc_rope_apply and the reference on copies of one filled buffer (exact size + guard)
+ * and requires identical bytes everywhere. Returns the library's buffer (caller frees) and, in
+ * *input, a copy of the input if asked. */
+static unsigned char *run_rot(const char *name, const posenc_rope *rope, const posenc_rope_cache_view *cv,
+                              const posenc_rope_positions *pp, const tview *q, const tview *k,
+                              posenc_rope_direction dir, unsigned char **input, size_t *nbytes) {
+  tview tv[2];
+  int ntv = k ? 2 : 1;
+  size_t D = rope->config.head_dim, bytes, e2;
+  unsigned char *lib, *ref;
+  posenc_rope_tensor qt, kt;
+  posenc_status st;
+  tv[0] = *q;
+  if (k) tv[1] = *k;
+  bytes = tview_end(q, pp->batch, pp->tokens, D);
+  if (k && (e2 = tview_end(k, pp->batch, pp->tokens, D)) > bytes) bytes = e2;
+  lib = (unsigned char *)malloc(bytes + GUARD);
+  ref = (unsigned char *)malloc(bytes + GUARD);
+  fill_buffer(lib, bytes, tv, ntv, pp->batch, pp->tokens, D);
+  memset(lib + bytes, CANARY, GUARD);
+  memcpy(ref, lib, bytes + GUARD);
+  if (input) { *input = (unsigned char *)malloc(bytes + GUARD); memcpy(*input, lib, bytes + GUARD); }
+  if (nbytes) *nbytes = bytes;
+  qt = to_tensor(lib, q);
+  if (k) kt = to_tensor(lib, k);
+  st = posenc_rope_apply(rope, cv, pp, &qt, k ? &kt : NULL, dir);
+  CHECK(st == POSENC_OK, "%s: apply %s", name, posenc_strerror(st));
+  ref_apply(rope, cv, pp, ref, tv, ntv, dir);
+  CHECK(memcmp(lib, ref, bytes + GUARD) == 0, "%s [%s]: rotation differs from the reference (or wrote outside)", name,
+        posenc_isa_name(posenc_isa_active()));
+  free(ref);
+  return lib;
+}
+
+static void make_ids(int32_t *ids, size_t n, int with_max) {
+  size_t i;
+  for (i = 0; i < n; i++) ids[i] = (int32_t)(lcg() % 20000u);
+  if (with_max && n > 2) { ids[0] = 16777215; ids[n - 1] = 0; ids[n / 2] = 131071; }
+}
+
+static posenc_rope make_rope(size_t D, size_t rot, posenc_rope_style style, double base) {
+  posenc_rope r;
+  posenc_rope_config c = posenc_rope_default(D);
+  c.rotary_dim = rot; c.style = style; c.base = base;
+  if (posenc_rope_init(&r, &c) != POSENC_OK) CHECK(0, "make_rope init");
+  return r;
+}
+
+/* Build a cache view for positions 0..n-1 in a spec. */
+static void *make_cache(const posenc_rope *rope, posenc_rope_cache_layout lay, posenc_dtype dt, size_t stride_extra,
+                        size_t n, posenc_rope_cache_view *cv) {
+  posenc_rope_cache_spec sp;
+  size_t bytes, w = posenc_rope_cache_width(rope, lay);
+  void *data;
+  sp.layout = lay; sp.dtype = dt; sp.row_stride = stride_extra ? w + stride_extra : 0;
+  posenc_rope_cache_bytes(rope, &sp, n, &bytes);
+  data = malloc(bytes);
+  CHECK(posenc_rope_cache_table(rope, &sp, 0, n, data, bytes) == POSENC_OK, "make_cache");
+  cv->data = data; cv->n_rows = n; cv->spec = sp;
+  return data;
+}
+
+static void test_rotation_shapes(void) {
+  static const posenc_dtype dts[3] = {F32, F16, BF16};
+  static const size_t dims[2][2] = {{64, 64}, {80, 48}};
+  int32_t ids[2 * 3 * 64];
+  int si, di, dd;
+  char nm[128];
+
+  /* GQA (q 8 heads, k 2 heads) [batch, seq, heads, dim], batch 2 with their own positions;
+   * full and partial rotary; every storage type; both styles and directions */
+  for (si = 0; si < 2; si++)
+    for (dd = 0; dd < 2; dd++)
+      for (di = 0; di < 3; di++) {
+        size_t D = dims[dd][0], B = 2, T = 5;
+        posenc_rope rope = make_rope(D, dims[dd][1], (posenc_rope_style)si, 10000.0);
+        posenc_rope_positions pp;
+        tview q = dense_view(0, 8, T, D, dts[di]), k;
+        int dir;
+        k = dense_view(tview_end(&q, B, T, D) + 24, 2, T, D, dts[di]);
+        make_ids(ids, B * T, 1);
+        pp.batch = B; pp.tokens = T; pp.ids = ids; pp.start = 0;
+        for (dir = 0; dir < 2; dir++) {
+          sprintf(nm, "GQA %s D%zu rot%zu %s %s", si ? "gptj" : "neox", D, dims[dd][1], posenc_dtype_name(dts[di]),
+                  dir ? "inverse" : "forward");
+          free(run_rot(nm, &rope, NULL, &pp, &q, &k, (posenc_rope_direction)dir, NULL, NULL));
+        }
+        /* dense default strides (0) are the same tensor */
+        q.zero_strides = 1; k.zero_strides = 1;
+        sprintf(nm, "zero strides %s %s", si ? "gptj" : "neox", posenc_dtype_name(dts[di]));
+        free(run_rot(nm, &rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
+      }
+
+  /* q f32 and k bf16 in one call */
+  {
+    posenc_rope rope = make_rope(64, 64, NEOX, 10000.0);
+    posenc_rope_positions pp = {1, 7, NULL, 16777209};
+    tview q = dense_view(0, 4, 7, 64, F32), k = dense_view(0, 2, 7, 64, BF16);
+    k.off = tview_end(&q, 1, 7, 64);
+    free(run_rot("q f32 + k bf16", &rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
+  }
+
+  /* [batch, heads, seq, dim]: head_stride = seq*D, token_stride = D, batch_stride = heads*seq*D */
+  for (si = 0; si < 2; si++)
+    for (di = 0; di < 3; di++) {
+      size_t B = 2, T = 6, H = 3, Hk = 1, D = 32;
+      posenc_rope rope = make_rope(D, 32, (posenc_rope_style)si, 500000.0);
+      posenc_rope_positions pp;
+      tview q, k;
+      q.off = 0; q.heads = H; q.hs = T * D; q.ts = D; q.bs = H * T * D; q.dt = dts[di]; q.zero_strides = 0;
+      k = q; k.heads = Hk; k.hs = T * D; k.bs = Hk * T * D; k.off = tview_end(&q, B, T, D);
+      make_ids(ids, B * T, 1);
+      pp.batch = B; pp.tokens = T; pp.ids = ids; pp.start = 0;
+      sprintf(nm, "BHSD %s %s", si ? "gptj" : "neox", posenc_dtype_name(dts[di]));
+      free(run_rot(nm, &rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
+    }
+
+  /* positions NULL + start (prefill after a KV offset) = explicit ids start + t; decode */
+  {
+    size_t B = 2, T = 9, D = 64, t;
+    posenc_rope rope = make_rope(D, 64, NEOX, 10000.0);
+    posenc_rope_positions p1 = {2, 9, NULL, 1000}, p2 = {2, 9, NULL, 0};
+    tview q = dense_view(0, 3, T, D, F32), k = dense_view(0, 1, T, D, F32);
+    unsigned char *a, *b;
+    size_t nb;
+    uint32_t save;
+    k.off = tview_end(&q, B, T, D);
+    for (t = 0; t < B * T; t++) ids[t] = 1000 + (int32_t)(t % T);
+    p2.ids = ids;
+    save = lcg_state;
+    a = run_rot("start 1000", &rope, NULL, &p1, &q, &k, FWD, NULL, &nb);
+    lcg_state = save;
+    b = run_rot("ids 1000+t", &rope, NULL, &p2, &q, &k, FWD, NULL, NULL);
+    CHECK(memcmp(a, b, nb) == 0, "start and explicit ids differ");
+    free(a); free(b);
+    {
+      posenc_rope_positions pd = {2, 1, NULL, 16777215}, pe = {3, 1, NULL, 0};
+      tview qd = dense_view(0, 8, 1, D, BF16), kd = dense_view(0, 2, 1, D, BF16);
+      int32_t di3[3] = {5, 16777215, 77};
+      kd.off = tview_end(&qd, 3, 1, D);
+      free(run_rot("decode start 2^24-1", &rope, NULL, &pd, &qd, &kd, FWD, NULL, NULL));
+      pe.ids = di3;
+      free(run_rot("decode ids, batch 3", &rope, NULL, &pe, &qd, &kd, FWD, NULL, NULL));
+    }
+    /* long prefill: on-the-fly rows come in blocks; positions cross block ends */
+    {
+      posenc_rope r512 = make_rope(512, 512, GPTJ, 10000.0);
+      posenc_rope_positions pl = {1, 11, NULL, 16777210};
+      tview ql = dense_view(0, 2, 11, 512, F32);
+      free(run_rot("d512 prefill 11 tokens", &r512, NULL, &pl, &ql, NULL, FWD, NULL, NULL));
+    }
+  }
+
+  /* a fused QKV buffer: [batch][tokens][(Hq + 2Hk) * D]; q and k are views into it, v untouched */
+  for (di = 0; di < 3; di++) {
+    size_t B = 2, T = 7, Hq = 4, Hk = 2, D = 64, row = (Hq + 2 * Hk) * D;
+    posenc_rope rope = make_rope(D, 48, NEOX, 10000.0);
+    posenc_rope_positions pp;
+    tview q, k;
+    q.off = 0; q.heads = Hq; q.hs = D; q.ts = row; q.bs = T * row; q.dt = dts[di]; q.zero_strides = 0;
+    k = q; k.heads = Hk; k.off = Hq * D * posenc_dtype_size(dts[di]);
+    make_ids(ids, B * T, 1);
+    pp.batch = B; pp.tokens = T; pp.ids = ids; pp.start = 0;
+    sprintf(nm, "fused QKV %s", posenc_dtype_name(dts[di]));
+    free(run_rot(nm, &rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
+    pp.batch = 1; pp.tokens = 1;
+    sprintf(nm, "fused QKV decode %s", posenc_dtype_name(dts[di]));
+    free(run_rot(nm, &rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
+    /* k before q in the row (K first) is disjoint too */
+    k.off = 0; q.off = 2 * Hk * D * posenc_dtype_size(dts[di]); q.heads = Hq;
+    pp.batch = 2; pp.tokens = 7;
+    sprintf(nm, "fused KQ order %s", posenc_dtype_name(dts[di]));
+    free(run_rot(nm, &rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
+  }
+
+  /* head_stride > head_dim (gaps between heads stay untouched) */
+  {
+    posenc_rope rope = make_rope(40, 40, GPTJ, 10000.0);
+    posenc_rope_positions pp = {2, 3, NULL, 50};
+    tview q;
+    q.off = 0; q.heads = 3; q.hs = 47; q.ts = 3 * 47 + 5; q.bs = 3 * (3 * 47 + 5) + 11; q.dt = F16; q.zero_strides = 0;
+    free(run_rot("head gaps f16", &rope, NULL, &pp, &q, NULL, FWD, NULL, NULL));
+  }
+}
+
+/* Cached rotation (every layout, dtype and stride) against the reference reading the same cache;
+ * f32 caches give the same bits as on the fly. */
+static void test_rotation_cached(void) {
+  int si, lay, cdt, xdt;
+  int32_t ids[2 * 6];
+  char nm[128];
+  for (si = 0; si < 2; si++) {
+    posenc_rope_config c = cfg_of(72, 10000.0, POSENC_ROPE_SCALING_YARN, 8.0, 64);
+    posenc_rope rope;
+    size_t B = 2, T = 6, D = 72, i;
+    c.rotary_dim = 58; c.style = (posenc_rope_style)si;
+    CHECK(posenc_rope_init(&rope, &c) == POSENC_OK, "yarn init");
+    for (i = 0; i < B * T; i++) ids[i] = (int32_t)(lcg() % 300u);
+    ids[3] = 299; ids[4] = 0;
+    for (xdt = 0; xdt < 3; xdt++) {
+      posenc_rope_positions pp = {2, 6, NULL, 0};
+      tview q = dense_view(0, 3, T, D, (posenc_dtype)xdt), k;
+      unsigned char *fly, *cached;
+      size_t nb;
+      uint32_t save;
+      k = dense_view(tview_end(&q, B, T, D) + 8, 2, T, D, (posenc_dtype)xdt);
+      pp.ids = ids;
+      save = lcg_state;
+      fly = run_rot("on the fly", &rope, NULL, &pp, &q, &k, FWD, NULL, &nb);
+      for (lay = 0; lay < 3; lay++)
+        for (cdt = 0; cdt < 3; cdt++) {
+          posenc_rope_cache_view cv;
+          void *data = make_cache(&rope, (posenc_rope_cache_layout)lay, (posenc_dtype)cdt, (size_t)(lay + cdt) % 3, 300, &cv);
+          int dir;
+          for (dir = 0; dir < 2; dir++) {
+            sprintf(nm, "cached %s layout %d cache %s x %s %s", si ? "gptj" : "neox", lay, posenc_dtype_name((posenc_dtype)cdt),
+                    posenc_dtype_name((posenc_dtype)xdt), dir ? "inv" : "fwd");
+            lcg_state = save;
+            cached = run_rot(nm, &rope, &cv, &pp, &q, &k, (posenc_rope_direction)dir, NULL, NULL);
+            if (cdt == F32 && dir == FWD)
+              CHECK(memcmp(cached, fly, nb) == 0, "%s: f32 cache differs from on the fly", nm);
+            free(cached);
+          }
+          /* positions NULL + start with a cache */
+          {
+            posenc_rope_positions ps = {2, 6, NULL, 294};
+            lcg_state = save;
+            free(run_rot("cached start 294", &rope, &cv, &ps, &q, &k, FWD, NULL, NULL));
+          }
+          free(data);
+        }
+      free(fly);
+    }
+  }
+}
+
+/* M-RoPE: Qwen2-VL sections {16, 24, 24} and Qwen3-VL interleaved {24, 20, 20}, d = 128. */
+static void test_mrope(void) {
+  static const uint32_t secs[2][3] = {{16, 24, 24}, {24, 20, 20}};
+  int m, si, dt, withc;
+  char nm[128];
+  for (m = 0; m < 2; m++)
+    for (si = 0; si < 2; si++)
+      for (dt = 0; dt < 3; dt++)
+        for (withc = 0; withc < 2; withc++) {
+          posenc_rope_config c = posenc_rope_default(128);
+          posenc_rope rope, plain;
+          size_t B = 2, T = 5, i;
+          int32_t ids[3 * 2 * 5];
+          posenc_rope_positions pp = {2, 5, NULL, 0};
+          tview q = dense_view(0, 4, T, 128, (posenc_dtype)dt), k;
+          posenc_rope_cache_view cv;
+          void *data = NULL;
+          c.base = m ? 5000000.0 : 1e6; c.style = (posenc_rope_style)si;
+          c.mrope = m ? POSENC_ROPE_MROPE_INTERLEAVED : POSENC_ROPE_MROPE_SECTIONS;
+          memcpy(c.mrope_section, secs[m], sizeof secs[m]);
+          CHECK(posenc_rope_init(&rope, &c) == POSENC_OK, "mrope init");
+          k = dense_view(tview_end(&q, B, T, 128), 2, T, 128, (posenc_dtype)dt);
+          for (i = 0; i < 3 * B * T; i++) ids[i] = (int32_t)(lcg() % 1000u); /* t, h, w planes all differ */
+          if (!withc) ids[0] = 16777215;
+          pp.ids = ids;
+          if (withc) data = make_cache(&rope, INTL, F32, 0, 1000, &cv);
+          sprintf(nm, "mrope %s %s %s%s", m ? "interleaved" : "sections", si ? "gptj" : "neox",
+                  posenc_dtype_name((posenc_dtype)dt), withc ? " cached" : "");
+          free(run_rot(nm, &rope, withc ? &cv : NULL, &pp, &q, &k, FWD, NULL, NULL));
+          free(run_rot(nm, &rope, withc ? &cv : NULL, &pp, &q, &k, INV, NULL, NULL));
+          /* text tokens: ids NULL means t = h = w = start + t: a plain rope's result */
+          {
+            posenc_rope_positions pt = {2, 5, NULL, 990};
+            unsigned char *a, *b;
+            size_t nb;
+            uint32_t save = lcg_state;
+            c.mrope = POSENC_ROPE_MROPE_NONE;
+            posenc_rope_init(&plain, &c);
+            a = run_rot("mrope text", &rope, withc ? &cv : NULL, &pt, &q, &k, FWD, NULL, &nb);
+            lcg_state = save;
+            b = run_rot("plain text", &plain, NULL, &pt, &q, &k, FWD, NULL, NULL);
+            CHECK(memcmp(a, b, nb) == 0, "%s: text tokens differ from the plain rope", nm);
+            free(a); free(b);
+          }
+          free(data);
+        }
+  /* the pair -> axis map itself, from the single-axis extremes: only h moves -> pairs of axis h move */
+  {
+    posenc_rope_config c = posenc_rope_default(128);
+    posenc_rope rope;
+    int32_t ids[3] = {0, 12345, 0};
+    posenc_rope_positions pp = {1, 1, NULL, 0};
+    float x[128];
+    posenc_rope_tensor q;
+    size_t j;
+    int ok = 1;
+    c.base = 1e6;
+    c.mrope = POSENC_ROPE_MROPE_SECTIONS; c.mrope_section[0] = 16; c.mrope_section[1] = 24; c.mrope_section[2] = 24;
+    posenc_rope_init(&rope, &c);
+    for (j = 0; j < 128; j++) x[j] = 1.0f;
+    q.data = x; q.dtype = F32; q.heads = 1; q.batch_stride = q.token_stride = q.head_stride = 0;
+    pp.ids = ids;
+    CHECK(posenc_rope_apply(&rope, NULL, &pp, &q, NULL, FWD) == POSENC_OK, "mrope axis probe");
+    for (j = 0; j < 64; j++) {
+      int moved = x[j] != 1.0f || x[j + 64] != 1.0f;
+      if (moved != (j >= 16 && j < 40)) ok = 0;
+    }
+    CHECK(ok, "Qwen2-VL: exactly pairs [16, 40) follow the h position");
+  }
+}
+
+/* Properties a wrong kernel breaks. */
+static double dot_d(const float *a, const float *b, size_t n) {
+  double s = 0.0;
+  size_t i;
+  for (i = 0; i < n; i++) s += (double)a[i] * (double)b[i];
+  return s;
+}
+
+static void rotate1(const posenc_rope *rope, float *x, size_t heads, int32_t p, posenc_rope_direction dir) {
+  posenc_rope_positions pp;
+  posenc_rope_tensor t;
+  pp.batch = 1; pp.tokens = 1; pp.ids = NULL; pp.start = p;
+  t.data = x; t.dtype = F32; t.heads = heads; t.batch_stride = t.token_stride = t.head_stride = 0;
+  CHECK(posenc_rope_apply(rope, NULL, &pp, &t, NULL, dir) == POSENC_OK, "rotate1");
+}
+
+static void test_properties(void) {
+  int si, r;
+  const double eps = ldexp(1.0, -22);
+  for (si = 0; si < 2; si++) {
+    static const double As[3] = {1.0, 1.3, 0.6};
+    int ai;
+    for (ai = 0; ai < 3; ai++) {
+      posenc_rope_config c = posenc_rope_default(128);
+      posenc_rope rope;
+      float x[128], y[128], z[128];
+      size_t j, h = 64;
+      double A = As[ai], worst_rt = 0, worst_norm = 0;
+      int badn = 0, badr = 0;
+      c.style = (posenc_rope_style)si; c.attention_factor = A;
+      posenc_rope_init(&rope, &c);
+      for (r = 0; r < 40; r++) {
+        int32_t p = r < 2 ? (r ? 16777215 : 1) : (int32_t)(lcg() & 0xffffff);
+        for (j = 0; j < 128; j++) x[j] = lcg_val();
+        memcpy(y, x, sizeof x);
+        rotate1(&rope, y, 1, p, FWD);
+        memcpy(z, y, sizeof y);
+        rotate1(&rope, z, 1, p, INV);
+        for (j = 0; j < h; j++) {
+          size_t e0 = si ? 2 * j : j, e1 = si ? 2 * j + 1 : j + h;
+          double s1 = fabs(x[e0]) + fabs(x[e1]);
+          /* norm of each pair scales by A */
+          double n0 = sqrt((double)x[e0] * x[e0] + (double)x[e1] * x[e1]), n1 = sqrt((double)y[e0] * y[e0] + (double)y[e1] * y[e1]);
+          double en = fabs(n1 - A * n0), bn = sqrt(2.0) * eps * (A > 1 ? A : 1) * s1 + 1e-300;
+          /* inverse(forward(x)) = A^2 x (INVERSE is the transpose; for A = 1 it undoes FORWARD) */
+          double e_rt = fabs(z[e0] - A * A * x[e0]) > fabs(z[e1] - A * A * x[e1]) ? fabs(z[e0] - A * A * x[e0]) : fabs(z[e1] - A * A * x[e1]);
+          double brt = 4.0 * eps * A * (A > 1 ? A : 1) * s1 + 1e-300;
+          if (s1 > 0 && en / (eps * s1) > worst_norm) worst_norm = en / (eps * s1);
+          if (s1 > 0 && e_rt / (eps * s1) > worst_rt) worst_rt = e_rt / (eps * s1);
+          if (en > bn) badn++;
+          if (e_rt > brt) badr++;
+        }
+      }
+      CHECK(badn == 0, "style %d A %g: %d pairs change norm beyond the bound", si, A, badn);
+      CHECK(badr == 0, "style %d A %g: %d pairs: inverse(forward(x)) != A^2 x within the bound", si, A, badr);
+      printf("  properties style %d A %.1f: max |norm error| %.3f, max |inverse(forward) - A^2 x| %.3f (units of 2^-22 (|x0|+|x1|))\n",
+             si, A, worst_norm, worst_rt);
+    }
+    /* <R(p) q, R(m) k> depends only on p - m */
+    {
+      posenc_rope_config c = posenc_rope_default(128);
+      posenc_rope rope;
+      float q[128], k[128], q1[128], k1[128], q2[128], k2[128];
+      static const int32_t sh[][3] = {{100, 37, 1000000}, {5, 5, 16777000}, {16777215, 16000000, -16000000}, {0, 31, 65536}};
+      size_t j, s;
+      c.style = (posenc_rope_style)si;
+      posenc_rope_init(&rope, &c);
+      for (s = 0; s < sizeof sh / sizeof sh[0]; s++) {
+        double d1, d2, tol = 0.0, d3;
+        for (j = 0; j < 128; j++) { q[j] = lcg_val(); k[j] = lcg_val(); }
+        for (j = 0; j < 64; j++) {
+          size_t e0 = si ? 2 * j : j, e1 = si ? 2 * j + 1 : j + 64;
+          tol += (fabs(q[e0]) + fabs(q[e1])) * (fabs(k[e0]) + fabs(k[e1]));
+        }
+        tol *= 8.0 * eps;
+        memcpy(q1, q, sizeof q); memcpy(k1, k, sizeof k); memcpy(q2, q, sizeof q); memcpy(k2, k, sizeof k);
+        rotate1(&rope, q1, 1, sh[s][0], FWD); rotate1(&rope, k1, 1, sh[s][1], FWD);
+        rotate1(&rope, q2, 1, sh[s][0] + sh[s][2], FWD); rotate1(&rope, k2, 1, sh[s][1] + sh[s][2], FWD);
+        d1 = dot_d(q1, k1, 128); d2 = dot_d(q2, k2, 128);
+        CHECK(fabs(d1 - d2) <= tol, "style %d shift %d: <q,k> %.9g vs %.9g (tol %.3g)", si, (int)sh[s][2], d1, d2, tol);
+        /* and it does depend on p - m */
+        memcpy(q2, q, sizeof q);
+        rotate1(&rope, q2, 1, sh[s][0] + 1, FWD);
+        d3 = dot_d(q2, k1, 128);
+        CHECK(fabs(d3 - d1) > tol, "style %d: moving q by one position left <q,k> unchanged", si);
+      }
+    }
+    /* position 0 is the identity, bit for bit, for every storage type */
+    {
+      int dt;
+      for (dt = 0; dt < 3; dt++) {
+        posenc_rope rope = make_rope(70, 66, (posenc_rope_style)si, 10000.0);
+        posenc_rope_positions pp = {1, 1, NULL, 0};
+        tview q = dense_view(0, 3, 1, 70, (posenc_dtype)dt);
+        unsigned char *in = NULL, *out;
+        size_t nb;
+        out = run_rot("identity at 0", &rope, NULL, &pp, &q, NULL, FWD, &in, &nb);
+        CHECK(memcmp(in, out, nb) == 0, "style %d dtype %d: rotation at p = 0 changed the input", si, dt);
+        free(in); free(out);
+      }
+    }
+  }
+}
+
+/* ============================================================================================
+ * Every backend: the same bytes as scalar
+ * ========================================================================================== */
+static int n_isas;
+static posenc_isa isas[POSENC_ISA_COUNT];
+
+static void collect_isas(void) {
+  int i;
+  for (i = 0; i < POSENC_ISA_COUNT; i++)
+    if (posenc_isa_compiled((posenc_isa)i) && posenc_isa_supported((posenc_isa)i)) isas[n_isas++] = (posenc_isa)i;
+}
+
+/* values that stress the kernels: ordinary, tiny (f16/f32 subnormal), huge, signed zeros */
+static float special_val(posenc_dtype dt) {
+  uint32_t k = lcg() % 16u;
+  switch (k) {
+    case 0: return dt == F16 ? 3.0e-6f : 1.0e-39f;
+    case 1: return dt == F16 ? 60000.0f : 3.0e38f;
+    case 2: return -0.0f;
+    case 3: return dt == F16 ? -6.1e-5f : -1.5e-38f;
+    default: return lcg_val();
+  }
+}
+
+static void test_backends(void) {
+  static const size_t rots[] = {2, 6, 14, 16, 18, 30, 34, 64, 130};
+  int ii;
+  size_t ri;
+  char nm[160];
+  if (n_isas < 2) { printf("  only scalar in this build/CPU: backend comparison has nothing to compare\n"); }
+  /* caches */
+  {
+    posenc_rope_config cs[6];
+    int nc = 0, ci, lay, dt;
+    int32_t list[30];
+    size_t k;
+    cs[nc++] = posenc_rope_default(34);
+    cs[nc] = cfg_of(130, 10000.0, POSENC_ROPE_SCALING_YARN, 4.0, 4096); cs[nc++].rotary_dim = 126;
+    cs[nc] = posenc_rope_default(6); cs[nc++].hf_compat = 1;
+    cs[nc] = cfg_of(18, 500000.0, POSENC_ROPE_SCALING_LLAMA3, 8.0, 64); nc++;
+    cs[nc] = posenc_rope_default(512); cs[nc++].attention_factor = 1.5;
+    cs[nc] = cfg_of(14, 10000.0, POSENC_ROPE_SCALING_LINEAR, 3.0, 0); cs[nc].hf_compat = 1; nc++;
+    for (k = 0; k < 30; k++) list[k] = (int32_t)(lcg() & 0xffffff) - 100000;
+    list[0] = 16777215; list[1] = 2147483647; list[2] = -2147483647 - 1; list[3] = 31; list[4] = 32;
+    for (ci = 0; ci < nc; ci++) {
+      posenc_rope rope;
+      CHECK(posenc_rope_init(&rope, &cs[ci]) == POSENC_OK, "backend cache init %d", ci);
+      for (lay = 0; lay < 3; lay++)
+        for (dt = 0; dt < 3; dt++) {
+          posenc_rope_cache_spec sp;
+          size_t bytes;
+          unsigned char *ref = NULL, *got;
+          int pass;
+          sp.layout = (posenc_rope_cache_layout)lay; sp.dtype = (posenc_dtype)dt; sp.row_stride = 0;
+          posenc_rope_cache_bytes(&rope, &sp, 70, &bytes);
+          for (ii = 0; ii < n_isas; ii++) {
+            posenc_isa_set(isas[ii]);
+            got = (unsigned char *)malloc(2 * bytes + GUARD);
+            memset(got, CANARY, 2 * bytes + GUARD);
+            for (pass = 0; pass < 2; pass++) {
+              size_t b30;
+              posenc_rope_cache_bytes(&rope, &sp, 30, &b30);
+              if (pass == 0)
+                CHECK(posenc_rope_cache_table(&rope, &sp, 16777215 - 40, 70, got, bytes) == POSENC_OK, "table");
+              else
+                CHECK(posenc_rope_cache_rows(&rope, &sp, list, 30, got + bytes, b30) == POSENC_OK, "rows");
+            }
+            if (!ref) ref = got;
+            else {
+              CHECK(memcmp(ref, got, 2 * bytes + GUARD) == 0, "cache %d layout %d dtype %d: %s differs from scalar", ci, lay, dt,
+                    posenc_isa_name(isas[ii]));
+              free(got);
+            }
+          }
+          free(ref);
+        }
+    }
+  }
+  /* rotations: odd pair counts (vector tails), head counts 1..3, pass-through dims */
+  for (ri = 0; ri < sizeof rots / sizeof rots[0]; ri++) {
+    size_t rot = rots[ri], extra, heads;
+    for (extra = 0; extra <= 5; extra += 5)
+      for (heads = 1; heads <= 3; heads++) {
+        int si, dt, dir, withc, sp;
+        for (si = 0; si < 2; si++)
+          for (dt = 0; dt < 3; dt++)
+            for (dir = 0; dir < 2; dir++)
+              for (withc = 0; withc < 2; withc++)
+                for (sp = 0; sp < 2; sp++) {
+                  size_t D = rot + extra, T = 3, i;
+                  posenc_rope rope = make_rope(D, rot, (posenc_rope_style)si, 10000.0);
+                  posenc_rope_positions pp = {1, 3, NULL, 0};
+                  tview q = dense_view(0, heads, T, D, (posenc_dtype)dt), k = dense_view(0, 1, T, D, (posenc_dtype)dt);
+                  posenc_rope_cache_view cv;
+                  void *cdata = NULL;
+                  int32_t ids[3] = {7, 299, 32};
+                  unsigned char *input, *ref = NULL;
+                  size_t bytes, es = posenc_dtype_size((posenc_dtype)dt);
+                  k.off = tview_end(&q, 1, T, D);
+                  bytes = tview_end(&k, 1, T, D);
+                  input = (unsigned char *)malloc(bytes + GUARD);
+                  for (i = 0; i + es <= bytes; i += es) st_elem(input + i, (posenc_dtype)dt, sp ? special_val((posenc_dtype)dt) : lcg_val());
+                  memset(input + bytes, CANARY, GUARD);
+                  pp.ids = ids;
+                  if (withc) cdata = make_cache(&rope, (posenc_rope_cache_layout)(ri % 3), (posenc_dtype)(heads % 3), 0, 300, &cv);
+                  for (ii = 0; ii < n_isas; ii++) {
+                    unsigned char *buf = (unsigned char *)malloc(bytes + GUARD);
+                    posenc_rope_tensor qt, kt;
+                    memcpy(buf, input, bytes + GUARD);
+                    qt = to_tensor(buf, &q); kt = to_tensor(buf, &k);
+                    posenc_isa_set(isas[ii]);
+                    CHECK(posenc_rope_apply(&rope, withc ? &cv : NULL, &pp, &qt, &kt, (posenc_rope_direction)dir) == POSENC_OK, "apply");
+                    if (!ref) {
+                      /* scalar against the plain reference too (the inputs here include specials) */
+                      unsigned char *r2 = (unsigned char *)malloc(bytes + GUARD);
+                      tview tv[2];
+                      tv[0] = q; tv[1] = k;
+                      memcpy(r2, input, bytes + GUARD);
+                      ref_apply(&rope, withc ? &cv : NULL, &pp, r2, tv, 2, (posenc_rope_direction)dir);
+                      sprintf(nm, "rot %zu D %zu heads %zu style %d %s dir %d cache %d specials %d", rot, D, heads, si,
+                              posenc_dtype_name((posenc_dtype)dt), dir, withc, sp);
+                      CHECK(memcmp(r2, buf, bytes + GUARD) == 0, "%s: scalar differs from the reference", nm);
+                      free(r2);
+                      ref = buf;
+                    } else {
+                      sprintf(nm, "rot %zu D %zu heads %zu style %d %s dir %d cache %d specials %d", rot, D, heads, si,
+                              posenc_dtype_name((posenc_dtype)dt), dir, withc, sp);
+                      CHECK(memcmp(ref, buf, bytes + GUARD) == 0, "%s: %s differs from scalar", nm, posenc_isa_name(isas[ii]));
+                      free(buf);
+                    }
+                  }
+                  free(ref); free(input); free(cdata);
+                }
+      }
+  }
+  posenc_isa_set(POSENC_ISA_AUTO);
+}
+
+/* ============================================================================================
+ * Bad input: a distinct code each, and nothing written
+ * ========================================================================================== */
+static void test_bad_init(void) {
+  posenc_rope r2;
+  unsigned char snap[sizeof(posenc_rope)];
+  posenc_rope_config base = posenc_rope_default(64), c;
+  float bad_list[32];
+  int i;
+  static const posenc_rope_scaling scs[] = {POSENC_ROPE_SCALING_LINEAR, POSENC_ROPE_SCALING_NTK, POSENC_ROPE_SCALING_DYNAMIC,
+                                            POSENC_ROPE_SCALING_YARN, POSENC_ROPE_SCALING_LLAMA3, POSENC_ROPE_SCALING_LONGROPE};
+  static const double bad_factors[] = {0.0, -2.0, NAN, INFINITY, -INFINITY};
+#define EXPECT_INIT(setup, code) do { posenc_status s_; c = base; setup; memset(&r2, 0x5A, sizeof r2); \
+    memcpy(snap, &r2, sizeof r2); s_ = posenc_rope_init(&r2, &c); \
+    CHECK(s_ == (code), "init(%s) -> %s, want %s", #setup, posenc_strerror(s_), posenc_strerror(code)); \
+    if ((code) != POSENC_OK) CHECK(memcmp(&r2, snap, sizeof r2) == 0, "init(%s) wrote *rope on error", #setup); } while (0)
+  for (i = 0; i < 32; i++) bad_list[i] = 1.0f;
+  EXPECT_INIT((void)0, POSENC_OK);
+  CHECK(posenc_rope_init(NULL, &base) == POSENC_ERR_NULL, "init NULL rope");
+  memset(&r2, 0x5A, sizeof r2); memcpy(snap, &r2, sizeof r2);
+  CHECK(posenc_rope_init(&r2, NULL) == POSENC_ERR_NULL && memcmp(&r2, snap, sizeof r2) == 0, "init NULL config");
+  EXPECT_INIT(c.rotary_dim = 63, POSENC_ERR_DIM);
+  EXPECT_INIT(c.rotary_dim = 66, POSENC_ERR_DIM);
+  EXPECT_INIT((c.head_dim = 1024, c.rotary_dim = 514), POSENC_ERR_DIM);
+  EXPECT_INIT((c.head_dim = 1024, c.rotary_dim = 0), POSENC_ERR_DIM);
+  EXPECT_INIT(c.head_dim = 1, POSENC_ERR_DIM);
+  EXPECT_INIT(c.head_dim = 0, POSENC_ERR_DIM);
+  EXPECT_INIT((c.head_dim = 1024, c.rotary_dim = 512), POSENC_OK);
+  EXPECT_INIT((c.head_dim = 65), POSENC_ERR_DIM);           /* rotary_dim 0 -> head_dim 65, odd */
+  EXPECT_INIT((c.head_dim = 65, c.rotary_dim = 64), POSENC_OK);
+  EXPECT_INIT(c.base = 0.0, POSENC_ERR_BASE);
+  EXPECT_INIT(c.base = -10000.0, POSENC_ERR_BASE);
+  EXPECT_INIT(c.base = NAN, POSENC_ERR_BASE);
+  EXPECT_INIT(c.base = INFINITY, POSENC_ERR_BASE);
+  EXPECT_INIT(c.base = 1e31, POSENC_ERR_BASE);
+  EXPECT_INIT(c.base = 1e-31, POSENC_ERR_BASE);
+  for (i = 0; i < 6; i++) {
+    size_t f;
+    for (f = 0; f < sizeof bad_factors / sizeof bad_factors[0]; f++) {
+      double bf = bad_factors[f];
+      EXPECT_INIT((c.scaling = scs[i], c.factor = bf, c.original_max_pos = 4096, c.short_factor = bad_list,
+                   c.long_factor = bad_list), POSENC_ERR_PARAM);
+    }
+    EXPECT_INIT((c.scaling = scs[i], c.factor = 2.0, c.original_max_pos = 4096, c.short_factor = bad_list,
+                 c.long_factor = bad_list), POSENC_OK);
+  }
+  EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_NTK, c.factor = 2.0, c.head_dim = 2), POSENC_ERR_DIM);
+  EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_DYNAMIC, c.factor = 2.0, c.original_max_pos = 64, c.rotary_dim = 2), POSENC_ERR_DIM);
+  EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_LINEAR, c.factor = 2.0, c.head_dim = 2), POSENC_OK);
+  /* L = 0 where a variant needs it */
+  EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_YARN, c.factor = 2.0), POSENC_ERR_PARAM);
+  EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_LLAMA3, c.factor = 2.0), POSENC_ERR_PARAM);
+  EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_DYNAMIC, c.factor = 2.0), POSENC_ERR_PARAM);
+  /* LongRoPE lists: an entry 0, NaN, inf or negative */
+  {
+    static const float bad_vals[] = {0.0f, NAN, INFINITY, -1.0f};
+    size_t v;
+    for (v = 0; v < 4; v++) {
+      bad_list[7] = bad_vals[v];
+      EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_LONGROPE, c.factor = 8.0, c.original_max_pos = 4096,
+                   c.short_factor = bad_list, c.long_factor = lr_long), POSENC_ERR_PARAM);
+      EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_LONGROPE, c.factor = 8.0, c.original_max_pos = 4096,
+                   c.short_factor = lr_short, c.long_factor = bad_list), POSENC_ERR_PARAM);
+      EXPECT_INIT(c.freq_factors = bad_list, POSENC_ERR_PARAM);
+      bad_list[7] = 1.0f;
+    }
+    bad_list[31] = 0.0f; /* the last of the 32 entries that d = 64 reads */
+    EXPECT_INIT(c.freq_factors = bad_list, POSENC_ERR_PARAM);
+    EXPECT_INIT((c.rotary_dim = 62, c.freq_factors = bad_list), POSENC_OK); /* only d/2 entries are read */
+    bad_list[31] = 1.0f;
+  }
+  /* a missing list is NULL (posenc.h's comment on posenc_rope_init lists it under PARAM: reported) */
+  EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_LONGROPE, c.factor = 8.0, c.original_max_pos = 4096, c.long_factor = lr_long),
+              POSENC_ERR_NULL);
+  EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_LONGROPE, c.factor = 8.0, c.original_max_pos = 4096, c.short_factor = lr_short),
+              POSENC_ERR_NULL);
+  EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_LONGROPE, c.factor = 8.0, c.original_max_pos = 4096), POSENC_ERR_NULL);
+  /* llama3: high_freq_factor must exceed low_freq_factor */
+  EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_LLAMA3, c.factor = 8.0, c.original_max_pos = 8192, c.low_freq_factor = 4.0,
+               c.high_freq_factor = 4.0), POSENC_ERR_PARAM);
+  EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_LLAMA3, c.factor = 8.0, c.original_max_pos = 8192, c.low_freq_factor = 4.0,
+               c.high_freq_factor = 2.0), POSENC_ERR_PARAM);
+  EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_LLAMA3, c.factor = 8.0, c.original_max_pos = 8192, c.high_freq_factor = 0.5),
+              POSENC_ERR_PARAM); /* low 0 means 1 */
+  EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_LLAMA3, c.factor = 8.0, c.original_max_pos = 8192, c.low_freq_factor = -1.0),
+              POSENC_ERR_PARAM);
+  EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_LLAMA3, c.factor = 8.0, c.original_max_pos = 8192, c.high_freq_factor = NAN),
+              POSENC_ERR_PARAM);
+  /* yarn betas and mscales */
+  EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_YARN, c.factor = 8.0, c.original_max_pos = 8192, c.beta_fast = -1.0), POSENC_ERR_PARAM);
+  EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_YARN, c.factor = 8.0, c.original_max_pos = 8192, c.beta_slow = NAN), POSENC_ERR_PARAM);
+  EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_YARN, c.factor = 8.0, c.original_max_pos = 8192, c.mscale = NAN), POSENC_ERR_PARAM);
+  EXPECT_INIT((c.scaling = POSENC_ROPE_SCALING_YARN, c.factor = 8.0, c.original_max_pos = 8192, c.mscale_all_dim = -1.0),
+              POSENC_ERR_PARAM);
+  /* attention factor */
+  EXPECT_INIT(c.attention_factor = -1.0, POSENC_ERR_PARAM);
+  EXPECT_INIT(c.attention_factor = NAN, POSENC_ERR_PARAM);
+  EXPECT_INIT(c.attention_factor = INFINITY, POSENC_ERR_PARAM);
+  /* M-RoPE sections must sum to d/2 */
+  EXPECT_INIT((c.head_dim = 128, c.mrope = POSENC_ROPE_MROPE_SECTIONS, c.mrope_section[0] = 16, c.mrope_section[1] = 24,
+               c.mrope_section[2] = 23), POSENC_ERR_DIM);
+  EXPECT_INIT((c.head_dim = 128, c.mrope = POSENC_ROPE_MROPE_INTERLEAVED, c.mrope_section[0] = 24, c.mrope_section[1] = 20,
+               c.mrope_section[2] = 21), POSENC_ERR_DIM);
+  EXPECT_INIT((c.head_dim = 128, c.mrope = POSENC_ROPE_MROPE_SECTIONS, c.mrope_section[0] = 0xffffffffu, c.mrope_section[1] = 65,
+               c.mrope_section[2] = 0), POSENC_ERR_DIM); /* no wrap-around */
+  EXPECT_INIT((c.head_dim = 128, c.mrope = POSENC_ROPE_MROPE_NONE, c.mrope_section[0] = 1), POSENC_OK);
+  /* unknown enums, freq_factors with hf_compat */
+  EXPECT_INIT(c.style = (posenc_rope_style)2, POSENC_ERR_PARAM);
+  EXPECT_INIT(c.scaling = (posenc_rope_scaling)7, POSENC_ERR_PARAM);
+  EXPECT_INIT(c.mrope = (posenc_rope_mrope)3, POSENC_ERR_PARAM);
+  EXPECT_INIT((c.freq_factors = ffac, c.hf_compat = 1), POSENC_ERR_PARAM);
+#undef EXPECT_INIT
+}
+
+static void test_bad_cache(void) {
+  posenc_rope rope;
+  posenc_rope_config c = posenc_rope_default(64);
+  posenc_rope_cache_spec sp = {HALF, F32, 0}, s2;
+  unsigned char buf[8192];
+  int32_t pos[2] = {0, 1};
+  size_t bytes = 0;
+  posenc_rope_init(&rope, &c);
+  memset(buf, CANARY, sizeof buf);
+#define EXPECT(call, code) do { posenc_status s_ = (call); \
+    CHECK(s_ == (code), "%s -> %s, want %s", #call, posenc_strerror(s_), posenc_strerror(code)); \
+    CHECK(all_canary(buf, sizeof buf), "%s wrote on error", #call); } while (0)
+  EXPECT(posenc_rope_cache_table(NULL, &sp, 0, 4, buf, sizeof buf), POSENC_ERR_NULL);
+  EXPECT(posenc_rope_cache_table(&rope, NULL, 0, 4, buf, sizeof buf), POSENC_ERR_NULL);
+  EXPECT(posenc_rope_cache_table(&rope, &sp, 0, 4, NULL, sizeof buf), POSENC_ERR_NULL);
+  EXPECT(posenc_rope_cache_rows(&rope, &sp, NULL, 2, buf, sizeof buf), POSENC_ERR_NULL);
+  EXPECT(posenc_rope_cache_bytes(&rope, &sp, 4, NULL), POSENC_ERR_NULL);
+  EXPECT(posenc_rope_cache_table(&rope, &sp, 0, 0, buf, sizeof buf), POSENC_ERR_SIZE);
+  EXPECT(posenc_rope_cache_rows(&rope, &sp, pos, 0, buf, sizeof buf), POSENC_ERR_SIZE);
+  s2 = sp; s2.layout = (posenc_rope_cache_layout)3; EXPECT(posenc_rope_cache_table(&rope, &s2, 0, 4, buf, sizeof buf), POSENC_ERR_LAYOUT);
+  s2 = sp; s2.dtype = (posenc_dtype)3; EXPECT(posenc_rope_cache_table(&rope, &s2, 0, 4, buf, sizeof buf), POSENC_ERR_DTYPE);
+  s2 = sp; s2.row_stride = 63; EXPECT(posenc_rope_cache_table(&rope, &s2, 0, 4, buf, sizeof buf), POSENC_ERR_STRIDE);
+  s2 = sp; s2.layout = FULL; s2.row_stride = 64; EXPECT(posenc_rope_cache_table(&rope, &s2, 0, 4, buf, sizeof buf), POSENC_ERR_STRIDE);
+  EXPECT(posenc_rope_cache_table(&rope, &sp, 0, 4, buf, 4 * 64 * 4 - 1), POSENC_ERR_BUFFER);
+  EXPECT(posenc_rope_cache_rows(&rope, &sp, pos, 2, buf, 2 * 64 * 4 - 1), POSENC_ERR_BUFFER);
+  s2 = sp; s2.dtype = BF16; s2.row_stride = 70;
+  EXPECT(posenc_rope_cache_table(&rope, &s2, 0, 4, buf, (3 * 70 + 64) * 2 - 1), POSENC_ERR_BUFFER);
+  CHECK(posenc_rope_cache_bytes(&rope, &s2, 4, &bytes) == POSENC_OK && bytes == (3 * 70 + 64) * 2, "strided bytes %zu", bytes);
+  EXPECT(posenc_rope_cache_table(&rope, &sp, 2147483647, 2, buf, sizeof buf), POSENC_ERR_POSITION);
+  EXPECT(posenc_rope_cache_table(&rope, &sp, 2147483000, 1000, buf, SIZE_MAX), POSENC_ERR_POSITION);
+  s2 = sp; s2.row_stride = SIZE_MAX / 2; EXPECT(posenc_rope_cache_table(&rope, &s2, 0, 4, buf, sizeof buf), POSENC_ERR_OVERFLOW);
+  { /* |p| * omega beyond the exact reduction (base 1e-30: omega up to ~1e29) */
+    posenc_rope r3;
+    posenc_rope_config c3 = posenc_rope_default(64);
+    int32_t far[2] = {0, 100};
+    c3.base = 1e-30;
+    posenc_rope_init(&r3, &c3);
+    EXPECT(posenc_rope_cache_rows(&r3, &sp, far, 2, buf, sizeof buf), POSENC_ERR_POSITION);
+  }
+  { /* a rope struct that was never initialised (zeroed) */
+    posenc_rope z;
+    memset(&z, 0, sizeof z);
+    EXPECT(posenc_rope_cache_table(&z, &sp, 0, 4, buf, sizeof buf), POSENC_ERR_DIM);
+    CHECK(posenc_rope_cache_width(&z, HALF) == 0 && posenc_rope_cache_width(NULL, HALF) == 0, "width of nothing");
+  }
+#undef EXPECT
+}
+
+static void test_bad_apply(void) {
+  enum { D = 64, T = 4, HQ = 4, HK = 2 };
+  static float qb[T * HQ * D + 64], kb[T * HK * D + 64], snapq[T * HQ * D + 64], snapk[T * HK * D + 64];
+  static float cache[300 * 2 * 32];
+  float snapc[300 * 2 * 32];
+  posenc_rope rope;
+  posenc_rope_config c = posenc_rope_default(D);
+  posenc_rope_tensor q, k, t2;
+  posenc_rope_positions pp = {1, T, NULL, 0}, p2;
+  posenc_rope_cache_view cv, cv2;
+  posenc_rope_cache_spec sp = {HALF, F32, 0};
+  int32_t ids[3 * T] = {0, 1, 2, 3};
+  size_t i;
+  posenc_rope_init(&rope, &c);
+  for (i = 0; i < sizeof qb / sizeof qb[0]; i++) qb[i] = lcg_val();
+  for (i = 0; i < sizeof kb / sizeof kb[0]; i++) kb[i] = lcg_val();
+  posenc_rope_cache_table(&rope, &sp, 0, 300, cache, sizeof cache);
+  memcpy(snapq, qb, sizeof qb); memcpy(snapk, kb, sizeof kb); memcpy(snapc, cache, sizeof cache);
+  q.data = qb; q.dtype = F32; q.heads = HQ; q.batch_stride = q.token_stride = q.head_stride = 0;
+  k = q; k.data = kb; k.heads = HK;
+  cv.data = cache; cv.n_rows = 300; cv.spec = sp;
+#define UNCHANGED() (memcmp(qb, snapq, sizeof qb) == 0 && memcmp(kb, snapk, sizeof kb) == 0 && memcmp(cache, snapc, sizeof cache) == 0)
+#define EXPECT(call, code) do { posenc_status s_ = (call); \
+    CHECK(s_ == (code), "%s -> %s, want %s", #call, posenc_strerror(s_), posenc_strerror(code)); \
+    CHECK(UNCHANGED(), "%s wrote on error", #call); } while (0)
+  EXPECT(posenc_rope_apply(NULL, NULL, &pp, &q, &k, FWD), POSENC_ERR_NULL);
+  EXPECT(posenc_rope_apply(&rope, NULL, NULL, &q, &k, FWD), POSENC_ERR_NULL);
+  EXPECT(posenc_rope_apply(&rope, NULL, &pp, NULL, &k, FWD), POSENC_ERR_NULL);
+  t2 = q; t2.data = NULL; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &t2, &k, FWD), POSENC_ERR_NULL);
+  t2 = k; t2.data = NULL; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &q, &t2, FWD), POSENC_ERR_NULL);
+  cv2 = cv; cv2.data = NULL; EXPECT(posenc_rope_apply(&rope, &cv2, &pp, &q, &k, FWD), POSENC_ERR_NULL);
+  p2 = pp; p2.batch = 0; EXPECT(posenc_rope_apply(&rope, NULL, &p2, &q, &k, FWD), POSENC_ERR_SIZE);
+  p2 = pp; p2.tokens = 0; EXPECT(posenc_rope_apply(&rope, NULL, &p2, &q, &k, FWD), POSENC_ERR_SIZE);
+  t2 = q; t2.heads = 0; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &t2, &k, FWD), POSENC_ERR_SIZE);
+  t2 = k; t2.heads = 0; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &q, &t2, FWD), POSENC_ERR_SIZE);
+  t2 = q; t2.dtype = (posenc_dtype)5; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &t2, &k, FWD), POSENC_ERR_DTYPE);
+  t2 = k; t2.dtype = (posenc_dtype)-1; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &q, &t2, FWD), POSENC_ERR_DTYPE);
+  cv2 = cv; cv2.spec.dtype = (posenc_dtype)4; EXPECT(posenc_rope_apply(&rope, &cv2, &pp, &q, &k, FWD), POSENC_ERR_DTYPE);
+  cv2 = cv; cv2.spec.layout = (posenc_rope_cache_layout)7; EXPECT(posenc_rope_apply(&rope, &cv2, &pp, &q, &k, FWD), POSENC_ERR_LAYOUT);
+  cv2 = cv; cv2.spec.row_stride = 63; EXPECT(posenc_rope_apply(&rope, &cv2, &pp, &q, &k, FWD), POSENC_ERR_STRIDE);
+  cv2 = cv; cv2.n_rows = 0; EXPECT(posenc_rope_apply(&rope, &cv2, &pp, &q, &k, FWD), POSENC_ERR_SIZE);
+  EXPECT(posenc_rope_apply(&rope, NULL, &pp, &q, &k, (posenc_rope_direction)2), POSENC_ERR_PARAM);
+  /* positions: past the cache, negative with a cache, past INT32_MAX */
+  p2 = pp; p2.ids = ids; ids[2] = 300; EXPECT(posenc_rope_apply(&rope, &cv, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
+  ids[2] = -1; EXPECT(posenc_rope_apply(&rope, &cv, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
+  ids[2] = 2;
+  p2 = pp; p2.start = 297; EXPECT(posenc_rope_apply(&rope, &cv, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
+  p2 = pp; p2.start = -1; EXPECT(posenc_rope_apply(&rope, &cv, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
+  p2 = pp; p2.start = 2147483647 - 2; EXPECT(posenc_rope_apply(&rope, NULL, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
+  p2 = pp; p2.start = 2147483647 - 3; p2.tokens = 1; /* fits: 1 token at INT32_MAX - 3 */
+  {
+    posenc_rope_tensor q1 = q, k1 = k;
+    float one_q[HQ * D], one_k[HK * D];
+    memcpy(one_q, qb, sizeof one_q); memcpy(one_k, kb, sizeof one_k);
+    q1.data = one_q; k1.data = one_k;
+    CHECK(posenc_rope_apply(&rope, NULL, &p2, &q1, &k1, FWD) == POSENC_OK, "INT32_MAX - 3 is a valid position");
+  }
+  { /* M-RoPE: the h and w planes are checked too */
+    posenc_rope mr;
+    posenc_rope_config mc = posenc_rope_default(D);
+    mc.mrope = POSENC_ROPE_MROPE_SECTIONS; mc.mrope_section[0] = 10; mc.mrope_section[1] = 11; mc.mrope_section[2] = 11;
+    posenc_rope_init(&mr, &mc);
+    for (i = 0; i < 3 * T; i++) ids[i] = (int32_t)i;
+    ids[2 * T + 1] = 300;
+    p2 = pp; p2.ids = ids;
+    EXPECT(posenc_rope_apply(&mr, &cv, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
+    ids[2 * T + 1] = 1;
+    for (i = 0; i < T; i++) ids[i] = (int32_t)i;
+  }
+  /* aliasing: k = q, k overlapping q, a tensor overlapping itself, q or k overlapping the cache */
+  EXPECT(posenc_rope_apply(&rope, NULL, &pp, &q, &q, FWD), POSENC_ERR_ALIAS);
+  t2 = q; t2.data = qb + D / 2; t2.heads = 1; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &q, &t2, FWD), POSENC_ERR_ALIAS);
+  t2 = q; t2.data = qb + 3 * D; t2.heads = 2; t2.token_stride = HQ * D; /* k's heads run into the next token's q heads */
+  EXPECT(posenc_rope_apply(&rope, NULL, &pp, &q, &t2, FWD), POSENC_ERR_ALIAS);
+  t2 = q; t2.head_stride = D - 1; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &t2, &k, FWD), POSENC_ERR_ALIAS);
+  t2 = q; t2.head_stride = D - 2; t2.heads = 2; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &t2, NULL, FWD), POSENC_ERR_ALIAS);
+  t2 = q; t2.token_stride = HQ * D - 1; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &t2, NULL, FWD), POSENC_ERR_ALIAS);
+  t2 = q; t2.token_stride = D; t2.head_stride = D; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &t2, NULL, FWD), POSENC_ERR_ALIAS);
+  p2 = pp; p2.batch = 2; t2 = q; t2.batch_stride = HQ * D; t2.token_stride = HQ * D;
+  EXPECT(posenc_rope_apply(&rope, NULL, &p2, &t2, NULL, FWD), POSENC_ERR_ALIAS);
+  t2 = q; t2.head_stride = 0; t2.heads = 1; t2.token_stride = D / 2; /* tokens overlap */
+  EXPECT(posenc_rope_apply(&rope, NULL, &pp, &t2, NULL, FWD), POSENC_ERR_ALIAS);
+  /* a single head with head_stride < D is fine: nothing overlaps */
+  {
+    static float one[T * D];
+    memcpy(one, qb, sizeof one);
+    t2 = q; t2.data = one; t2.heads = 1; t2.head_stride = 3; t2.token_stride = D;
+    CHECK(posenc_rope_apply(&rope, NULL, &pp, &t2, NULL, FWD) == POSENC_OK, "one head, head_stride < D");
+  }
+  cv2 = cv; cv2.data = qb + 10; EXPECT(posenc_rope_apply(&rope, &cv2, &pp, &q, &k, FWD), POSENC_ERR_ALIAS);
+  cv2 = cv; cv2.data = kb; cv2.n_rows = 1; p2 = pp; p2.tokens = 1; t2 = k; t2.data = kb + 2 * 32 - 1;
+  EXPECT(posenc_rope_apply(&rope, &cv2, &p2, &q, &t2, FWD), POSENC_ERR_ALIAS);  /* k's first element = the cache's last */
+  { /* a rope that was never initialised */
+    posenc_rope z;
+    memset(&z, 0, sizeof z);
+    EXPECT(posenc_rope_apply(&z, NULL, &pp, &q, &k, FWD), POSENC_ERR_DIM);
+  }
+  { /* |p| * omega beyond the exact reduction without a cache */
+    posenc_rope r3;
+    posenc_rope_config c3 = posenc_rope_default(D);
+    c3.base = 1e-30;
+    posenc_rope_init(&r3, &c3);
+    p2 = pp; p2.start = 100;
+    EXPECT(posenc_rope_apply(&r3, NULL, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
+  }
+  CHECK(UNCHANGED(), "buffers changed");
+#undef EXPECT
+#undef UNCHANGED
+}
+
+/* Former bugs, fixed:
+ * 1. posenc_rope_init accepted LongRoPE with original_max_pos = 1 and factor > 1: ln(L) = 0 makes
+ *    the attention factor sqrt(1 + ln s / 0) NaN, and every cache value NaN (HF raises
+ *    ZeroDivisionError there). Expected: POSENC_ERR_PARAM.
+ * 2. posenc_rope_apply without a cache, ids {INT32_MAX, 5}: posenc_i_rope_apply's test for
+ *    consecutive ids computes ids[0] + (int32_t)tt in int32: signed overflow (UBSan reports it). */
+static void test_known_bugs(void) {
+  {
+    posenc_rope r;
+    posenc_rope_config c = cfg_of(8, 10000.0, POSENC_ROPE_SCALING_LONGROPE, 8.0, 1);
+    posenc_status st;
+    c.short_factor = lr_short; c.long_factor = lr_long;
+    st = posenc_rope_init(&r, &c);
+    CHECK(st == POSENC_ERR_PARAM, "longrope L = 1: init %s (attention factor %g)", posenc_strerror(st),
+          st == POSENC_OK ? r.attention_factor : 0.0);
+  }
+  {
+    posenc_rope rope = make_rope(8, 8, NEOX, 10000.0);
+    int32_t ids[2] = {2147483647, 5};
+    posenc_rope_positions pp = {1, 2, NULL, 0};
+    tview q = dense_view(0, 1, 2, 8, F32);
+    pp.ids = ids;
+    free(run_rot("ids from INT32_MAX (UBSan)", &rope, NULL, &pp, &q, NULL, FWD, NULL, NULL));
+  }
+}
+
+int main(void) {
+  int ii;
+  init_lists();
+  collect_isas();
+  test_freqs();
+  test_hf_compat();
+  test_cache_values();
+  test_sinusoidal_equivalence();
+  test_bad_init();
+  test_bad_cache();
+  test_bad_apply();
+  test_known_bugs();
+  /* the rotation suite on every backend: each compared bit for bit with the plain reference */
+  for (ii = 0; ii < n_isas; ii++) {
+    int before = tl_failed;
+    CHECK(posenc_isa_set(isas[ii]) == POSENC_OK, "select %s", posenc_isa_name(isas[ii]));
+    test_rotation_shapes();
+    test_rotation_cached();
+    test_mrope();
+    test_properties();
+    printf("backend %s: rotation suite %s\n", posenc_isa_name(isas[ii]), tl_failed == before ? "ok" : "FAILED");
+  }
+  posenc_isa_set(POSENC_ISA_AUTO);
+  test_backends();
+  return tl_summary();
+}
