@@ -427,6 +427,8 @@ typedef struct posenc_i_backend {
   posenc_isa isa;
   void (*sincos_rows)(const posenc_i_job *job);
   void (*rotate)(const posenc_i_rot_job *job);  /* NULL: the scalar kernel (see posenc_simd.h) */
+  /* n values of a dtype to f32, negated if negate (exact either way); NULL: scalar */
+  void (*to_f32)(const unsigned char *src, posenc_dtype dtype, float *dst, size_t n, int negate);
 } posenc_i_backend;
 
 #ifdef __cplusplus
@@ -767,8 +769,13 @@ static void posenc_i_scalar_rotate(const posenc_i_rot_job *job) {
   }
 }
 
+static void posenc_i_scalar_to_f32(const unsigned char *src, posenc_dtype dtype, float *dst, size_t n, int negate) {
+  size_t es = posenc_dtype_size(dtype), i;
+  for (i = 0; i < n; i++) dst[i] = negate ? -posenc_i_load(src + i * es, dtype) : posenc_i_load(src + i * es, dtype);
+}
+
 static const posenc_i_backend posenc_i_backend_scalar = {POSENC_ISA_SCALAR, posenc_i_scalar_sincos_rows,
-                                                         posenc_i_scalar_rotate};
+                                                         posenc_i_scalar_rotate, posenc_i_scalar_to_f32};
 
 /* ---- backends: which are compiled in ------------------------------------------------------
  * A build with run-time dispatch compiles posenc_simd.h once per ISA (src/posenc_<isa>.c) and
@@ -1665,15 +1672,24 @@ static int posenc_i_mrope_axis(const posenc_rope_config *c, size_t j) {
 
 /* The f32 cos/sin rows the kernel reads for one token, from cache rows in any layout and dtype
  * (rows[axis]). NeoX f32 [cos|sin] rows read forward are used in place. */
-static void posenc_i_rope_prepare(const posenc_rope *rope, const posenc_rope_cache_spec *spec,
-                                  const unsigned char *const rows[3], int inverse,
-                                  float *cbuf, float *sbuf, const float **c, const float **s) {
+static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope *rope,
+                                  const posenc_rope_cache_spec *spec, const unsigned char *const rows[3],
+                                  int inverse, float *cbuf, float *sbuf, const float **c, const float **s) {
   size_t h = rope->pairs, es = posenc_dtype_size(spec->dtype), j;
   const posenc_rope_config *cf = &rope->config;
-  if (cf->style == POSENC_ROPE_NEOX && !inverse && cf->mrope == POSENC_ROPE_MROPE_NONE &&
-      spec->dtype == POSENC_DTYPE_F32 && spec->layout != POSENC_ROPE_CACHE_INTERLEAVED) {
-    *c = (const float *)(const void *)rows[0];
-    *s = *c + (spec->layout == POSENC_ROPE_CACHE_HALF ? h : 2 * h);
+  if (cf->style == POSENC_ROPE_NEOX && cf->mrope == POSENC_ROPE_MROPE_NONE &&
+      spec->layout != POSENC_ROPE_CACHE_INTERLEAVED) {
+    size_t sin_col = spec->layout == POSENC_ROPE_CACHE_HALF ? h : 2 * h;
+    void (*to_f32)(const unsigned char *, posenc_dtype, float *, size_t, int) =
+        be->to_f32 ? be->to_f32 : posenc_i_scalar_to_f32;
+    if (spec->dtype == POSENC_DTYPE_F32 && !inverse) { /* an f32 cache row is used in place */
+      *c = (const float *)(const void *)rows[0];
+      *s = *c + sin_col;
+      return;
+    }
+    to_f32(rows[0], spec->dtype, cbuf, h, 0);
+    to_f32(rows[0] + sin_col * es, spec->dtype, sbuf, h, inverse);
+    *c = cbuf; *s = sbuf;
     return;
   }
   for (j = 0; j < h; j++) {
@@ -1774,7 +1790,7 @@ static posenc_status posenc_i_rope_apply(const posenc_i_backend *be, const posen
             rows[a] = (const unsigned char *)(block + (ax * nt + tt) * 2 * h);
           }
         }
-        posenc_i_rope_prepare(rope, spec, rows, direction == POSENC_ROPE_INVERSE, cbuf, sbuf, &c, &s);
+        posenc_i_rope_prepare(be, rope, spec, rows, direction == POSENC_ROPE_INVERSE, cbuf, sbuf, &c, &s);
         for (i = 0; i < ntensors; i++) {
           posenc_i_rot_job job;
           job.x = tv[i].data + (b * tv[i].bs + t * tv[i].ts) * tv[i].es;
