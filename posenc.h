@@ -156,10 +156,11 @@ POSENC_API posenc_status posenc_sinusoidal_rows(const posenc_sinusoidal_params *
  * same primitive as the sinusoidal tables (at most 3.0e-8 absolute for A <= 1). f16/bf16 add
  * their own rounding. A rotated f32 value is within 2^-22 * (|x0| + |x1|) * max(1, A) of the exact
  * rotation of the stored inputs by the exact angle.
- * HF float32 compatibility mode (hf_compat = 1) instead reproduces Hugging Face's float32 path:
- * inv_freq as HF computes it in float32, angle = fl32(fl32(p) * inv_freq), c = the correctly
- * rounded cos of that float angle (times fl32(A) in float32). PyTorch's own cosf/sinf are
- * within 1 ulp of it, so the caches agree with PyTorch's to 1 ulp (README: measured figures).
+ * HF float32 compatibility mode (hf_compat = 1) instead follows Hugging Face's float32 recipe:
+ * inv_freq in float32 with HF's operations (pow taken as correctly rounded), angle =
+ * fl32(fl32(p) * inv_freq), c = the correctly rounded cos of that float angle (times fl32(A) in
+ * float32). How close that is to a given PyTorch build depends on its float32 pow and cos
+ * (README: measured figures against NumPy).
  * ------------------------------------------------------------------------------------------- */
 #ifndef POSENC_ROPE_MAX_DIM
 #define POSENC_ROPE_MAX_DIM 512  /* largest rotary_dim; sizes posenc_rope (define it alike everywhere) */

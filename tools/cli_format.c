@@ -88,7 +88,7 @@ static void text_printf(struct text *t, const char *fmt, ...) {
  * Format 1.0: magic, version, little-endian u16 header length, a Python dict literal padded with
  * spaces and ended by '\n' so that the data starts at a multiple of 64 bytes. */
 
-static const char *npy_descr(posenc_dtype dtype) {
+const char *npy_descr(posenc_dtype dtype) {
   switch (dtype) {
     case POSENC_DTYPE_F32: return "<f4";
     case POSENC_DTYPE_F16: return "<f2";
@@ -97,15 +97,29 @@ static const char *npy_descr(posenc_dtype dtype) {
   return "|V1";
 }
 
-static int render_npy(const struct table_view *table, struct rendered_table *out) {
+enum { NPY_MAX_NDIM_OUT = 8 };
+
+int render_npy_array(const char *descr, const size_t *shape, size_t ndim, const void *bytes,
+                     size_t size, struct rendered_table *out) {
   static const char magic[8] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0};
-  char dict[160];
-  int dict_len = snprintf(dict, sizeof dict,
-                          "{'descr': '%s', 'fortran_order': False, 'shape': (%zu, %zu), }",
-                          npy_descr(table->dtype), table->rows, table->cols);
-  size_t total = (sizeof magic + 2 + (size_t)dict_len + 1 + 63) / 64 * 64;
-  size_t header_len = total - sizeof magic - 2;
-  char *header = malloc(total);
+  char dict[64 + 24 * NPY_MAX_NDIM_OUT];
+  int dict_len = 0;
+  size_t i, total, header_len;
+  char *header;
+  out->count = 0;
+  out->owned = NULL;
+  if (ndim > NPY_MAX_NDIM_OUT) {
+    cli_error("internal error: too many dimensions for .npy output");
+    return EXIT_FAILURE;
+  }
+  /* shape as a Python tuple: (), (n,), (a, b) */
+  dict_len += snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+  for (i = 0; i < ndim; i++)
+    dict_len += snprintf(dict + dict_len, sizeof dict - (size_t)dict_len, "%s%zu", i ? ", " : "", shape[i]);
+  dict_len += snprintf(dict + dict_len, sizeof dict - (size_t)dict_len, "%s), }", ndim == 1 ? "," : "");
+  total = (sizeof magic + 2 + (size_t)dict_len + 1 + 63) / 64 * 64;
+  header_len = total - sizeof magic - 2;
+  header = malloc(total);
   if (!header) {
     cli_error("out of memory");
     return EXIT_FAILURE;
@@ -119,10 +133,17 @@ static int render_npy(const struct table_view *table, struct rendered_table *out
   out->owned = header;
   out->spans[0].data = header;
   out->spans[0].size = total;
-  out->spans[1].data = table->bytes;
-  out->spans[1].size = table->size;
+  out->spans[1].data = bytes;
+  out->spans[1].size = size;
   out->count = 2;
   return EXIT_SUCCESS;
+}
+
+static int render_npy(const struct table_view *table, struct rendered_table *out) {
+  size_t shape[2];
+  shape[0] = table->rows;
+  shape[1] = table->cols;
+  return render_npy_array(npy_descr(table->dtype), shape, 2, table->bytes, table->size, out);
 }
 
 /* ---- C header ------------------------------------------------------------------------------ */

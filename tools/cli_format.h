@@ -36,7 +36,8 @@ struct rendered_table {
   char *owned;
 };
 
-/* Converts count elements of elem_size bytes from host to little-endian order, in place. */
+/* Converts count elements of elem_size bytes from host to little-endian order, in place (and
+ * back: the swap, done only on big-endian hosts, is its own inverse). */
 void table_to_little_endian(void *bytes, size_t count, size_t elem_size);
 
 /* Serialises table in format (c_info is used by TABLE_FORMAT_C only). Returns EXIT_SUCCESS, or
@@ -45,5 +46,14 @@ int render_table(const struct table_view *table, enum table_format format,
                  const struct c_header_info *c_info, struct rendered_table *out);
 
 void rendered_table_free(struct rendered_table *rendered);
+
+/* The .npy descr of a posenc dtype: "<f4", "<f2", and "<u2" for bf16 (NumPy has no bfloat16:
+ * the raw bits). */
+const char *npy_descr(posenc_dtype dtype);
+
+/* A .npy 1.0 file of any array (C order, at most 8 dimensions) whose elements are already
+ * little-endian: descr is its dtype ("<f8", ...). Release with rendered_table_free. */
+int render_npy_array(const char *descr, const size_t *shape, size_t ndim, const void *bytes,
+                     size_t size, struct rendered_table *out);
 
 #endif /* POSENC_CLI_FORMAT_H */

@@ -62,35 +62,77 @@ static int fill_and_close(int fd, const struct byte_span *spans, size_t count) {
   return failed ? -1 : 0;
 }
 
-static int replace_file(const char *path, const struct byte_span *spans, size_t count) {
+/* A temporary beside path, filled with the output and closed. Returns its name (to rename or
+ * unlink), or NULL after reporting why. */
+static char *write_temporary(const char *path, const struct byte_span *spans, size_t count) {
   char *tmp = temp_template_beside(path);
   int fd;
   if (!tmp) {
     cli_error("out of memory");
-    return EXIT_FAILURE;
+    return NULL;
   }
   fd = mkstemp(tmp);
   if (fd < 0) {
     cli_error("cannot create a temporary file for '%s': %s", path, strerror(errno));
     free(tmp);
-    return EXIT_FAILURE;
+    return NULL;
   }
-  if (fill_and_close(fd, spans, count) != 0 || rename(tmp, path) != 0) {
+  if (fill_and_close(fd, spans, count) != 0) {
     int saved = errno;
     unlink(tmp);
     cli_error("cannot write '%s': %s", path, strerror(saved));
     free(tmp);
+    return NULL;
+  }
+  return tmp;
+}
+
+static void discard_temporaries(char **tmps, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++)
+    if (tmps[i]) {
+      unlink(tmps[i]);
+      free(tmps[i]);
+      tmps[i] = NULL;
+    }
+}
+
+enum { MAX_OUTPUTS = 4 };
+
+int write_outputs(const struct output_file *outputs, size_t n_outputs) {
+  char *tmps[MAX_OUTPUTS] = {NULL};
+  size_t i;
+  int rc = EXIT_SUCCESS;
+  if (n_outputs > MAX_OUTPUTS) {
+    cli_error("internal error: too many outputs");
     return EXIT_FAILURE;
   }
-  free(tmp);
-  return EXIT_SUCCESS;
+  for (i = 0; i < n_outputs && rc == EXIT_SUCCESS; i++)
+    if (outputs[i].path && !(tmps[i] = write_temporary(outputs[i].path, outputs[i].spans, outputs[i].count)))
+      rc = EXIT_FAILURE;
+  for (i = 0; i < n_outputs && rc == EXIT_SUCCESS; i++)
+    if (!outputs[i].path && write_spans(STDOUT_FILENO, outputs[i].spans, outputs[i].count) != 0) {
+      cli_error("cannot write to standard output: %s", strerror(errno));
+      rc = EXIT_FAILURE;
+    }
+  for (i = 0; i < n_outputs && rc == EXIT_SUCCESS; i++) {
+    if (!tmps[i]) continue;
+    if (rename(tmps[i], outputs[i].path) != 0) {
+      cli_error("cannot write '%s': %s", outputs[i].path, strerror(errno));
+      rc = EXIT_FAILURE;
+      break;
+    }
+    free(tmps[i]);
+    tmps[i] = NULL;
+  }
+  discard_temporaries(tmps, n_outputs);
+  return rc;
 }
 
 int write_output(const char *path, const struct byte_span *spans, size_t count) {
-  if (path) return replace_file(path, spans, count);
-  if (write_spans(STDOUT_FILENO, spans, count) != 0) {
-    cli_error("cannot write to standard output: %s", strerror(errno));
-    return EXIT_FAILURE;
-  }
-  return EXIT_SUCCESS;
+  struct output_file output;
+  output.path = path;
+  output.spans = spans;
+  output.count = count;
+  return write_outputs(&output, 1);
 }

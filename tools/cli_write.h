@@ -9,4 +9,16 @@
  * of the output, never a part. Returns EXIT_SUCCESS, or EXIT_FAILURE after reporting why. */
 int write_output(const char *path, const struct byte_span *spans, size_t count);
 
+/* One of several outputs of a command (rope apply writes Q and K). */
+struct output_file {
+  const char *path;               /* NULL: stdout (at most one output may be) */
+  const struct byte_span *spans;
+  size_t count;
+};
+
+/* Writes every output all-or-nothing together: each file goes to its own temporary first, and
+ * only once all of them are complete on disk (and stdout, if used, is written) are they renamed
+ * over their paths. On an error before the renames no path is touched. */
+int write_outputs(const struct output_file *outputs, size_t n_outputs);
+
 #endif /* POSENC_CLI_WRITE_H */

@@ -2,6 +2,7 @@
  *
  *   posenc info                      version, backends (ISAs), self-test
  *   posenc table sinusoidal ...      a sinusoidal table as .npy, raw bytes or a C header
+ *   posenc rope freqs|table|apply    RoPE frequencies, cos/sin caches, rotation (cli_rope.c)
  *
  * Everything is validated and computed in memory before the first byte is written, so a failing
  * run never leaves a partial output (see cli_write.c). */
@@ -13,9 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_args.h"
 #include "cli_common.h"
 #include "cli_format.h"
 #include "cli_parse.h"
+#include "cli_rope.h"
 #include "cli_write.h"
 #include "posenc.h"
 
@@ -31,6 +34,9 @@ static const char main_help[] =
   "Commands:\n"
   "  info                 version, SIMD backends (compiled in, supported, active), self-test\n"
   "  table sinusoidal     write a sinusoidal positional-encoding table\n"
+  "  rope freqs           print a RoPE variant's frequencies and attention factor\n"
+  "  rope table           write a RoPE cos/sin cache as .npy\n"
+  "  rope apply           rotate query/key tensors read from .npy files\n"
   "\n"
   "Options (before or after the command):\n"
   "  --isa NAME           backend to use: scalar, sse2, avx2, neon or auto (default: the\n"
@@ -81,181 +87,6 @@ static const char table_help[] =
   "        bf16), with IDENT_ROWS, IDENT_COLS and IDENT_XXH3, the XXH3-64 hash of the\n"
   "        table's little-endian bytes for a start-up check\n";
 
-/* ---- the command line ----------------------------------------------------------------------
- * One pass over argv records commands and raw option values; values are converted afterwards,
- * so that --help and --version work even when other values are wrong. */
-
-enum command { CMD_NONE, CMD_INFO, CMD_TABLE, CMD_COUNT };
-static const char *const command_names[CMD_COUNT] = {"", "info", "table"};
-
-enum option_id {
-  OPT_HELP, OPT_VERSION, OPT_ISA, OPT_POSITIONS, OPT_DIM, OPT_BASE, OPT_START, OPT_LAYOUT,
-  OPT_DTYPE, OPT_FORMAT, OPT_NAME, OPT_OUTPUT, OPT_COUNT
-};
-
-struct option_spec {
-  const char *long_name;
-  char short_name;      /* 0: none */
-  const char *label;    /* how error messages name it */
-  int takes_value;
-  enum command scope;   /* CMD_NONE: accepted everywhere */
-};
-
-static const struct option_spec option_specs[OPT_COUNT] = {
-  [OPT_HELP] = {"help", 'h', "--help", 0, CMD_NONE},
-  [OPT_VERSION] = {"version", 0, "--version", 0, CMD_NONE},
-  [OPT_ISA] = {"isa", 0, "--isa", 1, CMD_NONE},
-  [OPT_POSITIONS] = {"positions", 0, "--positions", 1, CMD_TABLE},
-  [OPT_DIM] = {"dim", 0, "--dim", 1, CMD_TABLE},
-  [OPT_BASE] = {"base", 0, "--base", 1, CMD_TABLE},
-  [OPT_START] = {"start", 0, "--start", 1, CMD_TABLE},
-  [OPT_LAYOUT] = {"layout", 0, "--layout", 1, CMD_TABLE},
-  [OPT_DTYPE] = {"dtype", 0, "--dtype", 1, CMD_TABLE},
-  [OPT_FORMAT] = {"format", 0, "--format", 1, CMD_TABLE},
-  [OPT_NAME] = {"name", 0, "--name", 1, CMD_TABLE},
-  [OPT_OUTPUT] = {"output", 'o', "-o/--output", 1, CMD_TABLE},
-};
-
-struct raw_args {
-  enum command command;
-  const char *table_kind;
-  const char *value[OPT_COUNT]; /* as given; "" for a flag that is present; NULL if absent */
-};
-
-/* Finds "--name", "--name=value" or "-x"; *inline_value is the text after '=', if any. */
-static int find_option(const char *arg, const char **inline_value) {
-  int id;
-  *inline_value = NULL;
-  if (arg[1] != '-') {
-    for (id = 0; id < OPT_COUNT; id++)
-      if (option_specs[id].short_name && arg[1] == option_specs[id].short_name && arg[2] == '\0')
-        return id;
-    return -1;
-  }
-  for (id = 0; id < OPT_COUNT; id++) {
-    size_t len = strlen(option_specs[id].long_name);
-    if (strncmp(arg + 2, option_specs[id].long_name, len) != 0) continue;
-    if (arg[2 + len] == '\0') return id;
-    if (arg[2 + len] == '=') {
-      *inline_value = arg + 3 + len;
-      return id;
-    }
-  }
-  return -1;
-}
-
-static int take_option(int argc, char **argv, int *i, struct raw_args *args) {
-  const char *arg = argv[*i], *value;
-  int id = find_option(arg, &value);
-  if (id < 0) {
-    cli_error("unknown option '%s' (see 'posenc --help')", arg);
-    return EXIT_USAGE;
-  }
-  if (option_specs[id].scope != CMD_NONE && option_specs[id].scope != args->command) {
-    if (args->command == CMD_NONE)
-      cli_error("option '%s' must follow the command 'posenc %s'", arg,
-                command_names[option_specs[id].scope]);
-    else
-      cli_error("'posenc %s' has no option '%s'", command_names[args->command], arg);
-    return EXIT_USAGE;
-  }
-  if (args->value[id]) {
-    cli_error("option %s given twice", option_specs[id].label);
-    return EXIT_USAGE;
-  }
-  if (!option_specs[id].takes_value) {
-    if (value) {
-      cli_error("option %s takes no value", option_specs[id].label);
-      return EXIT_USAGE;
-    }
-    value = "";
-  } else if (!value) {
-    /* the next word is the value, unless it is missing or is clearly another long option */
-    if (*i + 1 >= argc || strncmp(argv[*i + 1], "--", 2) == 0) {
-      cli_error("option %s needs a value", option_specs[id].label);
-      return EXIT_USAGE;
-    }
-    value = argv[++*i];
-  }
-  args->value[id] = value;
-  return EXIT_SUCCESS;
-}
-
-static int take_word(const char *word, struct raw_args *args) {
-  if (args->command == CMD_NONE) {
-    int cmd = lookup_name(command_names + 1, CMD_COUNT - 1, word);
-    if (cmd < 0) {
-      cli_error("unknown command '%s' (expected info or table)", word);
-      return EXIT_USAGE;
-    }
-    args->command = (enum command)(cmd + 1);
-    return EXIT_SUCCESS;
-  }
-  if (args->command == CMD_TABLE && !args->table_kind) {
-    if (strcmp(word, "sinusoidal") != 0) {
-      cli_error("unknown table kind '%s' (expected sinusoidal)", word);
-      return EXIT_USAGE;
-    }
-    args->table_kind = word;
-    return EXIT_SUCCESS;
-  }
-  cli_error("unexpected argument '%s'", word);
-  return EXIT_USAGE;
-}
-
-static int parse_argv(int argc, char **argv, struct raw_args *args) {
-  int i, rc = EXIT_SUCCESS;
-  memset(args, 0, sizeof *args);
-  for (i = 1; i < argc && rc == EXIT_SUCCESS; i++) {
-    const char *arg = argv[i];
-    rc = (arg[0] == '-' && arg[1] != '\0') ? take_option(argc, argv, &i, args) : take_word(arg, args);
-  }
-  return rc;
-}
-
-/* ---- converting values ------------------------------------------------------------------- */
-
-static int bad_value(int id, const char *text, const char *why) {
-  cli_error("%s '%s': %s", option_specs[id].label, text, why);
-  return EXIT_USAGE;
-}
-
-/* EXIT_SUCCESS, or the usage error that says why text did not parse. */
-static int parsed(int id, const char *text, enum parse_result result) {
-  return result == PARSE_OK ? EXIT_SUCCESS : bad_value(id, text, parse_result_text(result));
-}
-
-static int convert_count(const struct raw_args *args, int id, size_t *out) {
-  const char *text = args->value[id];
-  int rc;
-  if (!text) {
-    cli_error("missing %s (see 'posenc table --help')", option_specs[id].label);
-    return EXIT_USAGE;
-  }
-  if ((rc = parsed(id, text, parse_size(text, out))) != EXIT_SUCCESS) return rc;
-  return *out == 0 ? bad_value(id, text, "must be at least 1") : EXIT_SUCCESS;
-}
-
-/* For an optional value: leaves *out alone when the option is absent. */
-static int convert_choice(const struct raw_args *args, int id, const char *const *names,
-                          size_t count, const char *expected, int *out) {
-  const char *text = args->value[id];
-  int index;
-  if (!text) return EXIT_SUCCESS;
-  index = lookup_name(names, count, text);
-  if (index < 0) return bad_value(id, text, expected);
-  *out = index;
-  return EXIT_SUCCESS;
-}
-
-static int convert_isa(const char *text, posenc_isa *isa) {
-  *isa = POSENC_ISA_AUTO;
-  if (!text) return EXIT_SUCCESS;
-  if (posenc_isa_from_name(text, isa) != POSENC_OK)
-    return bad_value(OPT_ISA, text, "unknown ISA (expected scalar, sse2, avx2, neon or auto)");
-  return EXIT_SUCCESS;
-}
-
 /* ---- table requests ------------------------------------------------------------------------ */
 
 static const char *const layout_names[] = {"interleaved", "split"}; /* by posenc_layout */
@@ -273,7 +104,6 @@ struct table_request {
 };
 
 static int convert_table_options(const struct raw_args *args, struct table_request *req) {
-  const char *base_text = args->value[OPT_BASE], *start_text = args->value[OPT_START];
   int layout = POSENC_LAYOUT_INTERLEAVED, dtype = POSENC_DTYPE_F32, format = TABLE_FORMAT_NPY;
   int32_t start = 0;
   size_t positions, dim;
@@ -281,14 +111,15 @@ static int convert_table_options(const struct raw_args *args, struct table_reque
   int rc;
   if ((rc = convert_count(args, OPT_POSITIONS, &positions)) ||
       (rc = convert_count(args, OPT_DIM, &dim)) ||
-      (base_text && (rc = parsed(OPT_BASE, base_text, parse_double(base_text, &base)))) ||
-      (start_text && (rc = parsed(OPT_START, start_text, parse_int32(start_text, &start)))) ||
+      (rc = convert_optional_double(args, OPT_BASE, &base)) ||
+      (rc = convert_optional_int32(args, OPT_START, &start)) ||
       (rc = convert_choice(args, OPT_LAYOUT, layout_names, COUNT_OF(layout_names),
                            "unknown layout (expected interleaved or split)", &layout)) ||
       (rc = convert_choice(args, OPT_DTYPE, dtype_names, COUNT_OF(dtype_names),
                            "unknown dtype (expected f32, f16 or bf16)", &dtype)) ||
       (rc = convert_choice(args, OPT_FORMAT, table_format_names, TABLE_FORMAT_COUNT,
-                           "unknown format (expected npy, raw or c)", &format)))
+                           "unknown format (expected npy, raw or c)", &format)) ||
+      (rc = convert_output(args, OPT_OUTPUT, &req->output)))
     return rc;
   req->params = posenc_sinusoidal_default(dim);
   req->params.base = base;
@@ -297,10 +128,8 @@ static int convert_table_options(const struct raw_args *args, struct table_reque
   req->start = start;
   req->positions = positions;
   req->format = (enum table_format)format;
-  req->base_text = base_text ? base_text : "10000";
+  req->base_text = args->value[OPT_BASE] ? args->value[OPT_BASE] : "10000";
   req->name = args->value[OPT_NAME] ? args->value[OPT_NAME] : "posenc_table";
-  req->output = args->value[OPT_OUTPUT];
-  if (req->output && strcmp(req->output, "-") == 0) req->output = NULL; /* "-o -": stdout */
   return EXIT_SUCCESS;
 }
 
@@ -311,7 +140,6 @@ static int check_table_request(const struct raw_args *args, struct table_request
   if (args->value[OPT_NAME] && req->format != TABLE_FORMAT_C)
     return bad_value(OPT_NAME, req->name, "only applies to --format c");
   if (name_problem) return bad_value(OPT_NAME, req->name, name_problem);
-  if (req->output && req->output[0] == '\0') return bad_value(OPT_OUTPUT, "", "empty file name");
   if ((uint64_t)(req->positions - 1) > (uint64_t)((int64_t)INT32_MAX - req->start)) {
     cli_error("--start %" PRId32 " with --positions %zu: the last position exceeds 2147483647",
               req->start, req->positions);
@@ -327,7 +155,7 @@ static int check_table_request(const struct raw_args *args, struct table_request
 
 static int build_table_request(const struct raw_args *args, struct table_request *req) {
   int rc;
-  if (!args->table_kind) {
+  if (!args->kind) {
     cli_error("table: missing the table kind (expected sinusoidal)");
     return EXIT_USAGE;
   }
@@ -432,6 +260,14 @@ static int run_table(const struct table_request *req) {
 
 /* ---- ISA selection and info ---------------------------------------------------------------- */
 
+static int convert_isa(const char *text, posenc_isa *isa) {
+  *isa = POSENC_ISA_AUTO;
+  if (!text) return EXIT_SUCCESS;
+  if (posenc_isa_from_name(text, isa) != POSENC_OK)
+    return bad_value(OPT_ISA, text, "unknown ISA (expected scalar, sse2, avx2, neon or auto)");
+  return EXIT_SUCCESS;
+}
+
 static int isa_available(posenc_isa isa) {
   return posenc_isa_compiled(isa) && posenc_isa_supported(isa);
 }
@@ -500,10 +336,13 @@ static int print_text(const char *text) {
   return finish_stdout();
 }
 
-static int print_help(enum command command) {
-  switch (command) {
+static int print_help(const struct raw_args *args) {
+  switch (args->command) {
     case CMD_INFO: return print_text(info_help);
     case CMD_TABLE: return print_text(table_help);
+    case CMD_ROPE:
+      rope_help(args->leaf, stdout);
+      return finish_stdout();
     case CMD_NONE: case CMD_COUNT: break;
   }
   return print_text(main_help);
@@ -514,19 +353,26 @@ static int print_help(enum command command) {
 int main(int argc, char **argv) {
   struct raw_args args;
   struct table_request req;
+  struct rope_request rope_req;
   posenc_isa isa;
   int rc = parse_argv(argc, argv, &args);
   if (rc != EXIT_SUCCESS) return rc;
-  if (args.value[OPT_HELP]) return print_help(args.command);
+  if (args.value[OPT_HELP]) return print_help(&args);
   if (args.value[OPT_VERSION]) return print_text("posenc " POSENC_VERSION_STRING "\n");
   if (args.command == CMD_NONE) {
-    cli_error("missing command (expected info or table; see 'posenc --help')");
+    cli_error("missing command (expected info, table or rope; see 'posenc --help')");
     return EXIT_USAGE;
   }
   /* usage errors first, then what depends on this machine */
   if ((rc = convert_isa(args.value[OPT_ISA], &isa)) != EXIT_SUCCESS) return rc;
   if (args.command == CMD_TABLE && (rc = build_table_request(&args, &req)) != EXIT_SUCCESS)
     return rc;
+  if (args.command == CMD_ROPE && (rc = build_rope_request(&args, &rope_req)) != EXIT_SUCCESS)
+    return rc;
   if ((rc = apply_isa(args.value[OPT_ISA], isa)) != EXIT_SUCCESS) return rc;
-  return args.command == CMD_TABLE ? run_table(&req) : run_info(args.value[OPT_ISA]);
+  switch (args.command) {
+    case CMD_TABLE: return run_table(&req);
+    case CMD_ROPE: return run_rope(&rope_req);
+    default: return run_info(args.value[OPT_ISA]);
+  }
 }

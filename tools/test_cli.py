@@ -7,10 +7,16 @@ Runs the binary and checks its output against an independent float64 NumPy compu
 .npy / raw / C-header formats against each other (the header is compiled as C99 and C++11 and
 its XXH3 checked), ISA independence, and that every bad argument fails with one line on stderr
 without leaving any output file behind. CC and CXX override the compilers (default cc, c++).
+
+The rope commands are checked against formulas written here from formulas.md (float64 and
+longdouble), HF's float32 recipe re-done op for op in NumPy (--hf-compat), a NumPy float32
+rotation (bit for bit), and hostile .npy inputs. Lines starting "figure:" report measured
+agreement figures.
 The last line is "N passed, M failed"; the exit status is non-zero if anything failed.
 """
 import ast
 import io
+import math
 import os
 import re
 import shlex
@@ -502,7 +508,1077 @@ def test_help_wins():
     assert 'Usage: posenc table' in text
 
 
+# ---- RoPE: helpers ---------------------------------------------------------------------------------
+
+LD = np.longdouble
+LD_EPS = float(np.finfo(np.longdouble).eps)
+LD_PI = np.arctan(LD(1)) * 4
+
+
+def save_npy(name, array):
+    path = os.path.join(WORKDIR, name)
+    np.save(path, array)
+    return path
+
+
+def rope_freqs(args):
+    """(attention factor, inv_freq float64, HF float32 inv_freq or None) from the text output."""
+    lines = run_ok(['rope', 'freqs'] + list(args)).decode().splitlines()
+    m = re.match(r'^# attention_factor (\S+)$', lines[0])
+    assert m, f'first line {lines[0]!r}'
+    hf = '--hf-compat' in args
+    assert lines[1] == '# pair inv_freq' + (' inv_freq_f32' if hf else ''), lines[1]
+    rows = [line.split() for line in lines[2:]]
+    assert [int(r[0]) for r in rows] == list(range(len(rows))), 'pair indices'
+    assert all(len(r) == (3 if hf else 2) for r in rows), 'columns'
+    inv = np.array([float(r[1]) for r in rows])
+    f32 = np.array([float(r[2]) for r in rows]).astype(np.float32) if hf else None
+    return float(m.group(1)), inv, f32
+
+
+def rope_table(args):
+    data = run_ok(['rope', 'table'] + list(args))
+    header, _ = npy_payload(data)
+    return header, load_npy(data)
+
+
+def ulp_distance(a, b):
+    """|a - b| in float32 ulps (on the ordered integer line, so across zero too)."""
+    def ordered(x):
+        i = x.astype(np.float32).view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7fffffff), i)
+    return np.abs(ordered(a) - ordered(b))
+
+
+# ---- RoPE: the independent reference (formulas.md §1, §2.3) -----------------------------------------
+
+def yarn_range(d, base, L, beta_fast=32.0, beta_slow=1.0, truncate=True):
+    """HF find_correction_range, in Python doubles."""
+    def corr(r):
+        return d * math.log(L / (r * 2 * math.pi)) / (2 * math.log(base))
+    low, high = corr(beta_fast), corr(beta_slow)
+    if truncate:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, d - 1)
+    return (low, high + 0.001) if low == high else (low, high)
+
+
+def yarn_mscale(s, m=1.0):
+    return 1.0 if s <= 1 else 0.1 * m * math.log(s) + 1.0
+
+
+def ref_rope(d, base=10000.0, scaling='none', factor=1.0, L=0, seq_len=0, qwen=False,
+             beta_fast=32.0, beta_slow=1.0, truncate=True, mscale=0.0, mscale_all_dim=0.0,
+             low_ff=1.0, high_ff=4.0, short=None, long=None, ff=None, attention=0.0, dt=np.float64):
+    """omega_i (pair i < d/2) and the attention factor of a variant, in dt (float64 or longdouble)."""
+    i = np.arange(d // 2).astype(dt)
+    b, ex = dt(base), dt(d) / dt(d - 2)
+    if scaling == 'ntk':
+        b = b * dt(factor) ** ex
+    elif scaling == 'dynamic':
+        S = max(seq_len or L, L)
+        if qwen:
+            pw = 1
+            while L * pw < S:
+                pw *= 2
+            b = b * dt(2 * pw - 1 if S > L else 1) ** ex
+        else:
+            b = b * (dt(factor) * dt(S) / dt(L) - (dt(factor) - 1)) ** ex
+    inv = b ** (-2 * i / dt(d))
+    A = 1.0
+    if scaling == 'linear':
+        inv = inv / dt(factor)
+    elif scaling == 'yarn':
+        low, high = yarn_range(d, base, L, beta_fast, beta_slow, truncate)
+        ramp = np.clip((i - dt(low)) / (dt(high) - dt(low)), 0, 1)
+        inv = inv / dt(factor) * ramp + inv * (1 - ramp)
+        A = (yarn_mscale(factor, mscale) / yarn_mscale(factor, mscale_all_dim) if mscale and mscale_all_dim
+             else yarn_mscale(factor))
+    elif scaling == 'llama3':
+        pi = LD_PI if dt is LD else dt(math.pi)
+        wl = 2 * pi / inv
+        sm = (dt(L) / wl - dt(low_ff)) / (dt(high_ff) - dt(low_ff))
+        inv = np.where(wl > dt(L) / dt(low_ff), inv / dt(factor),
+                       np.where(wl < dt(L) / dt(high_ff), inv, (1 - sm) * inv / dt(factor) + sm * inv))
+    elif scaling == 'longrope':
+        inv = inv / (long if seq_len > L else short).astype(dt)
+        A = math.sqrt(1 + math.log(factor) / math.log(L)) if factor > 1 else 1.0
+    if ff is not None:
+        inv = inv / ff.astype(dt)
+    return inv, (attention or A)
+
+
+def variant_args(d=None, base=None, scaling=None, factor=None, L=None, seq_len=None, extra=()):
+    args = []
+    for opt, value in (('--head-dim', d), ('--base', base), ('--scaling', scaling), ('--factor', factor),
+                       ('--original-max-pos', L), ('--seq-len', seq_len)):
+        if value is not None:
+            args += [opt, repr(value) if isinstance(value, float) else str(value)]
+    return args + list(extra)
+
+
+# ---- rope freqs ------------------------------------------------------------------------------------
+
+def check_freqs(d, opts, ref_kwargs, extra=()):
+    """posenc's inv_freq within 1e-14 relative of the float64 formula, and the attention factor."""
+    A, inv, _ = rope_freqs(variant_args(d=d, **opts, extra=extra))
+    ref, ref_A = ref_rope(d, **ref_kwargs)
+    assert inv.shape == ref.shape, (inv.shape, ref.shape)
+    rel = np.abs(inv - ref) / ref
+    assert rel.max() <= 1e-14, f'inv_freq off by {rel.max():.3g} relative at pair {rel.argmax()}'
+    assert abs(A - ref_A) <= 1e-15 * ref_A, f'attention factor {A!r}, expected {ref_A!r}'
+    npy = load_npy(run_ok(['rope', 'freqs', '--format', 'npy'] + variant_args(d=d, **opts, extra=extra)))
+    assert npy.dtype == np.float64 and npy.shape == (d // 2,), (npy.dtype, npy.shape)
+    assert np.array_equal(npy, inv), 'the npy freqs differ from the text ones'
+    return f'max rel diff {rel.max():.2g}, A {A:.10g}'
+
+
+def freqs_cases():
+    rng = np.random.default_rng(7)
+    short = rng.uniform(1.0, 3.0, 48).astype(np.float32)
+    long = rng.uniform(1.0, 60.0, 48).astype(np.float32)
+    ff = rng.uniform(0.5, 8.0, 32).astype(np.float32)
+    paths = {'short': save_npy('short.npy', short), 'long': save_npy('long64.npy', long.astype(np.float64)),
+             'ff': save_npy('ff.npy', ff)}
+    yield 'default d=128', 128, {}, {}, ()
+    yield 'default d=64 base 5e5', 64, {'base': 500000.0}, {'base': 500000.0}, ()
+    yield 'linear 4', 128, {'scaling': 'linear', 'factor': 4.0}, {'scaling': 'linear', 'factor': 4.0}, ()
+    yield 'ntk 2', 128, {'scaling': 'ntk', 'factor': 2.0}, {'scaling': 'ntk', 'factor': 2.0}, ()
+    for seq in (1000, 8192):
+        yield (f'dynamic 2 L 2048 seq {seq}', 128,
+               {'scaling': 'dynamic', 'factor': 2.0, 'L': 2048, 'seq_len': seq},
+               {'scaling': 'dynamic', 'factor': 2.0, 'L': 2048, 'seq_len': seq}, ())
+    yield ('dynamic qwen alpha seq 10000 L 2048', 128, {'scaling': 'dynamic', 'L': 2048, 'seq_len': 10000},
+           {'scaling': 'dynamic', 'L': 2048, 'seq_len': 10000, 'qwen': True}, ('--qwen-alpha',))
+    for d, base, L, s in ((128, 10000.0, 4096, 4.0), (128, 1e6, 32768, 8.0), (128, 10000.0, 4096, 40.0)):
+        yarn = {'base': base, 'scaling': 'yarn', 'factor': s, 'L': L}
+        yield f'yarn d={d} base {base:g} L {L} s {s:g}', d, yarn, yarn, ()
+    yield ('yarn gpt-oss no-truncate', 64, {'base': 150000.0, 'scaling': 'yarn', 'factor': 32.0, 'L': 4096},
+           {'base': 150000.0, 'scaling': 'yarn', 'factor': 32.0, 'L': 4096, 'truncate': False}, ('--no-truncate',))
+    yield ('yarn betas 16/2, DeepSeek mscale 0.707/1', 64,
+           {'scaling': 'yarn', 'factor': 40.0, 'L': 4096},
+           {'scaling': 'yarn', 'factor': 40.0, 'L': 4096, 'beta_fast': 16.0, 'beta_slow': 2.0,
+            'mscale': 0.707, 'mscale_all_dim': 1.0},
+           ('--beta-fast', '16', '--beta-slow', '2', '--mscale', '0.707', '--mscale-all-dim', '1'))
+    yield ('llama3 8 L 8192 base 5e5', 128, {'base': 500000.0, 'scaling': 'llama3', 'factor': 8.0, 'L': 8192},
+           {'base': 500000.0, 'scaling': 'llama3', 'factor': 8.0, 'L': 8192}, ())
+    yield ('llama3 32, factors 2/8', 64, {'base': 500000.0, 'scaling': 'llama3', 'factor': 32.0, 'L': 8192},
+           {'base': 500000.0, 'scaling': 'llama3', 'factor': 32.0, 'L': 8192, 'low_ff': 2.0, 'high_ff': 8.0},
+           ('--low-freq-factor', '2', '--high-freq-factor', '8'))
+    for seq in (4096, 4097):
+        opts = {'scaling': 'longrope', 'factor': 32.0, 'L': 4096, 'seq_len': seq}
+        yield (f'longrope 32 L 4096 seq {seq}', 96, opts, dict(opts, short=short, long=long),
+               ('--short-factor', paths['short'], '--long-factor', paths['long']))
+    yield ('freq-factors (ggml rope_freqs)', 64, {}, {'ff': ff}, ('--freq-factors', paths['ff']))
+    yield ('attention factor 0.5, gptj', 64, {}, {'attention': 0.5},
+           ('--attention-factor', '0.5', '--style', 'gptj'))
+
+
+def test_freqs_rotary_partial():
+    """--rotary-dim d: the frequencies are those of d, not of the head dim."""
+    _, inv, _ = rope_freqs(['--head-dim', '64', '--rotary-dim', '32'])
+    ref, _ = ref_rope(32)
+    assert inv.shape == (16,) and np.allclose(inv, ref, rtol=1e-14, atol=0), 'rotary-dim frequencies'
+
+
+def test_yarn_reference_ranges():
+    """formulas.md §1.5: the correction ranges, and posenc's ramp ends exactly there."""
+    table = ((128, 1e4, 4096, (20.944482, 45.026881), (20, 46), True),
+             (128, 1e6, 32768, (23.595948, 39.650881), (23, 40), True),
+             (64, 150000.0, 4096, (8.092779, 17.398025), None, False))
+    for d, base, L, raw, truncated, trunc in table:
+        low, high = yarn_range(d, base, L, truncate=False)
+        assert abs(low - raw[0]) < 1e-6 and abs(high - raw[1]) < 1e-6, f'raw range {low}, {high} != {raw}'
+        low, high = yarn_range(d, base, L, truncate=trunc)
+        if truncated:
+            assert (low, high) == truncated, (low, high)
+        s = 4.0
+        _, inv, _ = rope_freqs(variant_args(d=d, base=base, scaling='yarn', factor=s, L=L,
+                                            extra=() if trunc else ('--no-truncate',)))
+        plain, _ = ref_rope(d, base=base)
+        i = np.arange(d // 2)
+        extrap, interp = i <= low, i >= high
+        assert np.allclose(inv[extrap], plain[extrap], rtol=1e-15, atol=0), 'pairs <= low must be unscaled'
+        assert np.allclose(inv[interp], plain[interp] / s, rtol=1e-15, atol=0), 'pairs >= high must be /factor'
+        mid = ~extrap & ~interp
+        ratio = inv[mid] / plain[mid]
+        assert np.all((ratio < 1) & (ratio > 1 / s)), 'the ramp must blend strictly between'
+    for s, expect in ((4.0, 1.138629436), (8.0, 1.207944154), (40.0, 1.368887945)):
+        A, _, _ = rope_freqs(variant_args(d=64, scaling='yarn', factor=s, L=4096))
+        assert abs(A - expect) < 1e-9, f'yarn mscale s={s}: {A}, expected {expect}'
+    A, _, _ = rope_freqs(variant_args(d=64, scaling='yarn', factor=40.0, L=4096,
+                                      extra=('--mscale', '1', '--mscale-all-dim', '1')))
+    assert A == 1.0, f'DeepSeek-V3 mscale == mscale_all_dim must give A = 1 exactly, got {A!r}'
+    A, _, _ = rope_freqs(variant_args(d=64, scaling='yarn', factor=40.0, L=4096, extra=('--mscale', '1')))
+    assert abs(A - 1.368887945) < 1e-9, '--mscale alone is ignored, as in HF'
+
+
+def test_llama3_reference_values():
+    """formulas.md §1.7: theta 500000, dim 128: i=29 and i=32 (medium band 29..34)."""
+    _, inv, _ = rope_freqs(variant_args(d=128, base=500000.0, scaling='llama3', factor=8.0, L=8192))
+    plain, _ = ref_rope(128, base=500000.0)
+    for i, before, after in ((29, 2.616099253e-3, 2.166570764e-3), (32, 1.414213562e-3, 5.248461610e-4)):
+        assert abs(plain[i] - before) < 1e-12, f'reference inv[{i}] {plain[i]}'
+        assert abs(inv[i] - after) < 1e-12, f'llama3 inv[{i}] = {inv[i]!r}, expected {after}'
+    ratio = inv / plain
+    assert np.all(ratio[:29] == 1) or np.allclose(ratio[:29], 1, rtol=1e-15), 'high band unscaled'
+    assert np.allclose(ratio[35:], 1 / 8, rtol=1e-15), 'low band / factor'
+    assert np.all((ratio[29:35] < 1) & (ratio[29:35] > 1 / 8)), 'medium band 29..34 blends'
+
+
+def test_longrope_attention():
+    """formulas.md §1.6: 131072/4096 = 32 gives attention factor 1.190238071."""
+    path = save_npy('ones48.npy', np.ones(48, dtype=np.float32))
+    A, _, _ = rope_freqs(variant_args(d=96, scaling='longrope', factor=32.0, L=4096,
+                                      extra=('--short-factor', path, '--long-factor', path)))
+    assert abs(A - 1.190238071) < 1e-9, A
+
+
+# ---- rope table: accuracy ----------------------------------------------------------------------------
+
+def exact_cache(positions, d, layout, **kwargs):
+    """The exact cos/sin (longdouble) of a variant at positions, laid out, and its own error bound."""
+    inv, A = ref_rope(d, dt=LD, **kwargs)
+    ang = positions.astype(LD)[:, None] * inv[None, :]
+    c, s = np.cos(ang) * LD(A), np.sin(ang) * LD(A)
+    # omega is a longdouble pow (error ~ |ln(omega)| + a few ops), times p, then cosl
+    err = (np.abs(ang) * 64 * LD_EPS + 8 * LD_EPS) * A
+    if layout == 'half':
+        return np.concatenate([c, s], 1), np.concatenate([err, err], 1)
+    if layout == 'full':
+        return np.concatenate([c, c, s, s], 1), np.concatenate([err] * 4, 1)
+    return np.stack([c, s], 2).reshape(len(positions), -1), np.stack([err, err], 2).reshape(len(positions), -1)
+
+
+def check_cache_accuracy(got, ref, err, what):
+    """|got - exact| <= 0.5 ulp(f32) + 1e-12 (+ the longdouble reference's own bound).
+    Returns the largest error in units of 0.5 ulp + 1e-12."""
+    ref64 = ref.astype(np.float64)
+    bound = np.spacing(np.abs(ref64).astype(np.float32)).astype(np.float64) / 2 + 1e-12
+    diff = np.abs(got.astype(LD) - ref).astype(np.float64)
+    tol = bound + err.astype(np.float64)
+    bad = np.argwhere(diff > tol)
+    if len(bad):
+        r, c = bad[0]
+        raise AssertionError(f'{what}: {len(bad)} values off, first [{r},{c}]: got {got[r, c]!r}, exact '
+                             f'{float(ref[r, c])!r}, diff {diff[r, c]:.3g} > {tol[r, c]:.3g}')
+    return ((diff - err.astype(np.float64)).clip(0) / bound).max()
+
+
+TABLE_CASES = [  # (name, head dim, variant options, reference kwargs, extra flags)
+    ('default d=64', 64, {}, {}, ()),
+    ('default d=128 base 1e6', 128, {'base': 1e6}, {'base': 1e6}, ()),
+    ('linear 4', 64, {'scaling': 'linear', 'factor': 4.0}, {'scaling': 'linear', 'factor': 4.0}, ()),
+    ('linear 3', 64, {'scaling': 'linear', 'factor': 3.0}, {'scaling': 'linear', 'factor': 3.0}, ()),
+    ('ntk 3', 64, {'scaling': 'ntk', 'factor': 3.0}, {'scaling': 'ntk', 'factor': 3.0}, ()),
+    ('dynamic 2 L 512 seq 4096', 64, {'scaling': 'dynamic', 'factor': 2.0, 'L': 512, 'seq_len': 4096},
+     {'scaling': 'dynamic', 'factor': 2.0, 'L': 512, 'seq_len': 4096}, ()),
+    ('yarn 8 L 4096 (A = 1.208)', 128, {'scaling': 'yarn', 'factor': 8.0, 'L': 4096},
+     {'scaling': 'yarn', 'factor': 8.0, 'L': 4096}, ()),
+    ('llama3 8 L 8192 base 5e5', 128, {'base': 500000.0, 'scaling': 'llama3', 'factor': 8.0, 'L': 8192},
+     {'base': 500000.0, 'scaling': 'llama3', 'factor': 8.0, 'L': 8192}, ()),
+    ('attention factor 0.75', 32, {}, {'attention': 0.75}, ('--attention-factor', '0.75')),
+]
+
+
+def test_table_accuracy(d, opts, ref_kwargs, extra, layout, max_p):
+    """Positions: random below max_p, both ends, and a few negative ones."""
+    rng = np.random.default_rng(d * 7 + len(layout) + max_p % 97)
+    p = np.concatenate([rng.integers(0, max_p, 120), [0, 1, 15, 16, 17, max_p - 1, max_p - 16],
+                        -rng.integers(1, max_p, 5)])
+    path = save_npy('tpos.npy', p.astype(np.int64))
+    header, got = rope_table(['--positions', path, '--layout', layout] + variant_args(d=d, **opts, extra=extra))
+    width = 2 * d if layout == 'full' else d
+    assert header == {'descr': '<f4', 'fortran_order': False, 'shape': (len(p), width)}, header
+    ref, err = exact_cache(p, d, layout, **ref_kwargs)
+    worst = check_cache_accuracy(got, ref, err, f'{layout} p<{max_p}')
+    return f'max error {worst:.3f} x (0.5 ulp + 1e-12)'
+
+
+def test_table_linear3_point():
+    """Linear factor 3 at p = 13702237, pair 0: cos(13702237/3) = 6.98215408319463505e-05 (60-digit
+    decimal arithmetic); the float32 nearest it. (Rounding 1/3 to double first gives 6.9821794e-05.)"""
+    path = save_npy('lin3.npy', np.array([13702237]))
+    _, got = rope_table(['--positions', path] + variant_args(d=64, scaling='linear', factor=3.0))
+    assert got[0, 0] == np.float32(6.98215408319463505e-05), f'{got[0, 0]!r}'
+
+
+def test_table_range_equals_list():
+    """--rows/--start and the same positions as a list give the same bits; layouts agree."""
+    args = variant_args(d=48, scaling='yarn', factor=4.0, L=1024)
+    _, ranged = rope_table(['--rows', '300', '--start', '16777000'] + args)
+    path = save_npy('rpos.npy', np.arange(16777000, 16777300, dtype=np.int32))
+    _, listed = rope_table(['--positions', path] + args)
+    assert np.array_equal(ranged.view(np.uint32), listed.view(np.uint32)), 'range != list'
+    h = 24
+    c, s = listed[:, :h], listed[:, h:]
+    _, full = rope_table(['--positions', path, '--layout', 'full'] + args)
+    _, inter = rope_table(['--positions', path, '--layout', 'interleaved'] + args)
+    assert np.array_equal(full, np.concatenate([c, c, s, s], 1)), 'full layout'
+    assert np.array_equal(inter, np.stack([c, s], 2).reshape(300, -1)), 'interleaved layout'
+    _, gptj = rope_table(['--positions', path, '--style', 'gptj'] + args)
+    assert np.array_equal(gptj, listed), 'the cache does not depend on the rotation style'
+
+
+def test_table_equals_sinusoidal():
+    """An unscaled half cache is the split sinusoidal table with its halves swapped."""
+    _, rope = rope_table(['--head-dim', '64', '--rows', '500', '--start', '-7'])
+    sin = load_npy(run_ok(table_args(500, 64, start=-7, layout='split')))
+    assert np.array_equal(rope[:, :32], sin[:, 32:]) and np.array_equal(rope[:, 32:], sin[:, :32])
+
+
+def test_table_half_precision(dtype):
+    args = ['--rows', '200', '--start', '1000'] + variant_args(d=40, scaling='yarn', factor=4.0, L=512)
+    _, f32 = rope_table(args)
+    header, got = rope_table(args + ['--dtype', dtype])
+    assert got.shape == f32.shape
+    if dtype == 'f16':
+        assert header['descr'] == '<f2'
+        assert np.array_equal(got.view(np.uint16), f32.astype(np.float16).view(np.uint16)), 'f16 rounding'
+    else:
+        assert header['descr'] == '<u2' and np.array_equal(got, bf16_round(f32)), 'bf16 must be <u2 of rounded f32'
+
+
+def test_table_stdout_equals_file():
+    args = ['rope', 'table', '--head-dim', '16', '--rows', '9']
+    path = os.path.join(WORKDIR, 'rt.npy')
+    run_ok(args + ['-o', path])
+    with open(path, 'rb') as f:
+        assert f.read() == run_ok(args) == run_ok(args + ['-o', '-'])
+
+
+def test_rope_isa_identical(isa):
+    path = save_npy('ipos.npy', np.array([5, 0, 2 ** 24 - 1, -3, 131071], dtype=np.int64))
+    for args in (['rope', 'table', '--head-dim', '128', '--rows', '100', '--start', '16777000'],
+                 ['rope', 'table', '--positions', path, '--layout', 'interleaved', '--dtype', 'f16'] +
+                 variant_args(d=96, scaling='yarn', factor=8.0, L=4096),
+                 ['rope', 'table', '--head-dim', '64', '--rows', '64', '--hf-compat']):
+        assert run_ok(['--isa', isa] + args) == run_ok(args), f'{" ".join(args)} differs under --isa {isa}'
+    x = save_npy('ix.npy', np.random.default_rng(3).standard_normal((5, 3, 64)).astype(np.float32))
+    apply = ['rope', 'apply', '--in', x, '--positions', path]
+    assert run_ok(['--isa', isa] + apply) == run_ok(apply), f'rope apply differs under --isa {isa}'
+
+
+# ---- --hf-compat --------------------------------------------------------------------------------------
+
+def hf_inv_freq(d, base, pow_fn, scaling='none', factor=1.0, L=0, low_ff=1.0, high_ff=4.0):
+    """transformers' float32 inv_freq (formulas.md §1.1, §1.3, §1.5, §1.7), op for op in numpy
+    float32. pow_fn(float32 base, float32 exponents) -> float32 is the one op left open."""
+    f32 = np.float32
+    e = np.arange(0, d, 2).astype(np.float32) / f32(d)          # int64 arange -> float32 / dim
+    pos_freqs = pow_fn(f32(base), e)
+    inv = f32(1.0) / pos_freqs
+    if scaling == 'linear':
+        inv = inv / f32(factor)
+    elif scaling == 'yarn':
+        low, high = yarn_range(d, base, L)
+        inv_interp = f32(1.0) / (f32(factor) * pos_freqs)
+        ramp = np.clip((np.arange(d // 2, dtype=np.float32) - f32(low)) / f32(high - low), f32(0), f32(1))
+        extrap_w = f32(1) - ramp
+        inv = inv_interp * (f32(1) - extrap_w) + inv * extrap_w
+    elif scaling == 'llama3':
+        low_wl, high_wl = L / low_ff, L / high_ff                 # Python doubles
+        wavelen = (f32(1) / inv) * f32(2 * math.pi)               # torch: scalar / t = t.reciprocal() * scalar
+        llama = np.where(wavelen > f32(low_wl), inv / f32(factor), inv)
+        smooth = ((f32(1) / wavelen) * f32(L) - f32(low_ff)) / f32(high_ff - low_ff)
+        smoothed = (f32(1) - smooth) * llama / f32(factor) + smooth * llama
+        medium = ~(wavelen < f32(high_wl)) & ~(wavelen > f32(low_wl))
+        inv = np.where(medium, smoothed, llama)
+    return inv.astype(np.float32)
+
+
+def numpy_pow(base, e):
+    return base ** e                                             # numpy's own float32 pow
+
+
+def correctly_rounded_pow(base, e):
+    return (LD(base) ** e.astype(LD)).astype(np.float32)         # what posenc (and its docs) model
+
+
+HF_VARIANTS = [  # (scaling, factor, L)
+    ('none', None, None), ('linear', 4.0, None), ('llama3', 8.0, 8192), ('yarn', 4.0, 4096)]
+
+
+def hf_args(d, base, scaling, factor, L):
+    return variant_args(d=d, base=base, scaling=None if scaling == 'none' else scaling, factor=factor, L=L,
+                        extra=('--hf-compat',))
+
+
+def test_hf_inv_freq(d, base):
+    """posenc's float32 inv_freq is transformers' recipe bit for bit, with pow correctly rounded.
+    With numpy's own float32 pow (not correctly rounded) it differs where that pow does."""
+    report = []
+    for scaling, factor, L in HF_VARIANTS:
+        _, _, f32 = rope_freqs(hf_args(d, base, scaling, factor, L))
+        kw = {'scaling': scaling, 'factor': factor or 1.0, 'L': L or 0}
+        ref = hf_inv_freq(d, base, correctly_rounded_pow, **kw)
+        mismatch = np.nonzero(f32.view(np.uint32) != ref.view(np.uint32))[0]
+        assert len(mismatch) == 0, \
+            f'{scaling}: pairs {mismatch[:8]} differ: {f32[mismatch[:4]]} vs {ref[mismatch[:4]]}'
+        np_ref = hf_inv_freq(d, base, numpy_pow, **kw)
+        u = ulp_distance(f32, np_ref)
+        report.append(f'{scaling} {100 * (u == 0).mean():.0f}%/{u.max()}')
+    return 'vs numpy-pow: identical %/max ulp: ' + ', '.join(report)
+
+
+def hf_numpy_cache(inv, positions):
+    """HF's forward in numpy float32: freqs = fl32(p) * inv_freq, then float32 cos/sin."""
+    freqs = positions.astype(np.float32)[:, None] * inv[None, :]
+    return np.cos(freqs), np.sin(freqs), freqs
+
+
+def test_hf_cache(d, base, scaling, factor, L, n):
+    """The --hf-compat cache against numpy's float32 HF forward on the same float32 angles:
+    bit-identical to the correctly rounded cos/sin of the angle, within 1 ulp of numpy's float32
+    np.cos/np.sin (which are not correctly rounded)."""
+    A, _, f32 = rope_freqs(hf_args(d, base, scaling, factor, L))
+    _, got = rope_table(['--rows', str(n)] + hf_args(d, base, scaling, factor, L))
+    inv = hf_inv_freq(d, base, correctly_rounded_pow, scaling=scaling, factor=factor or 1.0, L=L or 0)
+    assert np.array_equal(inv.view(np.uint32), f32.view(np.uint32))
+    c, s, freqs = hf_numpy_cache(inv, np.arange(n))
+    af = np.float32(A)
+    if af != 1:
+        c, s = c * af, s * af
+    ref = np.concatenate([c, s], 1)
+    # the correctly rounded cos/sin of the float angle (longdouble, then one rounding), times fl32(A)
+    exact_c, exact_s = np.cos(freqs.astype(LD)).astype(np.float32), np.sin(freqs.astype(LD)).astype(np.float32)
+    if af != 1:
+        exact_c, exact_s = exact_c * af, exact_s * af
+    cr = np.concatenate([exact_c, exact_s], 1)
+    u_np, u_cr = ulp_distance(got, ref), ulp_distance(got, cr)
+    assert u_cr.max() == 0, f'{(u_cr > 0).sum()} values are not the correctly rounded cos/sin of the float angle'
+    # numpy's float32 cos/sin are within 1 ulp of the correctly rounded ones; an attention factor
+    # A != 1 (fl32(cos) * fl32(A)) can stretch that to 2 ulp of the product
+    assert u_np.max() <= (1 if af == 1 else 2), f'max {u_np.max()} ulp from numpy float32 cos/sin (A = {A})'
+    assert got.shape == (n, d)
+    HF_FIGURES.append((d, base, scaling, n, 100 * (u_np == 0).mean(), int(u_np.max())))
+    return f'vs numpy float32 cos/sin: {100 * (u_np == 0).mean():.2f}% bit-identical, max {u_np.max()} ulp'
+
+
+HF_FIGURES = []
+
+
+def test_hf_numpy_pow_agreement(d, base):
+    """What a plain numpy port of HF (numpy's float32 pow included) gives against --hf-compat:
+    reported, not asserted (numpy's pow is not PyTorch's either)."""
+    n = 131072
+    _, got = rope_table(['--rows', str(n)] + hf_args(d, base, 'none', None, None))
+    c, s, _ = hf_numpy_cache(hf_inv_freq(d, base, numpy_pow), np.arange(n))
+    ref = np.concatenate([c, s], 1)
+    same = (got.view(np.uint32) == ref.view(np.uint32)).mean()
+    return f'{100 * same:.2f}% bit-identical, max |diff| {np.abs(got - ref).max():.3g}'
+
+
+def test_hf_vs_exact_contrast(d, base):
+    """Why the default mode exists: the float32 HF recipe against the exact values, p < 131072."""
+    n = 131072
+    p = np.arange(n)
+    c, s, _ = hf_numpy_cache(hf_inv_freq(d, base, numpy_pow), p)
+    hf = np.concatenate([c, s], 1)
+    _, hfc = rope_table(['--rows', str(n)] + hf_args(d, base, 'none', None, None))
+    _, exact_mode = rope_table(['--rows', str(n), '--head-dim', str(d), '--base', repr(base)])
+    ref, _ = exact_cache(p, d, 'half', base=base)
+    ref = ref.astype(np.float64)
+    e_hf, e_hfc, e_ex = (np.abs(a.astype(np.float64) - ref).max() for a in (hf, hfc, exact_mode))
+    assert e_ex < 3.0e-8, f'default mode max error {e_ex:.3g}'
+    assert e_hf > 1e-4, f'expected the float32 recipe to err visibly, got {e_hf:.3g}'
+    CONTRAST.append((d, base, e_hf, e_hfc, e_ex))
+    return (f'max |error| vs exact: numpy float32 HF {e_hf:.3g}, posenc --hf-compat {e_hfc:.3g}, '
+            f'posenc default {e_ex:.3g}')
+
+
+CONTRAST = []
+
+
+# ---- rope apply ------------------------------------------------------------------------------------
+
+def mrope_axis(j, sections, interleaved):
+    if interleaved:
+        if j % 3 == 1 and j < 3 * sections[1]:
+            return 1
+        if j % 3 == 2 and j < 3 * sections[2]:
+            return 2
+        return 0
+    return 0 if j < sections[0] else (1 if j < sections[0] + sections[1] else 2)
+
+
+def cos_sin_for(positions, d, args):
+    """cos, sin (float32, [..., h]) for an array of positions, from 'posenc rope table'."""
+    flat = np.asarray(positions, dtype=np.int64).reshape(-1)
+    path = save_npy('cs_pos.npy', flat)
+    _, cache = rope_table(['--positions', path] + args)
+    h = d // 2
+    shape = np.shape(positions) + (h,)
+    return cache[:, :h].reshape(shape), cache[:, h:].reshape(shape)
+
+
+def rotate_reference(x, c, s, d, style='neox', inverse=False):
+    """The rotation in numpy float32 (IEEE single ops, as in C): c, s [..., T, h] broadcast over heads."""
+    xf = x.astype(np.float32)
+    out = xf.copy()
+    h = d // 2
+    c, s = c[..., None, :], s[..., None, :]
+    if inverse:
+        s = -s
+    i0 = np.arange(h) if style == 'neox' else 2 * np.arange(h)
+    i1 = i0 + h if style == 'neox' else i0 + 1
+    x0, x1 = xf[..., i0], xf[..., i1]
+    out[..., i0] = x0 * c - x1 * s
+    out[..., i1] = x1 * c + x0 * s
+    return out.astype(x.dtype)
+
+
+def apply(x_path, args, k_path=None):
+    out = os.path.join(WORKDIR, 'y.npy')
+    extra = []
+    if k_path:
+        extra = ['--k', k_path, '--k-out', os.path.join(WORKDIR, 'k_out.npy')]
+    run_ok(['rope', 'apply', '--in', x_path, '-o', out] + extra + list(args))
+    y = np.load(out)
+    return (y, np.load(os.path.join(WORKDIR, 'k_out.npy'))) if k_path else y
+
+
+def same_bits(a, b):
+    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def test_apply_basic(style, dtype, head, rotary, variant):
+    rng = np.random.default_rng(head + rotary)
+    T, H = 37, 3
+    x = (rng.standard_normal((T, H, head)) * 3).astype(dtype)
+    p = rng.integers(0, 20000, T)
+    x_path, p_path = save_npy('x.npy', x), save_npy('p.npy', p.astype(np.int64))
+    vargs = list(variant) + ['--style', style] + (['--rotary-dim', str(rotary)] if rotary != head else [])
+    y = apply(x_path, ['--positions', p_path] + vargs)
+    c, s = cos_sin_for(p, rotary, ['--head-dim', str(head)] + vargs)
+    ref = rotate_reference(x, c, s, rotary, style)
+    assert same_bits(y, ref), f'{(y != ref).sum()} values differ from the numpy rotation'
+    assert np.array_equal(y[..., rotary:], x[..., rotary:]), 'pass-through dims changed'
+    # inverse: undoes it (to rounding), and is itself the numpy rotation by -angle
+    y_path = save_npy('y_in.npy', y)
+    z = apply(y_path, ['--positions', p_path, '--inverse'] + vargs)
+    assert same_bits(z, rotate_reference(y, c, s, rotary, style, inverse=True)), 'inverse rotation bits'
+    if dtype == np.float32 and '--attention-factor' not in variant and 'yarn' not in variant:
+        rel = np.abs(z.astype(np.float64) - x) .max() / np.abs(x).max()
+        assert rel <= 1e-6, f'inverse(apply(x)) off by {rel:.3g} relative'
+    # the cache path gives the same bits, in every layout
+    for layout in ('half', 'full', 'interleaved'):
+        cache = ['--cache-rows', str(int(p.max()) + 1), '--layout', layout]
+        yc = apply(x_path, ['--positions', p_path] + cache + vargs)
+        assert same_bits(yc, y), f'--cache-rows (layout {layout}) differs from on the fly'
+    return f'{T}x{H}x{head} {np.dtype(dtype).name}'
+
+
+def test_apply_large_positions():
+    """Positions across the whole int32 range, negative too, on the fly."""
+    rng = np.random.default_rng(18)
+    p = np.array([0, 1, -1, 2 ** 24 - 1, 2 ** 24 + 1, 131071, 2 ** 31 - 1, -(2 ** 31 - 1), 123456789, -77])
+    x = rng.standard_normal((len(p), 2, 64)).astype(np.float32)
+    xp, pp = save_npy('xl.npy', x), save_npy('pl.npy', p)
+    for args in ([], variant_args(scaling='linear', factor=16.0, extra=('--style', 'gptj'))):
+        y = apply(xp, ['--positions', pp] + args)
+        c, s = cos_sin_for(p, 64, ['--head-dim', '64'] + args)
+        assert same_bits(y, rotate_reference(x, c, s, 64, 'gptj' if args else 'neox')), f'{args}'
+
+
+def test_apply_runs():
+    """Runs of consecutive positions (the library's range recurrence) between jumps (its list
+    path), across anchors (multiples of 32) and 2^24; the widest rotary dim; f16."""
+    rng = np.random.default_rng(19)
+    p = np.concatenate([np.arange(30, 70), [1000, 1001, 1002, 5], np.arange(16777200, 16777260)])
+    x = rng.standard_normal((len(p), 2, 512)).astype(np.float16)
+    xp, pp = save_npy('xr.npy', x), save_npy('pr.npy', p)
+    for style in ('neox', 'gptj'):
+        y = apply(xp, ['--positions', pp, '--style', style])
+        c, s = cos_sin_for(p, 512, ['--head-dim', '512'])
+        assert same_bits(y, rotate_reference(x, c, s, 512, style)), style
+
+
+def test_apply_start_and_stdout():
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((20, 2, 32)).astype(np.float32)
+    x_path = save_npy('xs.npy', x)
+    y = apply(x_path, ['--start', '1000'])
+    c, s = cos_sin_for(np.arange(1000, 1020), 32, ['--head-dim', '32'])
+    assert same_bits(y, rotate_reference(x, c, s, 32)), '--start'
+    data = run_ok(['rope', 'apply', '--in', x_path, '--start', '1000'])
+    assert same_bits(load_npy(data), y), 'stdout output'
+    y0 = apply(x_path, [])
+    c0, s0 = cos_sin_for(np.arange(20), 32, ['--head-dim', '32'])
+    assert same_bits(y0, rotate_reference(x, c0, s0, 32)), 'default start 0'
+
+
+def test_apply_gqa():
+    rng = np.random.default_rng(12)
+    T, D = 25, 64
+    q = rng.standard_normal((T, 8, D)).astype(np.float32)
+    k = rng.standard_normal((T, 2, D)).astype(np.float16)
+    p = rng.integers(0, 5000, T)
+    qp, kp, pp = save_npy('q.npy', q), save_npy('k.npy', k), save_npy('pg.npy', p)
+    y, ky = apply(qp, ['--positions', pp], k_path=kp)
+    c, s = cos_sin_for(p, D, ['--head-dim', str(D)])
+    assert same_bits(y, rotate_reference(q, c, s, D)), 'Q'
+    assert same_bits(ky, rotate_reference(k, c, s, D)), 'K (GQA, f16)'
+    y_alone = apply(qp, ['--positions', pp])
+    assert same_bits(y, y_alone), 'Q with and without K'
+
+
+def test_apply_batch(per_batch_positions):
+    rng = np.random.default_rng(13)
+    B, T, H, D = 3, 17, 2, 48
+    x = rng.standard_normal((B, T, H, D)).astype(np.float32)
+    p = rng.integers(0, 100000, (B, T)) if per_batch_positions else rng.integers(0, 100000, T)
+    xp, pp = save_npy('xb.npy', x), save_npy('pb.npy', p.astype(np.int32))
+    args = variant_args(scaling='dynamic', factor=2.0, L=1024, extra=('--style', 'gptj'))
+    y = apply(xp, ['--positions', pp] + args)
+    full = p if per_batch_positions else np.broadcast_to(p, (B, T))
+    # dynamic NTK reads the sequence length HF's way: max(position) + 1, the same for the table
+    c, s = cos_sin_for(full, D, ['--head-dim', str(D), '--seq-len', str(int(p.max()) + 1)] + args)
+    assert same_bits(y, rotate_reference(x, c, s, D, 'gptj')), 'batch rotation'
+    yc = apply(xp, ['--positions', pp, '--cache-rows', '100000'] + args)
+    assert same_bits(yc, y), 'batch: cache != on the fly'
+    y2 = apply(xp, ['--positions', pp, '--seq-len', str(int(p.max()) + 1)] + args)
+    assert same_bits(y2, y), 'the default --seq-len is the largest position + 1'
+
+
+def test_apply_mrope(interleaved, batched):
+    rng = np.random.default_rng(14 + interleaved)
+    B, T, H, D = (2 if batched else 1), 19, 2, 64
+    sections = (8, 12, 12) if not interleaved else (12, 10, 10)
+    x = rng.standard_normal((B, T, H, D) if batched else (T, H, D)).astype(np.float32)
+    p = rng.integers(0, 3000, (3, B, T) if batched else (3, T))
+    xp, pp = save_npy('xm.npy', x), save_npy('pm.npy', p.astype(np.int64))
+    args = ['--base', '1000000', '--mrope-section', ','.join(map(str, sections))] + \
+           (['--mrope-interleaved'] if interleaved else [])
+    y = apply(xp, ['--positions', pp] + args)
+    c3, s3 = cos_sin_for(p, D, ['--head-dim', str(D)] + args)  # [3, (B,) T, h]
+    axes = np.array([mrope_axis(j, sections, interleaved) for j in range(D // 2)])
+    cols = np.arange(D // 2)
+    c, s = c3[axes, ..., cols], s3[axes, ..., cols]   # [h, (B,) T] by fancy indexing
+    c, s = np.moveaxis(c, 0, -1), np.moveaxis(s, 0, -1)
+    assert same_bits(y, rotate_reference(x, c, s, D)), 'M-RoPE rotation'
+    yc = apply(xp, ['--positions', pp, '--cache-rows', '3000'] + args)
+    assert same_bits(yc, y), 'M-RoPE: cache != on the fly'
+    if not batched:  # text tokens: t = h = w = p gives plain RoPE
+        same = np.stack([p[0]] * 3)
+        ps = save_npy('pm_text.npy', same)
+        plain_p = save_npy('pm_plain.npy', p[0])
+        plain = apply(xp, ['--positions', plain_p, '--base', '1000000'])
+        assert same_bits(apply(xp, ['--positions', ps] + args), plain), 'M-RoPE with t = h = w != plain RoPE'
+
+
+def test_apply_hf_compat():
+    rng = np.random.default_rng(15)
+    x = rng.standard_normal((30, 4, 128)).astype(np.float32)
+    p = rng.integers(0, 40000, 30)
+    xp, pp = save_npy('xh.npy', x), save_npy('ph.npy', p)
+    args = variant_args(base=500000.0, scaling='llama3', factor=8.0, L=8192, extra=('--hf-compat',))
+    y = apply(xp, ['--positions', pp] + args)
+    c, s = cos_sin_for(p, 128, ['--head-dim', '128'] + args)
+    assert same_bits(y, rotate_reference(x, c, s, 128)), 'hf-compat rotation'
+    yc = apply(xp, ['--positions', pp, '--cache-rows', '40000'] + args)
+    assert same_bits(yc, y), 'hf-compat: cache != on the fly'
+
+
+def test_apply_npy_versions():
+    """Versions 2.0 and 3.0 and NumPy-legal header spellings read like 1.0."""
+    x = np.random.default_rng(16).standard_normal((4, 2, 8)).astype(np.float32)
+    reference = apply(save_npy('xv.npy', x), ['--start', '3'])
+    headers = [None, "{'shape': (4, 2, 8), 'descr': '<f4', 'fortran_order': False}",
+               '{"descr":"<f4","fortran_order":False,"shape":(4,2,8,)}',
+               "{ 'descr' : '<f4' ,\n 'fortran_order' : False , 'shape' : ( 4 , 2 , 8 ) , }"]
+    for version in ((1, 0), (2, 0), (3, 0)):
+        for header in headers:
+            path = os.path.join(WORKDIR, 'xv2.npy')
+            with open(path, 'wb') as f:
+                f.write(npy_image(x, version, header))
+            assert same_bits(apply(path, ['--start', '3']), reference), f'version {version} header {header!r}'
+
+
+# ---- .npy input errors --------------------------------------------------------------------------
+
+def npy_image(array, version=(1, 0), header=None, data=None):
+    """A .npy file written by hand (any header text), padded as NumPy pads it."""
+    if header is None:
+        header = "{'descr': '%s', 'fortran_order': False, 'shape': %r, }" % (array.dtype.str, array.shape)
+    text = header.encode('latin1')
+    prefix = 10 if version[0] == 1 else 12
+    text += b' ' * ((-(prefix + len(text) + 1)) % 64) + b'\n'
+    size = len(text).to_bytes(2 if version[0] == 1 else 4, 'little')
+    return b'\x93NUMPY' + bytes(version) + size + text + (array.tobytes() if data is None else data)
+
+
+def bad_npy_cases():
+    x = np.arange(64, dtype=np.float32).reshape(4, 2, 8)
+    good = npy_image(x)
+    hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }"
+    return [
+        ('empty file', b'', 'magic'),
+        ('7 bytes', good[:7], 'truncated'),
+        ('header cut', good[:40], 'truncated'),
+        ('data cut', good[:-3], 'truncated'),
+        ('bad magic', b'\x93NUMPX' + good[6:], 'magic'),
+        ('not npy at all', b'hello world, this is not a numpy file at all' * 3, 'magic'),
+        ('version 4.0', good[:6] + b'\x04\x00' + good[8:], 'version'),
+        ('version 1.1', good[:6] + b'\x01\x01' + good[8:], 'version'),
+        ('header length past the end', good[:8] + b'\xff\xff' + good[10:], 'truncated'),
+        ('fortran order', npy_image(x, header=hdr.replace('False', 'True') % '(4, 2, 8)'), 'Fortran'),
+        ('big-endian', npy_image(x.astype('>f4')), 'big-endian'),
+        ('extra data', good + b'\0\0\0\0', 'after the array'),
+        ('shape larger than data', npy_image(x, header=hdr % '(5, 2, 8)'), 'truncated'),
+        ('huge shape (2**62,)', npy_image(x, header=hdr % '(%d,)' % 2 ** 62), 'too large'),
+        ('huge shape (2**40, 2**40, 8)', npy_image(x, header=hdr % f'({2 ** 40}, {2 ** 40}, 8)'), 'too large'),
+        ('shape (2**64,)', npy_image(x, header=hdr % '(%d,)' % 2 ** 64), 'too large'),
+        ('shape (2**40, 2, 8)', npy_image(x, header=hdr % '(%d, 2, 8)' % 2 ** 40), 'truncated'),
+        ('missing shape', npy_image(x, header="{'descr': '<f4', 'fortran_order': False, }"), 'shape'),
+        ('extra key', npy_image(x, header="{'descr': '<f4', 'fortran_order': False, 'shape': (4, 2, 8), 'x': 1}"),
+         'key'),
+        ('duplicate key', npy_image(x, header="{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, "
+                                              "'shape': (4, 2, 8)}"), 'twice'),
+        ('shape (64) is not a tuple', npy_image(x.reshape(64), header=hdr % '(64)'), 'tuple'),
+        ('negative dim', npy_image(x, header=hdr % '(4, -2, 8)'), 'header'),
+        ('leading zero', npy_image(x, header=hdr % '(04, 2, 8)'), 'header'),
+        ('unquoted descr', npy_image(x, header="{'descr': f4, 'fortran_order': False, 'shape': (4, 2, 8)}"),
+         'header'),
+        ('no closing brace', npy_image(x, header="{'descr': '<f4', 'fortran_order': False, 'shape': (4, 2, 8)"),
+         'header'),
+        ('text after the dict', npy_image(x, header=(hdr % '(4, 2, 8)') + ' x'), 'header'),
+        ('fortran_order 0', npy_image(x, header="{'descr': '<f4', 'fortran_order': 0, 'shape': (4, 2, 8)}"),
+         'fortran_order'),
+        ('escape in a string',
+         npy_image(x, header="{'descr': '<f\\x34', 'fortran_order': False, 'shape': (4, 2, 8)}"), 'header'),
+        ('structured dtype', npy_image(x, header="{'descr': [('a', '<f4')], 'fortran_order': False, "
+                                                 "'shape': (4, 2, 8)}"), 'structured'),
+        ('33 dimensions', npy_image(x, header=hdr % ('(' + '1, ' * 33 + ')')), 'dimensions'),
+        ('dtype <c8', npy_image(x, header=hdr.replace('<f4', '<c8') % '(4, 2, 4)'), 'dtype'),
+        ('dtype |u1', npy_image(x.view(np.uint8), header=hdr.replace('<f4', '|u1') % '(4, 2, 32)'), 'dtype'),
+        ('dtype <f8 for --in', npy_image(x.astype(np.float64)), 'dtype'),
+        ('int32 tensor', npy_image(x.astype(np.int32)), 'dtype'),
+        ('2-D tensor', npy_image(x.reshape(8, 8)), 'shape'),
+        ('empty axis', npy_image(np.zeros((0, 2, 8), np.float32)), 'empty'),
+        ('0-d array', npy_image(np.float32(1.0).reshape(())), 'shape'),
+    ]
+
+
+def test_bad_input_file(image, needle, sanitized_detail=False):
+    path = os.path.join(WORKDIR, 'bad_in.npy')
+    with open(path, 'wb') as f:
+        f.write(image)
+    out = os.path.join(WORKDIR, 'bad_out.npy')
+    before = listing()
+    proc = run(['rope', 'apply', '--in', path, '-o', out])
+    assert proc.returncode == 1, f'exit {proc.returncode}: {proc.stderr.decode(errors="replace")!r}'
+    assert proc.stdout == b''
+    assert_one_error_line(proc.stderr, needle)
+    assert '--in' in proc.stderr.decode(), 'the message must name the option'
+    assert listing() == before, f'directory changed: {before} -> {listing()}'
+    os.remove(path)
+    return proc.stderr.decode().strip()
+
+
+def bad_data_cases():
+    """(what, argv builder, text the message must contain): input files that are valid .npy but wrong."""
+    def x():
+        return ['--in', save_npy('dx.npy', np.zeros((5, 2, 8), np.float32))]
+
+    def npy(name, values, dtype=None):
+        return save_npy(name, np.asarray(values, dtype=dtype))
+
+    def k_out():
+        return ['--k-out', os.path.join(WORKDIR, 'dk_out.npy')]
+
+    longrope = ['--scaling', 'longrope', '--factor', '4', '--original-max-pos', '16']
+    return [
+        ('int64 position past int32', lambda: x() + ['--positions', npy('dp.npy', [0, 1, 2 ** 31, 3, 4])],
+         '2147483648'),
+        ('int64 position below -int32 max',
+         lambda: x() + ['--positions', npy('dp.npy', [0, -2 ** 31, 1, 2, 3])], 'position'),
+        ('float positions', lambda: x() + ['--positions', npy('dp.npy', np.zeros(5), np.float32)], 'dtype'),
+        ('positions shape', lambda: x() + ['--positions', npy('dp.npy', np.zeros(4), np.int32)], 'shape'),
+        ('positions batch mismatch', lambda: x() + ['--positions', npy('dp.npy', np.zeros((2, 5)), np.int32)],
+         'shape'),
+        ('M-RoPE positions not (3, T)',
+         lambda: x() + ['--mrope-section', '2,1,1', '--positions', npy('dp.npy', np.zeros(5), np.int32)],
+         '(3, 5)'),
+        ('position outside --cache-rows',
+         lambda: x() + ['--cache-rows', '10', '--positions', npy('dp.npy', [0, 1, 10, 2, 3])], 'cache'),
+        ('negative position with --cache-rows',
+         lambda: x() + ['--cache-rows', '10', '--positions', npy('dp.npy', [0, -1, 1, 2, 3])], 'cache'),
+        ('K head dim mismatch', lambda: x() + ['--k', npy('dk.npy', np.zeros((5, 1, 6)), np.float32)] + k_out(),
+         'head dim'),
+        ('K tokens mismatch', lambda: x() + ['--k', npy('dk.npy', np.zeros((4, 1, 8)), np.float32)] + k_out(),
+         'tokens'),
+        ('missing --in file', lambda: ['--in', os.path.join(WORKDIR, 'no-such.npy')], 'no-such.npy'),
+        ('--in is a directory', lambda: ['--in', WORKDIR], WORKDIR),
+        ('factor list too short', lambda: x() + ['--freq-factors', npy('df.npy', np.ones(3), np.float32)], '(4,)'),
+        ('factor list 2-D', lambda: x() + ['--freq-factors', npy('df.npy', np.ones((1, 4)), np.float32)], 'shape'),
+        ('factor zero', lambda: x() + ['--freq-factors', npy('df.npy', [1, 0, 1, 1], np.float32)],
+         'greater than 0'),
+        ('factor NaN', lambda: x() + ['--freq-factors', npy('df.npy', [1, np.nan, 1, 1], np.float32)], 'finite'),
+        ('factor f8 overflowing f32', lambda: x() + ['--freq-factors', npy('df.npy', [1, 1e300, 1, 1])], 'finite'),
+        ('longrope short list bad',
+         lambda: x() + longrope + ['--short-factor', npy('df.npy', np.ones(5), np.float32),
+                                   '--long-factor', npy('df2.npy', np.ones(4), np.float32)], '--short-factor'),
+        ('int positions for table',
+         lambda: ['table', '--head-dim', '8', '--positions', npy('dp.npy', np.zeros((2, 2)), np.int32)], 'shape'),
+        ('table --rows vs --positions',
+         lambda: ['table', '--head-dim', '8', '--rows', '3', '--positions', npy('dp.npy', np.zeros(4), np.int32)],
+         '--rows'),
+        ('table empty positions',
+         lambda: ['table', '--head-dim', '8', '--positions', npy('dp.npy', np.zeros(0), np.int32)], 'non-empty'),
+    ]
+
+
+def test_bad_data(build, needle):
+    args = build()
+    if args[0] != 'table':
+        args = ['apply'] + args
+    out = os.path.join(WORKDIR, 'bad_out.npy')
+    before = listing()
+    proc = run(['rope'] + args + ['-o', out])
+    assert proc.returncode == 1, f'exit {proc.returncode}: {proc.stderr.decode(errors="replace")!r}'
+    assert proc.stdout == b''
+    assert_one_error_line(proc.stderr, needle)
+    assert listing() == before, f'directory changed: {before} -> {listing()}'
+    return proc.stderr.decode().strip()
+
+
+# ---- rope usage errors --------------------------------------------------------------------------------
+
+R = ['rope']
+FQ = ['rope', 'freqs', '--head-dim', '64']
+TB = ['rope', 'table', '--head-dim', '64', '--rows', '4']
+ROPE_USAGE_ERRORS = [  # (argv, text the message must contain); run with -o FILE and on stdout
+    (R, 'missing the rope command'),
+    (R + ['spin'], 'spin'),
+    (['rope', 'freqs'], '--head-dim'),
+    (['rope', 'table', '--head-dim', '64'], '--rows'),
+    (['rope', 'apply'], '--in'),
+    (FQ + ['--rows', '4'], '--rows'),
+    (FQ + ['--layout', 'half'], '--layout'),
+    (FQ + ['--dtype', 'f16'], '--dtype'),
+    (FQ + ['--format', 'c'], '--format'),
+    (TB + ['--format', 'npy'], '--format'),
+    (['rope', 'apply', '--in', 'x.npy', '--dtype', 'f16'], '--dtype'),
+    (['rope', 'apply', '--in', 'x.npy', '--rows', '3'], '--rows'),
+    (['table', 'sinusoidal', '--positions', '4', '--dim', '8', '--head-dim', '8'], '--head-dim'),
+    (['--head-dim', '8', 'rope', 'freqs'], '--head-dim'),
+    (['--layout', 'half', 'rope', 'table', '--head-dim', '8', '--rows', '2'], '--layout'),
+    (['rope', 'freqs', '--head-dim', '1'], 'at least 2'),
+    (['rope', 'freqs', '--head-dim', '0'], '--head-dim'),
+    (['rope', 'freqs', '--head-dim', 'x'], '--head-dim'),
+    (['rope', 'freqs', '--head-dim', '7'], 'even'),
+    (['rope', 'freqs', '--head-dim', '1024'], '512'),
+    (FQ + ['--rotary-dim', '65'], '--rotary-dim'),
+    (FQ + ['--rotary-dim', '128'], '--rotary-dim'),
+    (FQ + ['--rotary-dim', '31'], 'even'),
+    (FQ + ['--base', '0'], '--base'),
+    (FQ + ['--base', '-1'], '--base'),
+    (FQ + ['--base', '1e31'], '--base'),
+    (FQ + ['--base', 'nan'], '--base'),
+    (FQ + ['--style', 'half'], '--style'),
+    (FQ + ['--style', 'interleaved'], '--style'),
+    (FQ + ['--scaling', 'su'], '--scaling'),
+    (FQ + ['--scaling', 'linear'], '--factor'),
+    (FQ + ['--scaling', 'linear', '--factor', '0'], '--factor'),
+    (FQ + ['--scaling', 'linear', '--factor', '-2'], '--factor'),
+    (FQ + ['--scaling', 'linear', '--factor', 'inf'], '--factor'),
+    (FQ + ['--factor', '2'], '--factor'),
+    (FQ + ['--scaling', 'yarn', '--factor', '4'], '--original-max-pos'),
+    (FQ + ['--scaling', 'yarn', '--factor', '4', '--original-max-pos', '0'], '--original-max-pos'),
+    (FQ + ['--scaling', 'yarn', '--factor', '4', '--original-max-pos', '4294967296'], '--original-max-pos'),
+    (FQ + ['--scaling', 'linear', '--factor', '4', '--beta-fast', '8'], 'yarn'),
+    (FQ + ['--scaling', 'yarn', '--factor', '4', '--original-max-pos', '64', '--beta-fast', '-1'], '--beta-fast'),
+    (FQ + ['--scaling', 'yarn', '--factor', '4', '--original-max-pos', '64', '--mscale', '-1'], '--mscale'),
+    (FQ + ['--low-freq-factor', '2'], 'llama3'),
+    (FQ + ['--scaling', 'llama3', '--factor', '8', '--original-max-pos', '8192', '--low-freq-factor', '4'],
+     '--high-freq-factor'),
+    (FQ + ['--scaling', 'llama3', '--factor', '8', '--original-max-pos', '8192', '--high-freq-factor', '0'],
+     '--high-freq-factor'),
+    (FQ + ['--seq-len', '100'], 'dynamic or longrope'),
+    (FQ + ['--scaling', 'dynamic', '--factor', '2', '--original-max-pos', '64', '--seq-len', '0'], '--seq-len'),
+    (FQ + ['--qwen-alpha'], 'dynamic'),
+    (FQ + ['--scaling', 'dynamic', '--original-max-pos', '64', '--qwen-alpha', '--factor', '2'], '--factor'),
+    (FQ + ['--scaling', 'dynamic', '--original-max-pos', '64', '--qwen-alpha=yes'], '--qwen-alpha'),
+    (['rope', 'freqs', '--head-dim', '2', '--scaling', 'ntk', '--factor', '2'], 'at least 4'),
+    (FQ + ['--scaling', 'longrope', '--factor', '4', '--original-max-pos', '64'], '--short-factor'),
+    (FQ + ['--short-factor', 'f.npy'], 'longrope'),
+    (FQ + ['--attention-factor', '0'], '--attention-factor'),
+    (FQ + ['--attention-factor', '1e31'], '--attention-factor'),
+    (FQ + ['--scaling', 'linear', '--factor', '1e301'], '--factor'),
+    (FQ + ['--scaling', 'longrope', '--factor', '4', '--original-max-pos', '1', '--short-factor', 'f.npy',
+           '--long-factor', 'f.npy'], '--original-max-pos'),
+    (FQ + ['--mrope-section', '10,10,10'], '--mrope-section'),
+    (FQ + ['--mrope-section', '16,16'], '--mrope-section'),
+    (FQ + ['--mrope-section', '16,16,0,0'], '--mrope-section'),
+    (FQ + ['--mrope-section', '16,,16'], '--mrope-section'),
+    (FQ + ['--mrope-section', '-1,17,16'], '--mrope-section'),
+    (FQ + ['--mrope-interleaved'], '--mrope-section'),
+    (FQ + ['--freq-factors', 'f.npy', '--hf-compat'], '--hf-compat'),
+    (FQ + ['--hf-compat', '--hf-compat'], 'twice'),
+    (TB + ['--start', '1', '--positions', 'p.npy'], '--positions'),
+    (TB + ['--start', '2147483645'], '--start'),
+    (TB + ['--start', '-2147483648'], '--start'),
+    (TB + ['--layout', 'split'], '--layout'),
+    (TB + ['--dtype', 'f64'], '--dtype'),
+    (['rope', 'table', '--head-dim', '64', '--rows', '0'], '--rows'),
+    (['rope', 'table', '--head-dim', '64', '--rows', '2147483649'], '--rows'),
+    (TB + ['--base', '1e-30'], '--start'),
+    (['rope', 'apply', '--in', ''], '--in'),
+    (['rope', 'apply', '--in', 'x.npy', '--k', 'k.npy'], '--k-out'),
+    (['rope', 'apply', '--in', 'x.npy', '--k-out', 'k.npy'], '--k'),
+    (['rope', 'apply', '--in', 'x.npy', '--layout', 'full'], '--cache-rows'),
+    (['rope', 'apply', '--in', 'x.npy', '--cache-rows', '0'], '--cache-rows'),
+    (['rope', 'apply', '--in', 'x.npy', '--start', '0', '--positions', 'p.npy'], '--positions'),
+    (['rope', 'apply', '--in', 'x.npy', '--inverse=1'], '--inverse'),
+]
+
+
+def rope_file_args(args, path):
+    """args with -o path right after the rope command word, where it cannot be taken as a value."""
+    if args[:1] == ['rope'] and len(args) >= 2 and not args[1].startswith('-'):
+        return args[:2] + ['-o', path] + args[2:]
+    return args + ['-o', path]
+
+
+def test_rope_bad_args(args, needle, mode):
+    path = os.path.join(WORKDIR, 'target.out')
+    before = listing()
+    proc = run(args if mode == 'stdout' else rope_file_args(args, path))
+    assert proc.returncode == 2, f'exit {proc.returncode}, expected 2: {proc.stderr.decode()!r}'
+    assert proc.stdout == b'', f'stdout not empty: {proc.stdout[:80]!r}'
+    assert_one_error_line(proc.stderr, needle)
+    assert listing() == before, f'directory changed: {before} -> {listing()}'
+    return proc.stderr.decode().strip()
+
+
+def test_rope_usage_from_input():
+    """Options that disagree with --in are usage errors too (exit 2), and nothing is written."""
+    xp = save_npy('ux.npy', np.zeros((3, 1, 16), np.float32))
+    out = os.path.join(WORKDIR, 'uy.npy')
+    for args, needle in ((['--head-dim', '32'], '--head-dim'), (['--rotary-dim', '18'], '--rotary-dim'),
+                         (['--mrope-section', '2,2,2'], '--mrope-section'),
+                         (['--start', '2147483647'], '--start'),
+                         (['--cache-rows', '4', '--start', '2'], '--cache-rows'),
+                         (['--k', xp, '--k-out', out], 'same file'),
+                         (['--k', xp, '--k-out', '-'], 'standard output')):
+        before = listing()
+        proc = run(['rope', 'apply', '--in', xp] + ([] if args[-1] == '-' else ['-o', out]) + args)
+        assert proc.returncode == 2, f'{args}: exit {proc.returncode}: {proc.stderr!r}'
+        assert_one_error_line(proc.stderr, needle)
+        assert listing() == before, f'{args}: directory changed'
+
+
+def test_rope_outputs_all_or_nothing():
+    """-o and --k-out: when K's output cannot be written, Q's file is not created either."""
+    xp = save_npy('ax.npy', np.ones((3, 1, 8), np.float32))
+    q_out = os.path.join(WORKDIR, 'aq.npy')
+    k_out = os.path.join(WORKDIR, 'no-such-dir', 'ak.npy')
+    before = listing()
+    proc = run(['rope', 'apply', '--in', xp, '--k', xp, '--k-out', k_out, '-o', q_out])
+    assert proc.returncode == 1, f'exit {proc.returncode}'
+    assert_one_error_line(proc.stderr, k_out)
+    assert listing() == before, f'directory changed: {before} -> {listing()}'
+    with open(q_out, 'wb') as f:
+        f.write(b'precious')
+    proc = run(['rope', 'apply', '--in', xp, '--k', xp, '--k-out', k_out, '-o', q_out])
+    assert proc.returncode == 1
+    with open(q_out, 'rb') as f:
+        assert f.read() == b'precious', 'Q output replaced although K failed'
+    os.remove(q_out)
+    # and --in may be its own output: read whole before anything is written
+    y = apply(xp, ['--start', '5'])
+    run_ok(['rope', 'apply', '--in', xp, '-o', xp, '--start', '5'])
+    assert same_bits(np.load(xp), y), 'in-place (-o = --in)'
+
+
+def test_rope_help():
+    text = run_ok(['rope', '--help']).decode()
+    for needle in ('rope freqs', 'rope table', 'rope apply', '--style', '--scaling', '--hf-compat', '<u2',
+                   '--cache-rows', '--mrope-section', '--positions', '--k-out', 'Exit status'):
+        assert needle in text, f'{needle!r} missing from rope --help'
+    for sub, needle in (('freqs', 'float64'), ('table', '--rows'), ('apply', '--inverse')):
+        t = run_ok(['rope', sub, '--help']).decode()
+        assert t.startswith(f'Usage: posenc rope {sub}') and needle in t and '--scaling' in t, sub
+    assert 'rope' in run_ok(['--help']).decode()
+
+
 # ---- driver -----------------------------------------------------------------------------------------
+
+def run_rope_cases(results, available_isas):
+    for name, d, opts, ref_kwargs, extra in freqs_cases():
+        results.case(f'rope freqs {name}', check_freqs, d, opts, ref_kwargs, extra)
+    results.case('rope freqs --rotary-dim', test_freqs_rotary_partial)
+    results.case('rope freqs yarn: formulas.md ranges and mscale', test_yarn_reference_ranges)
+    results.case('rope freqs llama3: formulas.md values', test_llama3_reference_values)
+    results.case('rope freqs longrope: formulas.md attention factor', test_longrope_attention)
+    for name, d, opts, ref_kwargs, extra in TABLE_CASES:
+        for max_p in (1 << 20, 1 << 24):
+            results.case(f'rope table accuracy {name} half p<2^{max_p.bit_length() - 1}', test_table_accuracy,
+                         d, opts, ref_kwargs, extra, 'half', max_p)
+    for layout in ('full', 'interleaved'):
+        results.case(f'rope table accuracy default {layout}', test_table_accuracy, 64, {}, {}, (), layout, 1 << 24)
+    results.case('rope table linear 3 at p = 13702237', test_table_linear3_point)
+    results.case('rope table: range == list, layouts, styles', test_table_range_equals_list)
+    results.case('rope table == split sinusoidal table', test_table_equals_sinusoidal)
+    for dtype in ('f16', 'bf16'):
+        results.case(f'rope table --dtype {dtype}', test_table_half_precision, dtype)
+    results.case('rope table -o FILE == stdout', test_table_stdout_equals_file)
+    for isa in available_isas:
+        results.case(f'rope --isa {isa} identical', test_rope_isa_identical, isa)
+    for d in (64, 128):
+        for base in (10000.0, 500000.0, 1e6):
+            results.case(f'hf-compat inv_freq d={d} base {base:g}', test_hf_inv_freq, d, base)
+    for d, base, scaling, factor, L, n in ((128, 10000.0, 'none', None, None, 131072),
+                                           (64, 1e6, 'none', None, None, 131072),
+                                           (128, 500000.0, 'llama3', 8.0, 8192, 32768),
+                                           (128, 10000.0, 'yarn', 4.0, 4096, 32768),
+                                           (64, 10000.0, 'linear', 4.0, None, 32768)):
+        results.case(f'hf-compat cache d={d} base {base:g} {scaling} p<{n}', test_hf_cache,
+                     d, base, scaling, factor, L, n)
+    for d, base in ((128, 10000.0), (64, 1e6)):
+        results.case(f'hf-compat vs plain numpy port (numpy pow) d={d} base {base:g}',
+                     test_hf_numpy_pow_agreement, d, base)
+    for d, base in ((128, 10000.0), (128, 500000.0)):
+        results.case(f'contrast: float32 HF vs exact d={d} base {base:g}', test_hf_vs_exact_contrast, d, base)
+    yarn = variant_args(scaling='yarn', factor=8.0, L=1024)
+    llama3 = variant_args(base=500000.0, scaling='llama3', factor=8.0, L=8192)
+    for style, dtype, head, rotary, variant in (('neox', np.float32, 64, 64, ()), ('gptj', np.float32, 64, 64, ()),
+                                                ('neox', np.float32, 80, 48, ()), ('gptj', np.float16, 64, 32, ()),
+                                                ('neox', np.float16, 128, 128, yarn),
+                                                ('neox', np.float32, 128, 128, llama3),
+                                                ('gptj', np.float32, 96, 96, ('--attention-factor', '0.5'))):
+        results.case(f'rope apply {style} {np.dtype(dtype).name} head {head} rotary {rotary} {" ".join(variant)}',
+                     test_apply_basic, style, dtype, head, rotary, variant)
+    results.case('rope apply large and negative positions', test_apply_large_positions)
+    results.case('rope apply runs of consecutive positions, d=512, f16', test_apply_runs)
+    results.case('rope apply --start, stdout', test_apply_start_and_stdout)
+    results.case('rope apply GQA --k', test_apply_gqa)
+    results.case('rope apply batch, (tokens,) positions', test_apply_batch, False)
+    results.case('rope apply batch, (batch, tokens) positions', test_apply_batch, True)
+    for interleaved in (False, True):
+        for batched in (False, True):
+            results.case(f'rope apply M-RoPE interleaved={interleaved} batched={batched}', test_apply_mrope,
+                         interleaved, batched)
+    results.case('rope apply --hf-compat', test_apply_hf_compat)
+    results.case('rope apply .npy versions 2.0/3.0 and header spellings', test_apply_npy_versions)
+    for name, image, needle in bad_npy_cases():
+        results.case(f'bad .npy --in: {name}', test_bad_input_file, image, needle)
+    for name, build, needle in bad_data_cases():
+        results.case(f'bad input data: {name}', test_bad_data, build, needle)
+    for args, needle in ROPE_USAGE_ERRORS:
+        for mode in ('stdout', 'new'):
+            results.case(f'rope usage error ({mode}): {shlex.join(args)}', test_rope_bad_args, args, needle, mode)
+    results.case('rope apply: options vs --in are usage errors', test_rope_usage_from_input)
+    results.case('rope apply: outputs all-or-nothing, in place', test_rope_outputs_all_or_nothing)
+    results.case('rope help', test_rope_help)
+    for d, base, scaling, n, same, worst in HF_FIGURES:
+        print(f'figure: hf-compat d={d} base {base:g} {scaling} p<{n}: {same:.2f}% bit-identical with numpy '
+              f'float32 cos/sin, max {worst} ulp; 100% with the correctly rounded cos/sin of the float angle')
+    for d, base, e_hf, e_hfc, e_ex in CONTRAST:
+        print(f'figure: p<131072 d={d} base {base:g}: max |error| vs exact: numpy float32 HF {e_hf:.3g}, '
+              f'posenc --hf-compat {e_hfc:.3g}, posenc default {e_ex:.3g}')
+
 
 class Results:
     def __init__(self):
@@ -584,6 +1660,7 @@ def main():
                 results.case('out of memory -> exit 1', test_out_of_memory)
         if os.path.exists('/dev/full'):
             results.case('stdout write error -> exit 1', test_stdout_full)
+        run_rope_cases(results, available)
         results.case('no temporary files left', test_no_leftovers)
     print(f'{results.passed} passed, {results.failed} failed')
     sys.exit(1 if results.failed else 0)

@@ -1,0 +1,904 @@
+/* cli_rope.c - 'posenc rope freqs|table|apply'.
+ *
+ * The three commands share the variant options (converted once, by convert_variant) and the
+ * library's own validation (posenc_rope_init). Each command reads its inputs, computes in
+ * memory and only then writes, all-or-nothing (cli_write.c). Exit statuses: EXIT_USAGE for
+ * anything about the options themselves (including a library error they cause), EXIT_FAILURE
+ * for I/O, memory and the contents of input files. */
+#include "cli_rope.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_common.h"
+#include "cli_format.h"
+#include "cli_input.h"
+#include "cli_parse.h"
+#include "cli_write.h"
+
+#define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
+#define MAX_PAIRS (POSENC_ROPE_MAX_DIM / 2)
+#define MAX_ROWS ((size_t)INT32_MAX + 1) /* positions 0 .. 2147483647 */
+#define BIG 1e300                         /* the library's bound on factors, betas, mscales */
+
+/* ---- help ------------------------------------------------------------------------------------- */
+
+static const char freqs_usage[] =
+  "Usage: posenc rope freqs --head-dim D [variant options] [--format text|npy] [-o FILE]\n";
+static const char table_usage[] =
+  "Usage: posenc rope table --head-dim D (--rows N [--start S] | --positions P.npy)\n"
+  "           [--layout half|full|interleaved] [--dtype f32|f16|bf16] [variant options] [-o FILE]\n";
+static const char apply_usage[] =
+  "Usage: posenc rope apply --in X.npy [--positions P.npy | --start S] [--k K.npy --k-out FILE]\n"
+  "           [--inverse] [--cache-rows N [--layout L]] [variant options] [-o FILE]\n";
+
+static const char rope_intro[] =
+  "\n"
+  "Rotary position embedding. Pair i < d/2 of the rotary dims has the frequency w_i (default\n"
+  "base^(-2i/d); the scalings change it); position p rotates the pair by the angle p*w_i, and\n"
+  "cos and sin are scaled by the attention factor A. cos/sin come from the library's exact\n"
+  "primitive (README: Contracts), the same bits on every ISA; --hf-compat reproduces HF's\n"
+  "float32 recipe instead.\n";
+
+static const char freqs_text[] =
+  "\n"
+  "rope freqs: the frequencies and the attention factor.\n"
+  "  text (default): a line '# attention_factor A', a header line, then one line 'i w_i' per pair,\n"
+  "        w_i printed with 17 significant digits (the real-valued frequency rounded to double);\n"
+  "        with --hf-compat a third column holds HF's float32 inv_freq (9 digits: exact as float32)\n"
+  "  npy:  a float64 array of shape (d/2,) holding w_i (A is not in it: see the text format)\n"
+  "  --format F           text (default) or npy\n"
+  "  -o, --output FILE    write FILE instead of stdout (replaced only once complete)\n";
+
+static const char table_text[] =
+  "\n"
+  "rope table: the cos/sin cache as .npy, shape (N, width), row r for the r-th position:\n"
+  "  half         [A cos(p w_0) .. A cos(p w_h-1) | A sin(p w_0) ..]  width d (vLLM cos_sin_cache)\n"
+  "  full         [cos | cos | sin | sin]                             width 2d (HF's cos, sin rows)\n"
+  "  interleaved  [cos_0 sin_0 cos_1 sin_1 ..]                        width d (Meta's freqs_cis)\n"
+  "  --rows N             positions S .. S+N-1\n"
+  "  --start S            first position (default 0); |S| and S+N-1 at most 2147483647\n"
+  "  --positions P.npy    instead of --rows/--start: a 1-D <i4 or <i8 array of positions\n"
+  "  --layout L           half (default), full or interleaved\n"
+  "  --dtype T            f32 (default: <f4), f16 (<f2) or bf16, stored as <u2 holding the raw\n"
+  "                       bits as 'posenc table' does; decode with\n"
+  "                       (a.astype(np.uint32) << 16).view(np.float32)\n"
+  "  -o, --output FILE    write FILE instead of stdout (replaced only once complete)\n";
+
+static const char apply_text[] =
+  "\n"
+  "rope apply: rotates X in the order (x0, x1) -> (x0 c - x1 s, x1 c + x0 s) in float32 and writes\n"
+  "the result with X's dtype and shape. X is <f4 or <f2, C order, of shape (tokens, heads, D) or\n"
+  "(batch, tokens, heads, D); D, the head dim, is its last axis.\n"
+  "  --in X.npy           the tensor to rotate (queries, say)\n"
+  "  --positions P.npy    <i4 or <i8 positions of shape (tokens,) (every batch row) or\n"
+  "                       (batch, tokens); M-RoPE: (3, tokens) or (3, batch, tokens) for t, h, w\n"
+  "  --start S            instead: positions S, S+1, .. in every batch row (default 0)\n"
+  "  --k K.npy            also rotate K: same batch and tokens and D, any head count (GQA)\n"
+  "  --k-out FILE         where the rotated K goes (required with --k)\n"
+  "  --inverse            rotate by -angle: undoes a forward rotation\n"
+  "  --cache-rows N       read cos/sin from a cache of positions 0 .. N-1 (f32) instead of\n"
+  "                       computing them per token: the same bits; positions must lie in [0, N)\n"
+  "  --layout L           the cache's layout with --cache-rows: half (default), full, interleaved\n"
+  "  -o, --output FILE    the rotated X (default stdout). All outputs are replaced together,\n"
+  "                       only once every one of them is complete\n";
+
+static const char variant_text[] =
+  "\n"
+  "Variant options (the same in freqs, table and apply):\n"
+  "  --head-dim D         elements per head, at least 2 (apply: X's last axis)\n"
+  "  --rotary-dim d       rotated dims, even, at most D and 512 (default D); the rest pass through\n"
+  "  --base B             rope_theta (default 10000)\n"
+  "  --style S            neox: pairs (j, j + d/2), HF Llama (default); gptj: pairs (2j, 2j + 1)\n"
+  "  --scaling K          none (default), linear, ntk, dynamic, yarn, llama3 or longrope\n"
+  "  --factor s           the scaling factor (required by every scaling but none)\n"
+  "  --original-max-pos L original context: dynamic (HF's max_position_embeddings), yarn, llama3,\n"
+  "                       longrope (required there)\n"
+  "  --seq-len S          dynamic, longrope: the sequence length, HF's max(position_ids) + 1.\n"
+  "                       Default: L for freqs; the largest position + 1 for table and apply\n"
+  "  --qwen-alpha         dynamic: Qwen's rule base * alpha^(d/(d-2)), alpha = 2^ceil(log2(S/L)+1) - 1\n"
+  "                       (takes no --factor)\n"
+  "  --beta-fast B        yarn: default 32 (0 means the default, as in HF)\n"
+  "  --beta-slow B        yarn: default 1 (0 means the default)\n"
+  "  --no-truncate        yarn: keep the correction range unrounded (gpt-oss)\n"
+  "  --mscale M           yarn (DeepSeek): with --mscale-all-dim, A = mscale(s, M) / mscale(s, M_all);\n"
+  "  --mscale-all-dim M   either alone is ignored, as in HF\n"
+  "  --low-freq-factor F  llama3: default 1\n"
+  "  --high-freq-factor F llama3: default 4; must exceed the low one\n"
+  "  --short-factor F.npy longrope: d/2 factors (<f4, <f8 or <f2), used while S <= L (required)\n"
+  "  --long-factor F.npy  longrope: d/2 factors used when S > L (required)\n"
+  "  --freq-factors F.npy ggml rope_freqs: w_i / F[i], d/2 factors, any scaling (not --hf-compat)\n"
+  "  --attention-factor A cos and sin times A (default: yarn's and longrope's own, else 1)\n"
+  "  --mrope-section t,h,w  M-RoPE (Qwen2-VL): pairs per position axis t, h, w; sums to d/2\n"
+  "  --mrope-interleaved  with --mrope-section: Qwen3-VL's interleaved assignment\n"
+  "  --hf-compat          Hugging Face's float32 path: HF's float32 inv_freq (pow correctly rounded),\n"
+  "                       the angle fl32(fl32(p) * inv_freq), and the correctly rounded cos/sin of it\n"
+  "  --isa NAME           backend (see 'posenc --help'); the output is the same on every ISA\n"
+  "  -h, --help           show this help\n"
+  "\n"
+  "Exit status: 0 success; 1 I/O, memory, or a problem with an input file's contents (not a\n"
+  "strict little-endian C-order .npy, wrong dtype or shape, a bad value); 2 usage error.\n";
+
+void rope_help(enum leaf leaf, FILE *out) {
+  switch (leaf) {
+    case LEAF_ROPE_FREQS: fputs(freqs_usage, out); fputs(rope_intro, out); fputs(freqs_text, out); break;
+    case LEAF_ROPE_TABLE: fputs(table_usage, out); fputs(rope_intro, out); fputs(table_text, out); break;
+    case LEAF_ROPE_APPLY: fputs(apply_usage, out); fputs(rope_intro, out); fputs(apply_text, out); break;
+    default:
+      fputs(freqs_usage, out); fputs(table_usage, out); fputs(apply_usage, out); fputs(rope_intro, out);
+      fputs(freqs_text, out); fputs(table_text, out); fputs(apply_text, out);
+      break;
+  }
+  fputs(variant_text, out);
+}
+
+/* ---- the variant options ---------------------------------------------------------------------- */
+
+static const char *const style_names[] = {"neox", "gptj"};  /* by posenc_rope_style */
+static const char *const scaling_names[] = {"none", "linear", "ntk", "dynamic", "yarn", "llama3",
+                                            "longrope"};      /* by posenc_rope_scaling */
+static const char *const cache_layout_names[] = {"half", "full", "interleaved"}; /* by layout */
+static const char *const dtype_names[] = {"f32", "f16", "bf16"};                   /* by posenc_dtype */
+
+#define SC(name) (1u << POSENC_ROPE_SCALING_##name)
+#define SC_SCALED (SC(LINEAR) | SC(NTK) | SC(DYNAMIC) | SC(YARN) | SC(LLAMA3) | SC(LONGROPE))
+
+/* Options that belong to some scalings only. */
+static const struct {
+  enum option_id id;
+  unsigned scalings;
+} scaling_options[] = {
+  {OPT_FACTOR, SC_SCALED},
+  {OPT_ORIGINAL_MAX_POS, SC(DYNAMIC) | SC(YARN) | SC(LLAMA3) | SC(LONGROPE)},
+  {OPT_SEQ_LEN, SC(DYNAMIC) | SC(LONGROPE)},
+  {OPT_QWEN_ALPHA, SC(DYNAMIC)},
+  {OPT_BETA_FAST, SC(YARN)},
+  {OPT_BETA_SLOW, SC(YARN)},
+  {OPT_NO_TRUNCATE, SC(YARN)},
+  {OPT_MSCALE, SC(YARN)},
+  {OPT_MSCALE_ALL_DIM, SC(YARN)},
+  {OPT_LOW_FREQ_FACTOR, SC(LLAMA3)},
+  {OPT_HIGH_FREQ_FACTOR, SC(LLAMA3)},
+  {OPT_SHORT_FACTOR, SC(LONGROPE)},
+  {OPT_LONG_FACTOR, SC(LONGROPE)},
+};
+
+/* "yarn", "dynamic or longrope", ... */
+static void scaling_list(unsigned scalings, char *out, size_t size) {
+  size_t len = 0, left = 0, i;
+  for (i = 0; i < COUNT_OF(scaling_names); i++) left += (scalings >> i) & 1u;
+  out[0] = '\0';
+  for (i = 0; i < COUNT_OF(scaling_names); i++) {
+    if (!((scalings >> i) & 1u)) continue;
+    left--;
+    len += (size_t)snprintf(out + len, size - len, "%s%s", scaling_names[i],
+                            left > 1 ? ", " : left == 1 ? " or " : "");
+    if (len >= size) return;
+  }
+}
+
+static int usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+static int usage_error(const char *fmt, ...) {
+  char message[320];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(message, sizeof message, fmt, ap);
+  va_end(ap);
+  cli_error("%s", message);
+  return EXIT_USAGE;
+}
+
+/* A 32-bit count option (original max position, sequence length). */
+static int convert_u32(const struct raw_args *args, enum option_id id, uint32_t *out) {
+  size_t value = 0;
+  int rc = convert_optional_count(args, id, UINT32_MAX, &value);
+  if (rc == EXIT_SUCCESS && args->value[id]) *out = (uint32_t)value;
+  return rc;
+}
+
+/* "t,h,w": three counts. */
+static int convert_mrope_section(const struct raw_args *args, uint32_t section[3]) {
+  const char *text = args->value[OPT_MROPE_SECTION], *p = text;
+  int part;
+  if (!text) return EXIT_SUCCESS;
+  for (part = 0; part < 3; part++) {
+    char digits[24];
+    size_t len = strcspn(p, ","), value;
+    if (len == 0 || len >= sizeof digits || (p[len] == ',') != (part < 2)) break;
+    memcpy(digits, p, len);
+    digits[len] = '\0';
+    if (parse_size(digits, &value) != PARSE_OK || value > UINT32_MAX) break;
+    section[part] = (uint32_t)value;
+    if (part < 2) p += len + 1;
+  }
+  if (part < 3) return bad_value(OPT_MROPE_SECTION, text, "expected three counts t,h,w");
+  return EXIT_SUCCESS;
+}
+
+/* Every variant option into req->config (head_dim may still be 0: apply). */
+static int convert_variant(const struct raw_args *args, struct rope_request *req) {
+  posenc_rope_config *c = &req->config;
+  int style = POSENC_ROPE_NEOX, scaling = POSENC_ROPE_SCALING_NONE, rc;
+  size_t rotary = 0, i;
+  *c = posenc_rope_default(0);
+  req->head_dim_given = 0;
+  if ((rc = convert_optional_count(args, OPT_HEAD_DIM, SIZE_MAX, &req->head_dim_given)) ||
+      (rc = convert_optional_count(args, OPT_ROTARY_DIM, SIZE_MAX, &rotary)) ||
+      (rc = convert_optional_double(args, OPT_BASE, &c->base)) ||
+      (rc = convert_choice(args, OPT_STYLE, style_names, COUNT_OF(style_names),
+                           "unknown style (expected neox or gptj)", &style)) ||
+      (rc = convert_choice(args, OPT_SCALING, scaling_names, COUNT_OF(scaling_names),
+                           "unknown scaling (expected none, linear, ntk, dynamic, yarn, llama3 or "
+                           "longrope)",
+                           &scaling)) ||
+      (rc = convert_optional_real(args, OPT_FACTOR, 1, BIG, &c->factor)) ||
+      (rc = convert_u32(args, OPT_ORIGINAL_MAX_POS, &c->original_max_pos)) ||
+      (rc = convert_u32(args, OPT_SEQ_LEN, &c->seq_len)) ||
+      (rc = convert_optional_real(args, OPT_BETA_FAST, 0, BIG, &c->beta_fast)) ||
+      (rc = convert_optional_real(args, OPT_BETA_SLOW, 0, BIG, &c->beta_slow)) ||
+      (rc = convert_optional_real(args, OPT_MSCALE, 0, BIG, &c->mscale)) ||
+      (rc = convert_optional_real(args, OPT_MSCALE_ALL_DIM, 0, BIG, &c->mscale_all_dim)) ||
+      (rc = convert_optional_real(args, OPT_LOW_FREQ_FACTOR, 1, BIG, &c->low_freq_factor)) ||
+      (rc = convert_optional_real(args, OPT_HIGH_FREQ_FACTOR, 1, BIG, &c->high_freq_factor)) ||
+      (rc = convert_optional_real(args, OPT_ATTENTION_FACTOR, 1, 1e30, &c->attention_factor)) ||
+      (rc = convert_mrope_section(args, c->mrope_section)))
+    return rc;
+  c->head_dim = req->head_dim_given;
+  c->rotary_dim = rotary;
+  c->style = (posenc_rope_style)style;
+  c->scaling = (posenc_rope_scaling)scaling;
+  c->dynamic_qwen_alpha = args->value[OPT_QWEN_ALPHA] != NULL;
+  c->yarn_no_truncate = args->value[OPT_NO_TRUNCATE] != NULL;
+  c->hf_compat = args->value[OPT_HF_COMPAT] != NULL;
+  if (args->value[OPT_MROPE_SECTION])
+    c->mrope = args->value[OPT_MROPE_INTERLEAVED] ? POSENC_ROPE_MROPE_INTERLEAVED
+                                                  : POSENC_ROPE_MROPE_SECTIONS;
+  req->seq_len_given = args->value[OPT_SEQ_LEN] != NULL;
+  req->short_path = args->value[OPT_SHORT_FACTOR];
+  req->long_path = args->value[OPT_LONG_FACTOR];
+  req->freq_factors_path = args->value[OPT_FREQ_FACTORS];
+  req->base_text = args->value[OPT_BASE] ? args->value[OPT_BASE] : "10000";
+
+  /* which options the scaling takes, and which it needs */
+  for (i = 0; i < COUNT_OF(scaling_options); i++)
+    if (args->value[scaling_options[i].id] && !(scaling_options[i].scalings & (1u << scaling))) {
+      char list[96];
+      scaling_list(scaling_options[i].scalings, list, sizeof list);
+      return usage_error("%s only applies to --scaling %s", option_label(scaling_options[i].id), list);
+    }
+  if (c->dynamic_qwen_alpha) {
+    if (args->value[OPT_FACTOR])
+      return usage_error("--factor is not used by --qwen-alpha (Qwen's rule depends on --seq-len and "
+                         "--original-max-pos only)");
+    c->factor = 1.0; /* checked by the library, not used */
+  } else if (scaling != POSENC_ROPE_SCALING_NONE && !args->value[OPT_FACTOR]) {
+    return usage_error("--scaling %s needs --factor", scaling_names[scaling]);
+  }
+  if (((SC(DYNAMIC) | SC(YARN) | SC(LLAMA3) | SC(LONGROPE)) & (1u << scaling)) && !c->original_max_pos)
+    return usage_error("--scaling %s needs --original-max-pos", scaling_names[scaling]);
+  if (scaling == POSENC_ROPE_SCALING_LONGROPE && c->original_max_pos < 2)
+    return usage_error("--scaling longrope needs --original-max-pos of at least 2 (A divides by ln L)");
+  if (scaling == POSENC_ROPE_SCALING_LONGROPE && (!req->short_path || !req->long_path))
+    return usage_error("--scaling longrope needs --short-factor and --long-factor");
+  if (scaling == POSENC_ROPE_SCALING_LLAMA3) {
+    double low = c->low_freq_factor != 0.0 ? c->low_freq_factor : 1.0;
+    double high = c->high_freq_factor != 0.0 ? c->high_freq_factor : 4.0;
+    if (!(high > low))
+      return usage_error("--high-freq-factor (default 4) must be greater than --low-freq-factor (default 1)");
+  }
+  if (args->value[OPT_MROPE_INTERLEAVED] && !args->value[OPT_MROPE_SECTION])
+    return usage_error("--mrope-interleaved needs --mrope-section");
+  if (c->hf_compat && req->freq_factors_path)
+    return usage_error("--freq-factors cannot be combined with --hf-compat (HF has no float32 recipe for "
+                       "ggml's frequency factors)");
+  return EXIT_SUCCESS;
+}
+
+/* ---- checks that need the head dim ------------------------------------------------------------- */
+
+static size_t rotary_dim_of(const posenc_rope_config *c) {
+  return c->rotary_dim ? c->rotary_dim : c->head_dim;
+}
+
+/* The dims against each other and the library's limits; source says where the head dim came
+ * from ("--head-dim 64", "the head dim of --in (64)"). */
+static int check_dims(const posenc_rope_config *c, const char *source) {
+  size_t d = rotary_dim_of(c);
+  uint64_t sections = (uint64_t)c->mrope_section[0] + c->mrope_section[1] + c->mrope_section[2];
+  if (c->head_dim < 2) return usage_error("%s: the head dim must be at least 2", source);
+  if (c->rotary_dim && c->rotary_dim > c->head_dim)
+    return usage_error("--rotary-dim %zu exceeds the head dim (%s)", c->rotary_dim, source);
+  if (d % 2 && c->rotary_dim) return usage_error("--rotary-dim %zu: must be even", d);
+  if (d % 2)
+    return usage_error("%s is odd: RoPE rotates an even number of dims (set --rotary-dim)", source);
+  if (d > POSENC_ROPE_MAX_DIM)
+    return usage_error("the rotary dim %zu exceeds %d (set --rotary-dim)", d, POSENC_ROPE_MAX_DIM);
+  if (d < 4 && (c->scaling == POSENC_ROPE_SCALING_NTK || c->scaling == POSENC_ROPE_SCALING_DYNAMIC))
+    return usage_error("--scaling %s needs a rotary dim of at least 4 (its exponent is d/(d-2))",
+                       scaling_names[c->scaling]);
+  if (c->mrope != POSENC_ROPE_MROPE_NONE && sections != d / 2)
+    return usage_error("--mrope-section %" PRIu32 ",%" PRIu32 ",%" PRIu32 " covers %" PRIu64
+                       " pairs, but the rotary dim %zu has %zu", c->mrope_section[0], c->mrope_section[1],
+                       c->mrope_section[2], sections, d, d / 2);
+  return EXIT_SUCCESS;
+}
+
+/* A library error that the options caused: name them. */
+static int report_config_status(const struct rope_request *req, posenc_status st) {
+  switch (st) {
+    case POSENC_OK: return EXIT_SUCCESS;
+    case POSENC_ERR_BASE: return bad_value(OPT_BASE, req->base_text, posenc_strerror(st));
+    case POSENC_ERR_DIM: return usage_error("the head or rotary dims: %s", posenc_strerror(st));
+    case POSENC_ERR_PARAM: return usage_error("the RoPE variant options: %s", posenc_strerror(st));
+    default:
+      cli_error("internal error: %s", posenc_strerror(st));
+      return EXIT_FAILURE;
+  }
+}
+
+/* All that the options decide, checked by the library itself before any file is read (the
+ * factor lists stand in as ones). */
+static int validate_config(const struct rope_request *req, const posenc_rope_config *c,
+                           const char *source) {
+  float stand_in[MAX_PAIRS];
+  posenc_rope_config probe = *c;
+  posenc_rope *rope;
+  size_t i;
+  int rc = check_dims(c, source);
+  if (rc) return rc;
+  for (i = 0; i < MAX_PAIRS; i++) stand_in[i] = 1.0f;
+  if (req->short_path) probe.short_factor = stand_in;
+  if (req->long_path) probe.long_factor = stand_in;
+  if (req->freq_factors_path) probe.freq_factors = stand_in;
+  rope = malloc(sizeof *rope);
+  if (!rope) {
+    cli_error("out of memory");
+    return EXIT_FAILURE;
+  }
+  rc = report_config_status(req, posenc_rope_init(rope, &probe));
+  free(rope);
+  return rc;
+}
+
+/* ---- the request -------------------------------------------------------------------------------- */
+
+static int convert_positions_choice(const struct raw_args *args, struct rope_request *req) {
+  int rc;
+  if (args->value[OPT_POSITIONS] && args->value[OPT_START])
+    return usage_error("--start and --positions exclude each other");
+  if ((rc = convert_optional_int32(args, OPT_START, &req->start)) != EXIT_SUCCESS) return rc;
+  req->positions_path = args->value[OPT_POSITIONS];
+  if (req->positions_path && req->positions_path[0] == '\0')
+    return bad_value(OPT_POSITIONS, "", "empty file name");
+  return EXIT_SUCCESS;
+}
+
+/* start .. start + n - 1 must stay within int32; what: "rows (--rows)", "tokens (--in)". */
+static int check_range(int32_t start, size_t n, const char *what) {
+  if ((uint64_t)(n - 1) > (uint64_t)((int64_t)INT32_MAX - start))
+    return usage_error("--start %" PRId32 " with %zu %s: the last position exceeds 2147483647", start, n,
+                       what);
+  return EXIT_SUCCESS;
+}
+
+static int convert_freqs(const struct raw_args *args, struct rope_request *req) {
+  static const char *const formats[] = {"npy", "text"};
+  int text = 1, rc;
+  if ((rc = convert_choice(args, OPT_FORMAT, formats, COUNT_OF(formats),
+                           "unknown format (expected text or npy)", &text)))
+    return rc;
+  req->text_format = text;
+  return EXIT_SUCCESS;
+}
+
+static int convert_table(const struct raw_args *args, struct rope_request *req) {
+  int layout = POSENC_ROPE_CACHE_HALF, dtype = POSENC_DTYPE_F32, rc;
+  if ((rc = convert_positions_choice(args, req)) ||
+      (rc = convert_optional_count(args, OPT_ROWS, MAX_ROWS, &req->rows)) ||
+      (rc = convert_choice(args, OPT_LAYOUT, cache_layout_names, COUNT_OF(cache_layout_names),
+                           "unknown cache layout (expected half, full or interleaved)", &layout)) ||
+      (rc = convert_choice(args, OPT_DTYPE, dtype_names, COUNT_OF(dtype_names),
+                           "unknown dtype (expected f32, f16 or bf16)", &dtype)))
+    return rc;
+  req->layout = (posenc_rope_cache_layout)layout;
+  req->dtype = (posenc_dtype)dtype;
+  if (!req->positions_path && !req->rows) return missing_option(OPT_ROWS, args->leaf);
+  if (req->rows && !req->positions_path) return check_range(req->start, req->rows, "rows (--rows)");
+  return EXIT_SUCCESS;
+}
+
+static int convert_apply(const struct raw_args *args, struct rope_request *req) {
+  int layout = POSENC_ROPE_CACHE_HALF, rc;
+  if ((rc = convert_positions_choice(args, req)) ||
+      (rc = convert_optional_count(args, OPT_CACHE_ROWS, MAX_ROWS, &req->cache_rows)) ||
+      (rc = convert_choice(args, OPT_LAYOUT, cache_layout_names, COUNT_OF(cache_layout_names),
+                           "unknown cache layout (expected half, full or interleaved)", &layout)) ||
+      (rc = convert_output(args, OPT_K_OUT, &req->k_out)))
+    return rc;
+  req->layout = (posenc_rope_cache_layout)layout;
+  req->in_path = args->value[OPT_IN];
+  req->k_path = args->value[OPT_K];
+  req->inverse = args->value[OPT_INVERSE] != NULL;
+  if (!req->in_path) return missing_option(OPT_IN, args->leaf);
+  if (req->in_path[0] == '\0') return bad_value(OPT_IN, "", "empty file name");
+  if (req->k_path && req->k_path[0] == '\0') return bad_value(OPT_K, "", "empty file name");
+  if (args->value[OPT_LAYOUT] && !req->cache_rows)
+    return usage_error("--layout only applies with --cache-rows");
+  if (!req->k_path != !args->value[OPT_K_OUT])
+    return usage_error(req->k_path ? "--k needs --k-out (where the rotated K goes)"
+                                   : "--k-out needs --k");
+  if (req->k_path && !req->output && !req->k_out)
+    return usage_error("-o and --k-out cannot both be standard output");
+  if (req->k_path && req->output && req->k_out && strcmp(req->output, req->k_out) == 0)
+    return usage_error("-o and --k-out name the same file '%s'", req->output);
+  return EXIT_SUCCESS;
+}
+
+int build_rope_request(const struct raw_args *args, struct rope_request *req) {
+  int rc;
+  memset(req, 0, sizeof *req);
+  req->leaf = args->leaf;
+  if (args->leaf == LEAF_NONE)
+    return usage_error("rope: missing the rope command (expected freqs, table or apply)");
+  if ((rc = convert_variant(args, req)) || (rc = convert_output(args, OPT_OUTPUT, &req->output)))
+    return rc;
+  switch (args->leaf) {
+    case LEAF_ROPE_FREQS: rc = convert_freqs(args, req); break;
+    case LEAF_ROPE_TABLE: rc = convert_table(args, req); break;
+    default: rc = convert_apply(args, req); break;
+  }
+  if (rc) return rc;
+  if (args->leaf != LEAF_ROPE_APPLY) {
+    char source[48];
+    if (!req->head_dim_given) return missing_option(OPT_HEAD_DIM, args->leaf);
+    snprintf(source, sizeof source, "--head-dim %zu", req->head_dim_given);
+    return validate_config(req, &req->config, source);
+  }
+  return EXIT_SUCCESS;
+}
+
+/* ---- building the rope ---------------------------------------------------------------------- */
+
+struct rope_state {
+  posenc_rope rope;
+  float short_factor[MAX_PAIRS], long_factor[MAX_PAIRS], freq_factors[MAX_PAIRS];
+};
+
+static int load_factor_list(enum option_id id, const char *path, size_t pairs, float *out) {
+  struct npy_input in;
+  int rc;
+  if (!path) return EXIT_SUCCESS;
+  if ((rc = npy_load(option_label(id), path, &in)) != EXIT_SUCCESS) return rc;
+  rc = npy_positive_floats(&in, pairs, out);
+  npy_input_free(&in);
+  return rc;
+}
+
+/* HF's rule for dynamic NTK and LongRoPE: the sequence length is the largest position + 1. */
+static void default_seq_len(const struct rope_request *req, posenc_rope_config *c,
+                            int64_t max_position) {
+  if (!req->seq_len_given) c->seq_len = max_position < 0 ? 0 : (uint32_t)(max_position + 1);
+}
+
+/* Loads the factor lists and initialises state->rope from c (its dims already checked). */
+static int init_rope(const struct rope_request *req, posenc_rope_config c, struct rope_state *state) {
+  size_t pairs = rotary_dim_of(&c) / 2;
+  int rc;
+  if ((rc = load_factor_list(OPT_SHORT_FACTOR, req->short_path, pairs, state->short_factor)) ||
+      (rc = load_factor_list(OPT_LONG_FACTOR, req->long_path, pairs, state->long_factor)) ||
+      (rc = load_factor_list(OPT_FREQ_FACTORS, req->freq_factors_path, pairs, state->freq_factors)))
+    return rc;
+  if (req->short_path) c.short_factor = state->short_factor;
+  if (req->long_path) c.long_factor = state->long_factor;
+  if (req->freq_factors_path) c.freq_factors = state->freq_factors;
+  return report_config_status(req, posenc_rope_init(&state->rope, &c));
+}
+
+static struct rope_state *new_rope_state(void) {
+  struct rope_state *state = malloc(sizeof *state);
+  if (!state) cli_error("out of memory");
+  return state;
+}
+
+static int write_npy(const char *path, const char *descr, const size_t *shape, size_t ndim, void *data,
+                     size_t count, size_t item_size) {
+  struct rendered_table rendered;
+  int rc;
+  table_to_little_endian(data, count, item_size);
+  rc = render_npy_array(descr, shape, ndim, data, count * item_size, &rendered);
+  if (rc == EXIT_SUCCESS) rc = write_output(path, rendered.spans, rendered.count);
+  rendered_table_free(&rendered);
+  return rc;
+}
+
+/* ---- rope freqs ------------------------------------------------------------------------------- */
+
+static int write_freqs_text(const struct rope_request *req, const posenc_rope *rope) {
+  size_t cap = 160 + rope->pairs * 80, len = 0, i;
+  char *text = malloc(cap);
+  struct byte_span span;
+  int hf = rope->config.hf_compat, rc;
+  if (!text) {
+    cli_error("out of memory");
+    return EXIT_FAILURE;
+  }
+  len += (size_t)snprintf(text + len, cap - len, "# attention_factor %.17g\n# pair inv_freq%s\n",
+                          rope->attention_factor, hf ? " inv_freq_f32" : "");
+  for (i = 0; i < rope->pairs; i++) {
+    len += (size_t)snprintf(text + len, cap - len, "%zu %.17g", i, rope->inv_freq[i]);
+    if (hf) len += (size_t)snprintf(text + len, cap - len, " %.9g", (double)rope->inv_freq_f32[i]);
+    len += (size_t)snprintf(text + len, cap - len, "\n");
+  }
+  span.data = text;
+  span.size = len;
+  rc = write_output(req->output, &span, 1);
+  free(text);
+  return rc;
+}
+
+static int write_freqs_npy(const struct rope_request *req, const posenc_rope *rope) {
+  double values[MAX_PAIRS];
+  size_t shape[1];
+  shape[0] = rope->pairs;
+  memcpy(values, rope->inv_freq, rope->pairs * sizeof values[0]);
+  return write_npy(req->output, "<f8", shape, 1, values, rope->pairs, sizeof values[0]);
+}
+
+static int run_freqs(const struct rope_request *req) {
+  struct rope_state *state = new_rope_state();
+  int rc;
+  if (!state) return EXIT_FAILURE;
+  rc = init_rope(req, req->config, state);
+  if (rc == EXIT_SUCCESS)
+    rc = req->text_format ? write_freqs_text(req, &state->rope) : write_freqs_npy(req, &state->rope);
+  free(state);
+  return rc;
+}
+
+/* ---- positions from a file ----------------------------------------------------------------------- */
+
+struct position_list {
+  int32_t *ids;        /* malloc'd; NULL: start, start + 1, ... */
+  int64_t min, max;
+};
+
+/* The file's values as int32 (all of them), with their range. */
+static int read_positions(const struct npy_input *in, struct position_list *list) {
+  size_t i, n = in->info.count;
+  int rc;
+  list->ids = malloc(n ? n * sizeof *list->ids : 1);
+  if (!list->ids) {
+    cli_error("out of memory");
+    return EXIT_FAILURE;
+  }
+  if ((rc = npy_positions(in, list->ids)) != EXIT_SUCCESS) return rc;
+  list->min = INT32_MAX;
+  list->max = -(int64_t)INT32_MAX;
+  for (i = 0; i < n; i++) {
+    if (list->ids[i] < list->min) list->min = list->ids[i];
+    if (list->ids[i] > list->max) list->max = list->ids[i];
+  }
+  return EXIT_SUCCESS;
+}
+
+/* ---- rope table -------------------------------------------------------------------------------- */
+
+struct table_job {
+  struct rope_state *state;
+  struct npy_input positions_file;
+  struct position_list positions;
+  unsigned char *cache;
+};
+
+/* The positions of a table: a 1-D list from --positions, or --rows from --start. */
+static int table_positions(const struct rope_request *req, struct table_job *job, size_t *rows) {
+  struct npy_input *in = &job->positions_file;
+  char shape[96];
+  int rc;
+  *rows = req->rows;
+  if (!req->positions_path) {
+    job->positions.min = req->start;
+    job->positions.max = (int64_t)req->start + (int64_t)req->rows - 1;
+    return EXIT_SUCCESS;
+  }
+  if ((rc = npy_load(option_label(OPT_POSITIONS), req->positions_path, in)) != EXIT_SUCCESS) return rc;
+  if (in->info.ndim != 1 || in->info.count == 0)
+    return input_error(in, "shape %s, expected a non-empty list of positions (n,)",
+                       input_shape(in, shape, sizeof shape));
+  if (req->rows && req->rows != in->info.count)
+    return input_error(in, "holds %zu positions, but --rows is %zu", in->info.count, req->rows);
+  *rows = in->info.count;
+  return read_positions(in, &job->positions);
+}
+
+static int compute_table(const struct rope_request *req, struct table_job *job, size_t rows) {
+  const posenc_rope *rope = &job->state->rope;
+  posenc_rope_cache_spec spec;
+  struct table_view view;
+  struct rendered_table rendered;
+  size_t bytes;
+  posenc_status st;
+  int rc;
+  spec.layout = req->layout;
+  spec.dtype = req->dtype;
+  spec.row_stride = 0;
+  if ((st = posenc_rope_cache_bytes(rope, &spec, rows, &bytes)) != POSENC_OK)
+    return usage_error("%zu rows x %zu columns: %s", rows, posenc_rope_cache_width(rope, req->layout),
+                       posenc_strerror(st));
+  if (!(job->cache = malloc(bytes))) {
+    cli_error("out of memory: the cache needs %zu bytes", bytes);
+    return EXIT_FAILURE;
+  }
+  if (job->positions.ids)
+    st = posenc_rope_cache_rows(rope, &spec, job->positions.ids, rows, job->cache, bytes);
+  else
+    st = posenc_rope_cache_table(rope, &spec, req->start, rows, job->cache, bytes);
+  if (st == POSENC_ERR_POSITION && job->positions.ids)
+    return input_error(&job->positions_file, "%s (with --base %s)", posenc_strerror(st), req->base_text);
+  if (st == POSENC_ERR_POSITION)
+    return usage_error("--start %" PRId32 " with --rows %zu and --base %s: %s", req->start, rows,
+                       req->base_text, posenc_strerror(st));
+  if (st != POSENC_OK) {
+    cli_error("internal error: %s", posenc_strerror(st));
+    return EXIT_FAILURE;
+  }
+  table_to_little_endian(job->cache, bytes / posenc_dtype_size(req->dtype),
+                         posenc_dtype_size(req->dtype));
+  view.bytes = job->cache;
+  view.size = bytes;
+  view.rows = rows;
+  view.cols = posenc_rope_cache_width(rope, req->layout);
+  view.dtype = req->dtype;
+  rc = render_table(&view, TABLE_FORMAT_NPY, NULL, &rendered);
+  if (rc == EXIT_SUCCESS) rc = write_output(req->output, rendered.spans, rendered.count);
+  rendered_table_free(&rendered);
+  return rc;
+}
+
+static int run_table(const struct rope_request *req) {
+  struct table_job job;
+  posenc_rope_config c = req->config;
+  size_t rows = 0;
+  int rc;
+  memset(&job, 0, sizeof job);
+  if (!(job.state = new_rope_state())) return EXIT_FAILURE;
+  rc = table_positions(req, &job, &rows);
+  if (rc == EXIT_SUCCESS) {
+    default_seq_len(req, &c, job.positions.max);
+    rc = init_rope(req, c, job.state);
+  }
+  if (rc == EXIT_SUCCESS) rc = compute_table(req, &job, rows);
+  free(job.cache);
+  free(job.positions.ids);
+  npy_input_free(&job.positions_file);
+  free(job.state);
+  return rc;
+}
+
+/* ---- rope apply -------------------------------------------------------------------------------- */
+
+struct tensor_input {
+  struct npy_input npy;
+  size_t batch, tokens, heads, dim;
+  posenc_dtype dtype;
+};
+
+struct apply_job {
+  struct rope_state *state;
+  struct tensor_input x, k;
+  struct npy_input positions_file;
+  struct position_list positions;  /* ids: naxes planes of batch * tokens */
+  float *cache;
+};
+
+/* X or K: <f4 or <f2 of shape (tokens, heads, D) or (batch, tokens, heads, D). */
+static int load_tensor(enum option_id id, const char *path, struct tensor_input *t) {
+  const struct npy_info *info = &t->npy.info;
+  char shape[96];
+  int rc = npy_load(option_label(id), path, &t->npy);
+  if (rc != EXIT_SUCCESS) return rc;
+  if (info->dtype != NPY_DTYPE_F4 && info->dtype != NPY_DTYPE_F2)
+    return input_error(&t->npy, "dtype %s, expected <f4 (float32) or <f2 (float16)",
+                       npy_dtype_descr(info->dtype));
+  if (info->ndim != 3 && info->ndim != 4)
+    return input_error(&t->npy, "shape %s, expected (tokens, heads, head_dim) or "
+                       "(batch, tokens, heads, head_dim)", input_shape(&t->npy, shape, sizeof shape));
+  if (info->count == 0)
+    return input_error(&t->npy, "shape %s has an empty axis", input_shape(&t->npy, shape, sizeof shape));
+  t->batch = info->ndim == 4 ? info->shape[0] : 1;
+  t->tokens = info->shape[info->ndim - 3];
+  t->heads = info->shape[info->ndim - 2];
+  t->dim = info->shape[info->ndim - 1];
+  t->dtype = info->dtype == NPY_DTYPE_F4 ? POSENC_DTYPE_F32 : POSENC_DTYPE_F16;
+  return EXIT_SUCCESS;
+}
+
+static int load_tensors(const struct rope_request *req, struct apply_job *job) {
+  struct tensor_input *x = &job->x, *k = &job->k;
+  char shape[96];
+  int rc = load_tensor(OPT_IN, req->in_path, x);
+  if (rc != EXIT_SUCCESS || !req->k_path) return rc;
+  if ((rc = load_tensor(OPT_K, req->k_path, k)) != EXIT_SUCCESS) return rc;
+  if (k->batch != x->batch || k->tokens != x->tokens || k->dim != x->dim)
+    return input_error(&k->npy, "shape %s does not match --in's batch %zu, tokens %zu and head dim %zu",
+                       input_shape(&k->npy, shape, sizeof shape), x->batch, x->tokens, x->dim);
+  return EXIT_SUCCESS;
+}
+
+/* --positions for a batch x tokens tensor: (T,) or (B, T); M-RoPE (3, T) or (3, B, T). A list
+ * without the batch axis holds for every batch row. Laid out as the library reads them: naxes
+ * planes of B * T. */
+static int apply_positions(const struct rope_request *req, struct apply_job *job, size_t naxes) {
+  struct npy_input *in = &job->positions_file;
+  const struct npy_info *info = &in->info;
+  size_t B = job->x.batch, T = job->x.tokens, lead = naxes == 3, a, b;
+  int per_batch, fits, rc;
+  char shape[96];
+  int32_t *all;
+  if (!req->positions_path) {
+    job->positions.min = req->start;
+    job->positions.max = (int64_t)req->start + (int64_t)T - 1;
+    return check_range(req->start, T, "tokens (--in)");
+  }
+  if ((rc = npy_load(option_label(OPT_POSITIONS), req->positions_path, in)) != EXIT_SUCCESS) return rc;
+  per_batch = info->ndim == lead + 2;
+  fits = (info->ndim == lead + 1 || per_batch) && (!lead || info->shape[0] == 3) &&
+         info->shape[info->ndim - 1] == T && (!per_batch || info->shape[lead] == B);
+  if (!fits)
+    return input_error(in,
+                       naxes == 3 ? "shape %s, expected (3, %zu) or (3, %zu, %zu) for M-RoPE (t, h, w)"
+                                  : "shape %s, expected (%zu,) or (%zu, %zu): --in's (batch,) tokens",
+                       input_shape(in, shape, sizeof shape), T, B, T);
+  if ((rc = read_positions(in, &job->positions)) != EXIT_SUCCESS) return rc;
+  if (per_batch) return EXIT_SUCCESS; /* already naxes planes of B * T */
+  all = malloc(naxes * B * T * sizeof *all);
+  if (!all) {
+    cli_error("out of memory");
+    return EXIT_FAILURE;
+  }
+  for (a = 0; a < naxes; a++)
+    for (b = 0; b < B; b++) memcpy(all + (a * B + b) * T, job->positions.ids + a * T, T * sizeof *all);
+  free(job->positions.ids);
+  job->positions.ids = all;
+  return EXIT_SUCCESS;
+}
+
+/* The head dim comes from X; the options must agree with it. */
+static int apply_config(const struct rope_request *req, const struct apply_job *job,
+                        posenc_rope_config *c) {
+  char source[64];
+  *c = req->config;
+  c->head_dim = job->x.dim;
+  if (req->head_dim_given && req->head_dim_given != job->x.dim)
+    return usage_error("--head-dim %zu does not match the head dim of --in '%s' (%zu, its last axis)",
+                       req->head_dim_given, req->in_path, job->x.dim);
+  snprintf(source, sizeof source, "the head dim of --in (%zu)", job->x.dim);
+  return validate_config(req, c, source);
+}
+
+static int apply_cache(const struct rope_request *req, struct apply_job *job,
+                       posenc_rope_cache_view *view) {
+  size_t bytes;
+  posenc_status st;
+  view->data = NULL;
+  view->n_rows = req->cache_rows;
+  view->spec.layout = req->layout;
+  view->spec.dtype = POSENC_DTYPE_F32;
+  view->spec.row_stride = 0;
+  if (job->positions.min < 0 || job->positions.max >= (int64_t)req->cache_rows) {
+    int64_t bad = job->positions.min < 0 ? job->positions.min : job->positions.max;
+    if (job->positions.ids)
+      return input_error(&job->positions_file, "position %lld is outside the cache rows [0, %zu) of "
+                         "--cache-rows", (long long)bad, req->cache_rows);
+    return usage_error("--start %" PRId32 " with %zu tokens: position %lld is outside the cache rows "
+                       "[0, %zu) of --cache-rows", req->start, job->x.tokens, (long long)bad,
+                       req->cache_rows);
+  }
+  st = posenc_rope_cache_bytes(&job->state->rope, &view->spec, req->cache_rows, &bytes);
+  if (st != POSENC_OK)
+    return usage_error("--cache-rows %zu: %s", req->cache_rows, posenc_strerror(st));
+  if (!(job->cache = malloc(bytes))) {
+    cli_error("out of memory: the cache needs %zu bytes", bytes);
+    return EXIT_FAILURE;
+  }
+  st = posenc_rope_cache_table(&job->state->rope, &view->spec, 0, req->cache_rows, job->cache, bytes);
+  if (st == POSENC_ERR_POSITION)
+    return usage_error("--cache-rows %zu with --base %s: %s", req->cache_rows, req->base_text,
+                       posenc_strerror(st));
+  if (st != POSENC_OK) {
+    cli_error("internal error: %s", posenc_strerror(st));
+    return EXIT_FAILURE;
+  }
+  view->data = job->cache;
+  return EXIT_SUCCESS;
+}
+
+static posenc_rope_tensor tensor_of(struct tensor_input *t) {
+  posenc_rope_tensor view;
+  memset(&view, 0, sizeof view); /* zero strides: dense */
+  view.data = t->npy.data;
+  view.dtype = t->dtype;
+  view.heads = t->heads;
+  return view;
+}
+
+static int rotate(const struct rope_request *req, struct apply_job *job) {
+  posenc_rope_cache_view view;
+  posenc_rope_positions pos;
+  posenc_rope_tensor q = tensor_of(&job->x), k = tensor_of(&job->k);
+  posenc_status st;
+  int rc;
+  if (req->cache_rows && (rc = apply_cache(req, job, &view)) != EXIT_SUCCESS) return rc;
+  pos.batch = job->x.batch;
+  pos.tokens = job->x.tokens;
+  pos.ids = job->positions.ids;
+  pos.start = req->start;
+  st = posenc_rope_apply(&job->state->rope, req->cache_rows ? &view : NULL, &pos, &q,
+                         req->k_path ? &k : NULL, req->inverse ? POSENC_ROPE_INVERSE : POSENC_ROPE_FORWARD);
+  if (st == POSENC_ERR_POSITION && pos.ids)
+    return input_error(&job->positions_file, "%s (with --base %s)", posenc_strerror(st), req->base_text);
+  if (st == POSENC_ERR_POSITION)
+    return usage_error("--start %" PRId32 " with --base %s: %s", req->start, req->base_text,
+                       posenc_strerror(st));
+  if (st != POSENC_OK) {
+    cli_error("internal error: %s", posenc_strerror(st));
+    return EXIT_FAILURE;
+  }
+  return EXIT_SUCCESS;
+}
+
+/* X (and K) back to little-endian .npy, written together. */
+static int write_tensors(const struct rope_request *req, struct apply_job *job) {
+  struct tensor_input *t[2];
+  struct rendered_table rendered[2];
+  struct output_file outputs[2];
+  size_t n = req->k_path ? 2 : 1, i;
+  int rc = EXIT_SUCCESS;
+  t[0] = &job->x;
+  t[1] = &job->k;
+  memset(rendered, 0, sizeof rendered);
+  for (i = 0; i < n; i++) {
+    const struct npy_info *info = &t[i]->npy.info;
+    table_to_little_endian(t[i]->npy.data, info->count, info->item_size);
+    if (rc == EXIT_SUCCESS)
+      rc = render_npy_array(npy_dtype_descr(info->dtype), info->shape, info->ndim, t[i]->npy.data,
+                            info->data_size, &rendered[i]);
+    outputs[i].path = i ? req->k_out : req->output;
+    outputs[i].spans = rendered[i].spans;
+    outputs[i].count = rendered[i].count;
+  }
+  if (rc == EXIT_SUCCESS) rc = write_outputs(outputs, n);
+  for (i = 0; i < n; i++) rendered_table_free(&rendered[i]);
+  return rc;
+}
+
+static int run_apply(const struct rope_request *req) {
+  struct apply_job job;
+  posenc_rope_config c;
+  int rc;
+  memset(&job, 0, sizeof job);
+  if (!(job.state = new_rope_state())) return EXIT_FAILURE;
+  if ((rc = load_tensors(req, &job)) == EXIT_SUCCESS && (rc = apply_config(req, &job, &c)) == EXIT_SUCCESS &&
+      (rc = apply_positions(req, &job, c.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1)) == EXIT_SUCCESS) {
+    default_seq_len(req, &c, job.positions.max);
+    if ((rc = init_rope(req, c, job.state)) == EXIT_SUCCESS && (rc = rotate(req, &job)) == EXIT_SUCCESS)
+      rc = write_tensors(req, &job);
+  }
+  free(job.cache);
+  free(job.positions.ids);
+  npy_input_free(&job.positions_file);
+  npy_input_free(&job.x.npy);
+  npy_input_free(&job.k.npy);
+  free(job.state);
+  return rc;
+}
+
+int run_rope(const struct rope_request *req) {
+  switch (req->leaf) {
+    case LEAF_ROPE_FREQS: return run_freqs(req);
+    case LEAF_ROPE_TABLE: return run_table(req);
+    default: return run_apply(req);
+  }
+}
