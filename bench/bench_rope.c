@@ -37,27 +37,12 @@
 #include <unistd.h>
 
 #include "posenc.h"
+#include "bench_util.h"
 #include "rope_loops.h"
 #ifdef BENCH_HAVE_PROTO
 #  include "rope_proto.h"
 #endif
 
-#ifndef BENCH_BUILD_TYPE
-#  define BENCH_BUILD_TYPE "unknown"
-#endif
-#ifndef BENCH_OPTIMIZATION
-#  define BENCH_OPTIMIZATION "?"
-#endif
-
-#if defined(__clang__)
-#  define BENCH_COMPILER __VERSION__
-#elif defined(__GNUC__)
-#  define BENCH_COMPILER "gcc " __VERSION__
-#elif defined(__VERSION__)
-#  define BENCH_COMPILER __VERSION__
-#else
-#  define BENCH_COMPILER "unknown compiler"
-#endif
 
 #define BENCH_DIM 128
 #define BENCH_HALF (BENCH_DIM / 2)
@@ -129,24 +114,8 @@ bad:
 }
 
 /* ---- helpers -------------------------------------------------------------------------------- */
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
-static int cpu_has_avx2(void) {
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-  return __builtin_cpu_supports("avx2") ? 1 : 0;
-#else
-  return 0;
-#endif
-}
 
 static void *xalloc(size_t bytes) {
   void *p = NULL;
@@ -1223,21 +1192,6 @@ static int bench_proto(bench_state *s, const bench_opts *o, proto_summary *pr) {
 #endif
 
 /* ---- header and targets --------------------------------------------------------------------- */
-static void cpu_model(char *buf, size_t size) {
-  char line[512];
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  snprintf(buf, size, "unknown CPU");
-  if (!f) return;
-  while (fgets(line, sizeof line, f)) {
-    char *colon = strchr(line, ':');
-    if (strncmp(line, "model name", 10) != 0 || !colon) continue;
-    colon += strspn(colon + 1, " \t") + 1;
-    colon[strcspn(colon, "\n")] = '\0';
-    snprintf(buf, size, "%s", colon);
-    break;
-  }
-  fclose(f);
-}
 
 static void print_header(const bench_opts *o) {
   char cpu[256];

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "posenc.h"
+#include "bench_util.h"
 
 #ifdef __GLIBC__
 #  include <gnu/libc-version.h>
@@ -31,22 +32,6 @@
 #  include "bench_sleef_avx2.h"
 #endif
 
-#ifndef BENCH_BUILD_TYPE
-#  define BENCH_BUILD_TYPE "unknown"
-#endif
-#ifndef BENCH_OPTIMIZATION
-#  define BENCH_OPTIMIZATION "?"
-#endif
-
-#if defined(__clang__)
-#  define BENCH_COMPILER __VERSION__ /* clang's already names itself: "Debian Clang 14.0.6" */
-#elif defined(__GNUC__)
-#  define BENCH_COMPILER "gcc " __VERSION__
-#elif defined(__VERSION__)
-#  define BENCH_COMPILER __VERSION__
-#else
-#  define BENCH_COMPILER "unknown compiler"
-#endif
 
 #define BENCH_DIM 128
 #define BENCH_NFREQ (BENCH_DIM / 2)
@@ -211,13 +196,6 @@ static const bench_method peer_methods[] = {
   {"floor memset", run_memset, KIND_FLOOR, BASE_NONE, -1, 0},
 };
 
-static int cpu_has_avx2(void) {
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-  return __builtin_cpu_supports("avx2") ? 1 : 0;
-#else
-  return 0;
-#endif
-}
 
 /* posenc: one method per backend this build has and this CPU runs; then the peers. */
 static size_t build_methods(bench_method *list) {
@@ -249,11 +227,6 @@ typedef struct bench_result {
   uint64_t digest;   /* of the whole table: posenc backends must agree */
 } bench_result;
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static double time_once(const bench_method *m, const bench_job *job, int *status) {
   double t0 = now_s();
@@ -270,10 +243,6 @@ static long reps_for(double warm_s, const bench_opts *o) {
   return k > BENCH_MAX_REPS ? BENCH_MAX_REPS : (long)k;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 /* Warm up once (page faults, caches, clocks; also sizes K), then K timed runs. */
 static void time_method(const bench_method *m, const bench_job *job, const bench_opts *o,
@@ -484,21 +453,6 @@ static int run_size(size_t n, const float *freq, const bench_opts *o, bench_summ
 }
 
 /* ---- header and summary --------------------------------------------------------------------- */
-static void cpu_model(char *buf, size_t size) {
-  char line[512];
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  snprintf(buf, size, "unknown CPU");
-  if (!f) return;
-  while (fgets(line, sizeof line, f)) {
-    char *colon = strchr(line, ':');
-    if (strncmp(line, "model name", 10) != 0 || !colon) continue;
-    colon += strspn(colon + 1, " \t") + 1;
-    colon[strcspn(colon, "\n")] = '\0';
-    snprintf(buf, size, "%s", colon);
-    break;
-  }
-  fclose(f);
-}
 
 static void print_header(const bench_opts *o) {
   char cpu[256];
