@@ -59,7 +59,7 @@
 #  pragma clang fp contract(off)
 #elif defined(__GNUC__)
 #  pragma GCC push_options
-#  pragma GCC optimize("fp-contract=off", "no-tree-slp-vectorize", "no-tree-loop-vectorize")
+#  pragma GCC optimize("fp-contract=off") /* not the vectorizers: SIMDe's emulated 256-bit ops need them (SSE2 +23% instructions without) */
 #endif
 /* 256-bit SIMDe types passed between inline functions of a TU without AVX: the ABI note is moot
  * (nothing crosses the library boundary but pointers and sizes). */
@@ -192,6 +192,7 @@ POSENC_I_INLINE void POSENC_I_K(store_f32)(unsigned char *dst, simde__m128 x, in
  * 16-byte aligned and non-temporal stores are wanted. */
 /* How a pass stores: loop invariants kept in locals (stores through dst could alias the job). */
 typedef struct POSENC_I_K(store_opts) {
+  int plain;              /* a constant at each instantiation: 1 = unscaled, sin first (tables) */
   int scaled, cos_first;
   simde__m256d scale;
 } POSENC_I_K(store_opts);
@@ -203,12 +204,12 @@ POSENC_I_INLINE void POSENC_I_K(pass_store)(const POSENC_I_K(pass) *ps, unsigned
   for (v = 0; v < POSENC_I_W; v++) {
     simde__m256d sd = ps->s[v], cd = ps->c[v];
     simde__m128 sf, cf;
-    if (o.scaled) { /* the attention factor, applied before the one rounding to f32 */
+    if (!o.plain && o.scaled) { /* the attention factor, applied before the one rounding to f32 */
       sd = simde_mm256_mul_pd(sd, o.scale);
       cd = simde_mm256_mul_pd(cd, o.scale);
     }
     sf = simde_mm256_cvtpd_ps(sd); cf = simde_mm256_cvtpd_ps(cd);
-    if (mode == POSENC_I_PAIRS && o.cos_first) { simde__m128 t = sf; sf = cf; cf = t; }
+    if (!o.plain && mode == POSENC_I_PAIRS && o.cos_first) { simde__m128 t = sf; sf = cf; cf = t; }
     if (dtype == POSENC_DTYPE_F32) {
       if (mode == POSENC_I_PAIRS) {
         POSENC_I_K(store_f32)(dst + 32 * v, simde_mm_unpacklo_ps(sf, cf), stream);
@@ -238,7 +239,7 @@ POSENC_I_INLINE void POSENC_I_K(pass_store)(const POSENC_I_K(pass) *ps, unsigned
  * anchor block (in L1) every chunk of the group is done in turn, in passes of POSENC_I_W vectors.
  * A chunk with fewer valid columns is written to a block buffer and its valid columns copied.
  * mode and dtype are constants at each call site, so each combination compiles to its own loop. */
-POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_dtype dtype) {
+POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_dtype dtype, int plain) {
   POSENC_I_K(state) st[POSENC_GROUP];
   unsigned char block[POSENC_ANCHOR * 2 * POSENC_CHUNK * 4];
   const size_t es = dtype == POSENC_DTYPE_F32 ? 4 : 2;
@@ -251,7 +252,8 @@ POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_
   unsigned ch;
   int v;
   POSENC_I_K(store_opts) opts;
-  opts.scaled = job->scaled; opts.cos_first = job->cos_first; opts.scale = simde_mm256_set1_pd(job->scale);
+  opts.plain = plain; opts.scaled = job->scaled; opts.cos_first = job->cos_first;
+  opts.scale = simde_mm256_set1_pd(job->scale);
   for (ch = 0; ch < nchunk; ch++)
     for (v = 0; v < POSENC_I_NV; v++)
     {
@@ -304,15 +306,23 @@ POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_
   if (job->stream) simde_mm_sfence(); /* order the non-temporal stores before the caller's */
 }
 
+/* The sinusoidal tables (unscaled, sin first) get their own instantiations: on SSE2 the option
+ * checks cost 23% more instructions in the hot loop (16 xmm registers are already short). */
 static void POSENC_I_K(sincos_rows)(const posenc_i_job *job) {
+#define POSENC_I_ROWS_CASE(mode, dtype) case (dtype) * 2 + (mode): \
+    if (plain) POSENC_I_K(rows)(job, mode, dtype, 1); else POSENC_I_K(rows)(job, mode, dtype, 0); break
+  const int plain = !job->scaled && !job->cos_first;
   switch (job->dtype * 2 + job->mode) {
-    case POSENC_DTYPE_F32 * 2 + POSENC_I_PAIRS: POSENC_I_K(rows)(job, POSENC_I_PAIRS, POSENC_DTYPE_F32); break;
-    case POSENC_DTYPE_F32 * 2 + POSENC_I_PLANAR: POSENC_I_K(rows)(job, POSENC_I_PLANAR, POSENC_DTYPE_F32); break;
-    case POSENC_DTYPE_F16 * 2 + POSENC_I_PAIRS: POSENC_I_K(rows)(job, POSENC_I_PAIRS, POSENC_DTYPE_F16); break;
-    case POSENC_DTYPE_F16 * 2 + POSENC_I_PLANAR: POSENC_I_K(rows)(job, POSENC_I_PLANAR, POSENC_DTYPE_F16); break;
-    case POSENC_DTYPE_BF16 * 2 + POSENC_I_PAIRS: POSENC_I_K(rows)(job, POSENC_I_PAIRS, POSENC_DTYPE_BF16); break;
-    default: POSENC_I_K(rows)(job, POSENC_I_PLANAR, POSENC_DTYPE_BF16); break;
+    POSENC_I_ROWS_CASE(POSENC_I_PAIRS, POSENC_DTYPE_F32);
+    POSENC_I_ROWS_CASE(POSENC_I_PLANAR, POSENC_DTYPE_F32);
+    POSENC_I_ROWS_CASE(POSENC_I_PAIRS, POSENC_DTYPE_F16);
+    POSENC_I_ROWS_CASE(POSENC_I_PLANAR, POSENC_DTYPE_F16);
+    POSENC_I_ROWS_CASE(POSENC_I_PAIRS, POSENC_DTYPE_BF16);
+    default: if (plain) POSENC_I_K(rows)(job, POSENC_I_PLANAR, POSENC_DTYPE_BF16, 1);
+             else POSENC_I_K(rows)(job, POSENC_I_PLANAR, POSENC_DTYPE_BF16, 0);
+             break;
   }
+#undef POSENC_I_ROWS_CASE
 }
 
 /* ---- RoPE rotation: 8 f32 lanes per vector ------------------------------------------------ */
