@@ -1227,6 +1227,14 @@ static posenc_status posenc_i_rope_check_config(const posenc_rope_config *c, siz
   return POSENC_OK;
 }
 
+/* Qwen's dynamic NTK alpha: 2^(ceil(log2(S/L)) + 1) - 1, at least 1 (exact: powers of two). */
+static double posenc_i_qwen_alpha(double S, double L) {
+  double pw = 1.0;
+  if (S <= L) return 1.0;
+  while (L * pw < S) pw *= 2.0;
+  return 2.0 * pw - 1.0;
+}
+
 /* ln(base'): the base after NTK-style rescaling, as HF and Qwen define it. */
 static posenc_i_dd posenc_i_rope_log_base(const posenc_rope_config *c, size_t d) {
   posenc_i_dd lnb = posenc_i_dd_log(c->base);
@@ -1236,9 +1244,8 @@ static posenc_i_dd posenc_i_rope_log_base(const posenc_rope_config *c, size_t d)
     x = c->factor;
   } else if (c->scaling == POSENC_ROPE_SCALING_DYNAMIC) {
     double L = (double)c->original_max_pos, S = c->seq_len ? (double)c->seq_len : L;
-    if (c->dynamic_qwen_alpha) { /* alpha = 2^(ceil(log2(S/L)) + 1) - 1, at least 1 */
-      double pw = 1.0;
-      if (S > L) { while (L * pw < S) pw *= 2.0; x = 2.0 * pw - 1.0; }
+    if (c->dynamic_qwen_alpha) {
+      x = posenc_i_qwen_alpha(S, L);
     } else {                     /* base * (s*S/L - (s-1))^(d/(d-2)), S = max(seq_len, L) */
       posenc_i_dd t;
       if (S < L) S = L;
@@ -1274,15 +1281,14 @@ static double posenc_i_logd(double x) { return posenc_i_dd_log(x).hi; }
 
 static void posenc_i_rope_hf_inv(const posenc_rope_config *c, size_t d, const float *ext, float *inv) {
   size_t h = d / 2, i;
-  double base = c->base;
+  double base = c->base, low = 0.0, high = 1.0;
   float s = (float)c->factor, fb;
   if (c->scaling == POSENC_ROPE_SCALING_NTK) {
     base = c->base * posenc_i_pow_d(c->factor, (double)d / (double)(d - 2));
   } else if (c->scaling == POSENC_ROPE_SCALING_DYNAMIC) {
     double L = (double)c->original_max_pos, S = c->seq_len ? (double)c->seq_len : L, x = 1.0;
     if (c->dynamic_qwen_alpha) {
-      double pw = 1.0;
-      if (S > L) { while (L * pw < S) pw *= 2.0; x = 2.0 * pw - 1.0; }
+      x = posenc_i_qwen_alpha(S, L);
     } else {
       if (S < L) S = L;
       x = c->factor * S / L - (c->factor - 1.0);
@@ -1290,15 +1296,14 @@ static void posenc_i_rope_hf_inv(const posenc_rope_config *c, size_t d, const fl
     base = c->base * posenc_i_pow_d(x, (double)d / (double)(d - 2));
   }
   fb = (float)base;
+  if (c->scaling == POSENC_ROPE_SCALING_YARN) posenc_i_yarn_range(c, d, &low, &high);
   for (i = 0; i < h; i++) {
     float e = (float)(2 * i) / (float)d, pf = posenc_i_powf(fb, e), v;
     v = 1.0f / pf;
     if (c->scaling == POSENC_ROPE_SCALING_LINEAR) v = v / s;
     if (c->scaling == POSENC_ROPE_SCALING_LONGROPE) v = 1.0f / (ext[i] * pf);
     if (c->scaling == POSENC_ROPE_SCALING_YARN) {
-      double low, high;
       float ramp, ef, interp = 1.0f / (s * pf);
-      posenc_i_yarn_range(c, d, &low, &high);
       ramp = ((float)i - (float)low) / (float)(high - low);
       ramp = ramp < 0.0f ? 0.0f : (ramp > 1.0f ? 1.0f : ramp);
       ef = 1.0f - ramp;
