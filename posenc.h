@@ -1760,10 +1760,8 @@ static posenc_status posenc_i_rope_apply(const posenc_i_backend *be, const posen
         if (a > max_abs) max_abs = a;
       }
     } else {
-      if (T - 1 > (size_t)((int64_t)INT32_MAX - (int64_t)pos->start)) return POSENC_ERR_POSITION;
+      if ((st = posenc_i_max_abs_position(pos->start, NULL, T, &max_abs)) != POSENC_OK) return st;
       if (cache && (pos->start < 0 || (size_t)pos->start + (T - 1) >= cache->n_rows)) return POSENC_ERR_POSITION;
-      max_abs = (double)pos->start + (double)(T - 1);
-      if (-(double)pos->start > max_abs) max_abs = -(double)pos->start;
     }
     if (!cache && (st = posenc_i_rope_check_reach(rope, max_abs)) != POSENC_OK) return st;
   }
