@@ -60,7 +60,9 @@ typedef enum posenc_status {
   POSENC_ERR_SELFTEST = -11, /* the active backend does not reproduce the embedded goldens */
   POSENC_ERR_DIM = -12,      /* a dimension is invalid: odd rotary dim, rotary dim > head dim, ... */
   POSENC_ERR_PARAM = -13,    /* a parameter is not finite or out of its range (factor, beta, ...) */
-  POSENC_ERR_ALIAS = -14     /* buffers overlap, or strides make a tensor overlap itself */
+  POSENC_ERR_ALIAS = -14,    /* buffers overlap, or strides make a tensor overlap itself */
+  POSENC_ERR_PADDING = -15,  /* a padding id or padding row is out of range of the table */
+  POSENC_ERR_FORMAT = -16    /* malformed serialized data (a .npy header) */
 } posenc_status;
 
 POSENC_API const char *posenc_strerror(posenc_status status);
@@ -95,7 +97,17 @@ POSENC_API float posenc_bf16_to_f32(uint16_t h);
  * exact = sin(p * base^(-2i/d)) in real arithmetic with the given double base. That is at most
  * 2.98e-8 absolute. f16/bf16 add their own rounding (<= 2^-12 / 2^-9 absolute).
  *
- * Determinism: a value depends only on (p, i, d, base): a range, a list of positions, another
+ * Frequency rules (params.freqs), h = number of frequencies (ceil(d/2) interleaved, floor(d/2) split):
+ *   VASWANI (default): omega_i = base^(-2i/d)
+ *   FAIRSEQ:           omega_i = base^(-i/(h-1))       (the last frequency is exactly 1/base;
+ *                      fairseq get_embedding; needs h >= 2, else ERR_DIM where fairseq divides by 0)
+ *   T2T:               omega_i = m * (base/m)^(-i/max(h-1, 1)), m = min_timescale (0 means 1),
+ *                      base = max_timescale (tensor2tensor get_timing_signal_1d: it multiplies by
+ *                      min_timescale where the paper divides; identical for the default 1)
+ *   Use them with POSENC_LAYOUT_SPLIT to get fairseq's and tensor2tensor's [sin | cos] tables.
+ *   The accuracy statement holds for each rule's exact real omega_i.
+ *
+ * Determinism: a value depends only on (p, i, d, base, rule): a range, a list of positions, another
  * start, a split of the rows across threads, and every backend give the same bits.
  * ------------------------------------------------------------------------------------------- */
 typedef enum posenc_layout {
@@ -103,12 +115,20 @@ typedef enum posenc_layout {
   POSENC_LAYOUT_SPLIT = 1
 } posenc_layout;
 
+typedef enum posenc_freq_rule {
+  POSENC_FREQ_VASWANI = 0,
+  POSENC_FREQ_FAIRSEQ = 1,
+  POSENC_FREQ_T2T = 2
+} posenc_freq_rule;
+
 typedef struct posenc_sinusoidal_params {
   size_t dim;            /* d: columns of one row, >= 1 */
   double base;           /* 10000 in most models; finite, in [1e-30, 1e30] */
   posenc_layout layout;  /* POSENC_LAYOUT_INTERLEAVED by default */
   posenc_dtype dtype;    /* POSENC_DTYPE_F32 by default */
   size_t row_stride;     /* elements from one row to the next; 0 means dim (dense) */
+  posenc_freq_rule freqs;  /* POSENC_FREQ_VASWANI by default */
+  double min_timescale;  /* T2T only: 0 means 1; finite, in [1e-30, 1e30] */
 } posenc_sinusoidal_params;
 
 /* dim columns, base 10000, interleaved, f32, dense. */
@@ -548,6 +568,8 @@ POSENC_API const char *posenc_strerror(posenc_status status) {
     case POSENC_ERR_DIM: return "invalid dimension (odd rotary dim, rotary dim above head dim or the limit)";
     case POSENC_ERR_PARAM: return "a parameter is not finite or out of its range";
     case POSENC_ERR_ALIAS: return "buffers overlap or strides alias";
+    case POSENC_ERR_PADDING: return "padding id or padding row out of range of the table";
+    case POSENC_ERR_FORMAT: return "malformed serialized data";
   }
   return "unknown status";
 }
@@ -947,6 +969,12 @@ static posenc_status posenc_i_check_sinusoidal(const posenc_sinusoidal_params *p
   if (!pr) return POSENC_ERR_NULL;
   if (pr->dim == 0 || n_rows == 0) return POSENC_ERR_SIZE;
   if (pr->layout != POSENC_LAYOUT_INTERLEAVED && pr->layout != POSENC_LAYOUT_SPLIT) return POSENC_ERR_LAYOUT;
+  if (pr->freqs != POSENC_FREQ_VASWANI && pr->freqs != POSENC_FREQ_FAIRSEQ && pr->freqs != POSENC_FREQ_T2T)
+    return POSENC_ERR_PARAM;
+  if (pr->freqs == POSENC_FREQ_FAIRSEQ &&
+      (pr->layout == POSENC_LAYOUT_INTERLEAVED ? (pr->dim + 1) / 2 : pr->dim / 2) < 2) return POSENC_ERR_DIM;
+  if (pr->freqs == POSENC_FREQ_T2T && pr->min_timescale != 0.0 &&
+      !(pr->min_timescale >= 1e-30 && pr->min_timescale <= 1e30)) return POSENC_ERR_PARAM;
   es = posenc_dtype_size(pr->dtype);
   if (es == 0) return POSENC_ERR_DTYPE;
   stride = pr->row_stride ? pr->row_stride : pr->dim;
@@ -968,6 +996,7 @@ POSENC_API posenc_sinusoidal_params posenc_sinusoidal_default(size_t dim) {
   posenc_sinusoidal_params p;
   p.dim = dim; p.base = 10000.0; p.layout = POSENC_LAYOUT_INTERLEAVED;
   p.dtype = POSENC_DTYPE_F32; p.row_stride = 0;
+  p.freqs = POSENC_FREQ_VASWANI; p.min_timescale = 0.0;
   return p;
 }
 
@@ -980,11 +1009,35 @@ POSENC_API posenc_status posenc_sinusoidal_bytes(const posenc_sinusoidal_params 
 /* Largest |p| * omega_max * 2/pi that the reduction handles exactly (a*2^52 rounding trick). */
 #define POSENC_I_MAX_TURNS 1125899906842624.0 /* 2^50 */
 
-static posenc_status posenc_i_check_base(double base, size_t nfreq, double max_abs_pos) {
+/* A sinusoidal rule's progression: omega_i = first * ratio^i, in double-double (first as
+ * u = first * 2/pi, what the kernels read). Every rule is monotone, so its largest frequency is
+ * the first or the last; that bounds the angle for the exact reduction. */
+static posenc_status posenc_i_sinusoidal_freqs(const posenc_sinusoidal_params *pr, size_t nfreq,
+                                               double max_abs_pos, posenc_i_dd *u_first,
+                                               posenc_i_dd *ratio) {
+  posenc_i_dd ln_ratio, first = posenc_i_dd_make(1.0, 0.0);
   double omega_max;
-  if (!(base >= 1e-30) || !(base <= 1e30)) return POSENC_ERR_BASE; /* also NaN */
-  /* omega_i <= max(1, 1/base); a quarter turn is pi/2 */
-  omega_max = (base >= 1.0 || nfreq <= 1) ? 1.0 : 1.0 / base;
+  if (!(pr->base >= 1e-30) || !(pr->base <= 1e30)) return POSENC_ERR_BASE; /* also NaN */
+  if (pr->freqs == POSENC_FREQ_FAIRSEQ) {         /* base^(-1/(h-1)) */
+    ln_ratio = posenc_i_dd_div_d(posenc_i_dd_mul_d(posenc_i_dd_log(pr->base), -1.0), (double)(nfreq - 1));
+  } else if (pr->freqs == POSENC_FREQ_T2T) {      /* (base/m)^(-1/max(h-1,1)), first m */
+    double m = pr->min_timescale != 0.0 ? pr->min_timescale : 1.0;
+    posenc_i_dd ln_m = posenc_i_dd_log(m), ln_b = posenc_i_dd_log(pr->base);
+    ln_ratio = posenc_i_dd_div_d(posenc_i_dd_add(ln_m, posenc_i_dd_make(-ln_b.hi, -ln_b.lo)),
+                                 (double)(nfreq > 1 ? nfreq - 1 : 1));
+    first = posenc_i_dd_make(m, 0.0);
+  } else {                                        /* base^(-2/d) */
+    ln_ratio = posenc_i_dd_div_d(posenc_i_dd_mul_d(posenc_i_dd_log(pr->base), -2.0), (double)pr->dim);
+  }
+  *ratio = posenc_i_dd_exp(ln_ratio);
+  *u_first = posenc_i_dd_mul(posenc_i_TWO_OVER_PI, first);
+  omega_max = first.hi;
+  if (nfreq > 1) {
+    double last = posenc_i_dd_exp(posenc_i_dd_add(posenc_i_dd_log(first.hi),
+                                                  posenc_i_dd_mul_d(ln_ratio, (double)(nfreq - 1)))).hi;
+    if (last > omega_max) omega_max = last;
+  }
+  /* a quarter turn is pi/2 */
   if (max_abs_pos * omega_max * 0.6366197723675814 >= POSENC_I_MAX_TURNS) return POSENC_ERR_POSITION;
   return POSENC_OK;
 }
@@ -1056,6 +1109,7 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
   int stream;
   double max_abs = 0.0;
   posenc_status st;
+  posenc_i_dd u_first;
   double u[POSENC_GROUP * POSENC_UPARTS * POSENC_CHUNK];
 
   if (!out) return POSENC_ERR_NULL;
@@ -1064,19 +1118,15 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
   if (out_bytes < need) return POSENC_ERR_BUFFER;
   st = posenc_i_max_abs_position(start, positions, n_rows, &max_abs);
   if (st != POSENC_OK) return st;
-  st = posenc_i_check_base(pr->base, plan.nfreq, max_abs);
+  st = posenc_i_sinusoidal_freqs(pr, plan.nfreq, max_abs, &u_first, &plan.omega1);
   if (st != POSENC_OK) return st;
-
-  /* omega_1 = base^(-2/d) = exp(-2 ln(base) / d) */
-  plan.omega1 = posenc_i_dd_exp(posenc_i_dd_div_d(posenc_i_dd_mul_d(posenc_i_dd_log(pr->base), -2.0),
-                                                  (double)pr->dim));
   tile = posenc_i_tile_rows(plan.stride * plan.esize);
   stream = need >= POSENC_STREAM_MIN_BYTES && (uintptr_t)out % 16 == 0 && (plan.stride * plan.esize) % 16 == 0 &&
            (pr->layout == POSENC_LAYOUT_INTERLEAVED || (plan.nfreq * plan.esize) % 16 == 0);
 
   while (row0 < n_rows) {
     size_t rows = n_rows - row0, f0;
-    posenc_i_dd u_run = posenc_i_TWO_OVER_PI;
+    posenc_i_dd u_run = u_first;
     unsigned char *rowp = (unsigned char *)out + row0 * plan.stride * plan.esize;
     if (!positions) { /* end tiles on an anchor boundary so that no anchor is computed twice */
       int64_t p0 = (int64_t)start + (int64_t)row0, end = p0 + (int64_t)tile;

@@ -39,7 +39,7 @@ static void test_errors(void) {
   q = p; q.row_stride = 7; EXPECT(posenc_sinusoidal_table(&q, 0, 4, buf, sizeof buf), POSENC_ERR_STRIDE);
   EXPECT(posenc_sinusoidal_table(&p, 2147483647, 2, buf, sizeof buf), POSENC_ERR_POSITION);
   EXPECT(posenc_sinusoidal_table(&p, 2147483000, 1000, buf, SIZE_MAX), POSENC_ERR_POSITION); /* fails before any write */
-  q = p; q.base = 1e-20; EXPECT(posenc_sinusoidal_rows(&q, pos, 2, buf, sizeof buf), POSENC_ERR_POSITION);
+  q = p; q.base = 1e-30; /* largest omega 1e30^(6/8) */ EXPECT(posenc_sinusoidal_rows(&q, pos, 2, buf, sizeof buf), POSENC_ERR_POSITION);
   q = p; q.row_stride = SIZE_MAX / 2; EXPECT(posenc_sinusoidal_table(&q, 0, 4, buf, sizeof buf), POSENC_ERR_OVERFLOW);
   q = p; q.dim = SIZE_MAX / 2; EXPECT(posenc_sinusoidal_table(&q, 0, 1, buf, sizeof buf), POSENC_ERR_OVERFLOW);
   EXPECT(posenc_sinusoidal_bytes(&p, 4, NULL), POSENC_ERR_NULL);
