@@ -336,6 +336,211 @@ POSENC_API posenc_status posenc_rope_apply(const posenc_rope *rope, const posenc
                                            posenc_rope_direction direction);
 
 /* ---------------------------------------------------------------------------------------------
+ * Absolute encodings end to end: position tables, masked add (forward, dropout, backward),
+ * learnable tables, 2-D sin-cos, index encodings, spectrum analysis, .npy headers.
+ *
+ * A position table is n_rows x dim in user memory; row p is position p. The masked add is
+ *
+ *   y[b,t,:] = (x[b,t,:] * scale + P[pos(b,t),:]) * keep(b,t,:)      in f32, never fused
+ *   y[b,t,:] = +0.0                                                  for padding rows
+ *
+ * with keep = 1 without dropout, else 0 or keep_scale = fl32(1/(1-p)) from a counter-based hash
+ * of (seed, b, t, column): the same mask on every backend, for any thread split. x, y and P may
+ * each be f32, f16 or bf16 (arithmetic in f32; f16/bf16 results rounded to nearest even once).
+ * Error (f32 storage, no dropout): |y - (x*scale + P)| <= ulp(x*scale)/2 + ulp(y)/2 (two
+ * roundings, as PyTorch's float32 ops). NaN or Inf in x or P propagate to that row's outputs
+ * (padding rows are still +0.0); nothing crashes.
+ * ------------------------------------------------------------------------------------------- */
+
+/* A read-only table view: element (p, j) at index p*row_stride + j of data. */
+typedef struct posenc_table {
+  const void *data;
+  posenc_dtype dtype;
+  size_t n_rows, dim;
+  size_t row_stride;          /* elements; 0 means dim */
+} posenc_table;
+
+/* How positions are derived for token (b, t). */
+typedef enum posenc_pos_mode {
+  POSENC_POS_RANGE = 0,    /* start + t (start 0: 0..N-1) */
+  POSENC_POS_IDS = 1,      /* positions[b*tokens + t] */
+  POSENC_POS_FAIRSEQ = 2,  /* fairseq make_positions: real tokens padding_id+1, +2, ... in order;
+                              pads use row padding_id (padding_id must be < n_rows) */
+  POSENC_POS_CUMSUM = 3    /* left-padding aware (HF/Bloom: cumsum(mask) - 1): start + number of
+                              real tokens before t in row b */
+} posenc_pos_mode;
+
+/* The token grid and its padding: a row is padding if token_ids[b*tokens+t] == padding_id
+ * (token_ids given) or mask[b*tokens+t] == 0 (mask given); both may be given (either pads). */
+typedef struct posenc_embed_tokens {
+  size_t batch, tokens;
+  posenc_pos_mode mode;
+  int32_t start;               /* RANGE, CUMSUM */
+  const int32_t *positions;    /* IDS: batch*tokens positions */
+  const int32_t *token_ids;    /* optional: batch*tokens ids, compared with padding_id */
+  int32_t padding_id;          /* fairseq padding_idx; also FAIRSEQ's position offset */
+  const uint8_t *mask;         /* optional: batch*tokens, 0 = padding */
+} posenc_embed_tokens;
+
+/* A [batch][tokens][dim] tensor: element (b, t, j) at b*batch_stride + t*token_stride + j.
+ * Zero strides mean dense (token_stride = dim, batch_stride = tokens*token_stride). */
+typedef struct posenc_embed_tensor {
+  void *data;
+  posenc_dtype dtype;
+  size_t batch_stride, token_stride;
+} posenc_embed_tensor;
+
+/* Positions at or past the table's n_rows (table source only). */
+typedef enum posenc_oob_policy {
+  POSENC_OOB_ERROR = 0,       /* ERR_POSITION, nothing written (default; as PyTorch's IndexError) */
+  POSENC_OOB_CLAMP = 1,       /* use row n_rows-1 */
+  POSENC_OOB_SINUSOIDAL = 2   /* use the sinusoidal row of config.sinusoidal for that position */
+} posenc_oob_policy;
+
+typedef struct posenc_embed_config {
+  size_t dim;                         /* D: columns of x, y and P */
+  float scale;                        /* multiplies x; posenc_embed_default: fl32(sqrt(D)) */
+  posenc_table table;                 /* table.data NULL: sinusoidal rows computed on the fly */
+  posenc_sinusoidal_params sinusoidal;/* the on-the-fly source, and the OOB_SINUSOIDAL fallback */
+  posenc_oob_policy oob;
+  double dropout_p;                   /* in [0, 1); 0: no dropout (y is bit-identical to p = 0) */
+  uint64_t dropout_seed;
+} posenc_embed_config;
+
+/* D columns, scale fl32(sqrt(D)), no table (sinusoidal default(D) on the fly), OOB error, no
+ * dropout. */
+POSENC_API posenc_embed_config posenc_embed_default(size_t dim);
+
+/* The position of every token (b, t) as the add will use it, before the OOB policy: -1 for a
+ * padding row. out has batch*tokens entries. Errors: NULL, SIZE, PARAM (unknown mode), POSITION
+ * (past INT32_MAX), PADDING (FAIRSEQ with a padding_id < 0). */
+POSENC_API posenc_status posenc_embed_positions(const posenc_embed_tokens *tokens, int32_t *out);
+
+/* y = masked add of x (out may equal x exactly: in place; a partial overlap is ERR_ALIAS).
+ * Errors, nothing written: NULL, SIZE (batch, tokens or dim 0), DIM (table.dim or
+ * sinusoidal.dim != dim), DTYPE, STRIDE, OVERFLOW, PARAM (dropout_p outside [0, 1), scale not
+ * finite, unknown mode or policy), POSITION (a position < 0, or >= n_rows under OOB_ERROR),
+ * PADDING (FAIRSEQ padding_id < 0 or >= n_rows), ALIAS (y overlaps P, or y partially overlaps x),
+ * BASE. */
+POSENC_API posenc_status posenc_embed_forward(const posenc_embed_config *config,
+                                              const posenc_embed_tokens *tokens,
+                                              const posenc_embed_tensor *x,
+                                              const posenc_embed_tensor *y);
+
+/* The backward pass of posenc_embed_forward with the same config and tokens:
+ *   grad_x[b,t,:] = (g[b,t,:] * keep) * scale      (+0.0 on padding rows)
+ *   grad_table[pos(b,t),:] += g[b,t,:] * keep      accumulated in f32, in the order b = 0.., t = 0..
+ * grad_x may be NULL (not needed) or equal grad_y (in place). grad_table (f32, n_rows x dim with
+ * grad_table_stride, 0 = dim) may be NULL; it is ignored for the sinusoidal source and for rows
+ * served by OOB_SINUSOIDAL; OOB_CLAMP rows accumulate into row n_rows-1. The sums run in a fixed
+ * order, so every backend and every run give the same bits. Errors: those of forward, plus ALIAS
+ * when grad_table overlaps grad_y or grad_x. */
+POSENC_API posenc_status posenc_embed_backward(const posenc_embed_config *config,
+                                               const posenc_embed_tokens *tokens,
+                                               const posenc_embed_tensor *grad_y,
+                                               const posenc_embed_tensor *grad_x,
+                                               float *grad_table, size_t grad_table_stride);
+
+/* ---- learnable tables ---------------------------------------------------------------------- */
+/* Truncated normal (seed 001's reset_state): mean 0, std (0 means sqrt(1/dim)), values beyond
+ * +-2 std redrawn. Value (p, j) depends only on (seed, p, j): a table of more rows starts with
+ * the same rows, and the bits are the same on every platform (own log and sin/cos, no libm).
+ * out: n_rows x dim of dtype with row_stride (0 = dim). Errors: NULL, SIZE, DTYPE, STRIDE,
+ * OVERFLOW, BUFFER, PARAM (std negative or not finite). */
+POSENC_API posenc_status posenc_learned_init(uint64_t seed, double std, size_t n_rows, size_t dim,
+                                             posenc_dtype dtype, size_t row_stride,
+                                             void *out, size_t out_bytes);
+
+/* Resample a table to new_rows rows by linear interpolation along positions (PyTorch
+ * F.interpolate mode='linear'): align_corners 0: source x = max(0, (r + 0.5) * n/new_rows - 0.5);
+ * 1: x = r * (n-1)/(new_rows-1). Computed in double from the stored values and rounded once to
+ * the destination dtype. out must not overlap src. Errors: NULL, SIZE, DTYPE, STRIDE, OVERFLOW,
+ * BUFFER, ALIAS. */
+POSENC_API posenc_status posenc_table_resize(const posenc_table *src, size_t new_rows, int align_corners,
+                                             posenc_dtype dtype, size_t row_stride,
+                                             void *out, size_t out_bytes);
+
+/* ---- index encodings (seed 001, "method A/B") ---------------------------------------------- */
+typedef enum posenc_index_kind {
+  POSENC_INDEX_INTEGER = 0,     /* p itself */
+  POSENC_INDEX_NORMALIZED = 1   /* p / max_len (seed 001: index / maximum sequence length, so
+                                   positions 0..max_len-1 map into [0, 1)) */
+} posenc_index_kind;
+
+/* Rows start .. start+n_rows-1, every one of dim columns the value (dim 1: one feature),
+ * correctly rounded to dtype. Errors: NULL, SIZE, DTYPE, STRIDE, OVERFLOW, BUFFER, PARAM
+ * (unknown kind, NORMALIZED with max_len 0), POSITION (past INT32_MAX; INTEGER in f16 beyond
+ * 65504). */
+POSENC_API posenc_status posenc_index_table(posenc_index_kind kind, uint32_t max_len, int32_t start,
+                                            size_t n_rows, size_t dim, posenc_dtype dtype,
+                                            size_t row_stride, void *out, size_t out_bytes);
+
+/* ---- 2-D sin-cos (MAE / ViT get_2d_sincos_pos_embed) -------------------------------------- */
+/* Row r = h*grid_w + w (after the cls row, if any): columns [0, D/2) are the 1-D [sin | cos]
+ * encoding of the column index w with D/2 columns, columns [D/2, D) that of the row index h
+ * (MAE's meshgrid(w, h) puts w first although its variable is called emb_h).
+ * omega_k = base^(-k/(D/4)), k < D/4: the split sinusoidal table of dim D/2, bit for bit.
+ * cls_token: a zero row first. Errors: NULL, SIZE, DIM (embed_dim not a multiple of 4, as MAE
+ * asserts), DTYPE, STRIDE, OVERFLOW, BUFFER, BASE. */
+typedef struct posenc_sincos_2d_params {
+  size_t embed_dim, grid_h, grid_w;
+  int cls_token;
+  double base;               /* 10000 */
+  posenc_dtype dtype;
+  size_t row_stride;         /* elements; 0 = embed_dim */
+} posenc_sincos_2d_params;
+
+POSENC_API posenc_sincos_2d_params posenc_sincos_2d_default(size_t embed_dim, size_t grid_h, size_t grid_w);
+POSENC_API posenc_status posenc_sincos_2d_bytes(const posenc_sincos_2d_params *params, size_t *bytes);
+POSENC_API posenc_status posenc_sincos_2d(const posenc_sincos_2d_params *params, void *out, size_t out_bytes);
+
+/* ---- spectrum of a table (seed 000: rank and effective dimension) -------------------------- */
+typedef struct posenc_spectrum_info {
+  size_t rank;               /* singular values > sigma_max * max(n, d) * 2^-23 (numpy matrix_rank
+                                for float32) */
+  size_t k90, k99;           /* fewest leading values holding 90% / 99% of sum(sigma^2) */
+  double energy;             /* sum(sigma^2) = squared Frobenius norm */
+  double entropy_rank;       /* exp(-sum q ln q), q = sigma / sum(sigma) (Roy & Vetterli) */
+} posenc_spectrum_info;
+
+/* Doubles of work space posenc_spectrum needs for dim d (about 2 d^2). */
+POSENC_API size_t posenc_spectrum_work(size_t dim);
+/* Singular values of the table (descending, dim of them) from the cyclic Jacobi eigen-
+ * decomposition of P^T P accumulated in double. Deterministic on every platform. Errors: NULL,
+ * SIZE, DTYPE, STRIDE, BUFFER (work too small), PARAM (a NaN or Inf in the table). */
+POSENC_API posenc_status posenc_spectrum(const posenc_table *table, double *work, size_t work_count,
+                                         double *singular_values, posenc_spectrum_info *info);
+
+/* ---- .npy headers (load and save tables; the library does no I/O) ------------------------- */
+typedef enum posenc_npy_type {
+  POSENC_NPY_F32 = 0,   /* <f4 */
+  POSENC_NPY_F16 = 1,   /* <f2 (bf16 is not a NumPy dtype: store it widened to f32) */
+  POSENC_NPY_F64 = 2,   /* <f8 */
+  POSENC_NPY_I32 = 3,   /* <i4 */
+  POSENC_NPY_I64 = 4,   /* <i8 */
+  POSENC_NPY_U8 = 5,    /* |u1 */
+  POSENC_NPY_BOOL = 6   /* |b1 */
+} posenc_npy_type;
+
+typedef struct posenc_npy_info {
+  posenc_npy_type type;
+  size_t item_size;
+  size_t ndim;               /* 0..4 (0: a scalar) */
+  size_t shape[4];
+  size_t data_offset;        /* bytes from the file start to the data */
+  size_t data_bytes;         /* product of the shape times item_size */
+} posenc_npy_info;
+
+/* Parses a .npy v1/v2/v3 header at the start of buf (len bytes available; the data need not
+ * be). Only what NumPy writes for little-endian C-order arrays of the types above is accepted.
+ * Errors: NULL, FORMAT (anything else; never reads past len), OVERFLOW. */
+POSENC_API posenc_status posenc_npy_parse(const void *buf, size_t len, posenc_npy_info *info);
+/* Writes a v1 header (padded to a multiple of 64 bytes, as NumPy does) for a C-order array;
+ * *len gets its length. Errors: NULL, SIZE (ndim > 4), PARAM (unknown type), OVERFLOW, BUFFER. */
+POSENC_API posenc_status posenc_npy_header(posenc_npy_type type, size_t ndim, const size_t *shape,
+                                           void *out, size_t out_cap, size_t *len);
+
+/* ---------------------------------------------------------------------------------------------
  * Backends and dispatch.
  *
  * The best backend that is compiled in and supported by the CPU is chosen on first use
@@ -1970,6 +2175,11 @@ POSENC_API posenc_status posenc_selftest(void) {
   }
   return POSENC_OK;
 }
+
+/* ---- absolute encodings (issue 4 work in progress: fragments merged before landing) ---- */
+#include "wip/embed_impl.h"
+#include "wip/tables_impl.h"
+#include "wip/spectrum_npy_impl.h"
 
 #ifdef __cplusplus
 }
