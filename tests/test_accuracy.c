@@ -8,12 +8,7 @@
 #include "testlib.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rng_next(void) { /* splitmix64 */
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+static uint64_t rng_next(void) { return tl_splitmix64(&rng_state); }
 
 static double max_err_seen, max_excess_ulp_seen; /* the largest |error| and error/ulp seen */
 
@@ -32,13 +27,6 @@ static double exact_value(double base, size_t d, size_t i, int32_t p, int want_c
   r = mpfr_get_d(want_cos ? c : s, MPFR_RNDN);
   mpfr_clears(b, e, x, s, c, (mpfr_ptr)0);
   return r;
-}
-
-static double half_ulp_f32(double v) {
-  int e;
-  if (v == 0.0) return 0.0;
-  frexp(v, &e);          /* |v| in [2^(e-1), 2^e): ulp(f32) = 2^(e-24) */
-  return ldexp(1.0, e - 25);
 }
 
 /* Check n_rows sampled positions of one configuration on up to max_cols sampled columns. */
@@ -66,10 +54,10 @@ static void check_config(size_t d, double base, posenc_layout layout, const int3
       want = exact_value(base, d, i, pos[r], is_cos);
       got = t[r * d + col];
       err = fabs(got - want);
-      bound = half_ulp_f32(want) + 1e-12;
+      bound = tl_half_ulp_f32(want) + 1e-12;
       if (err > max_err_seen) max_err_seen = err;
-      if (want != 0.0 && err / (2 * half_ulp_f32(want)) > max_excess_ulp_seen)
-        max_excess_ulp_seen = err / (2 * half_ulp_f32(want));
+      if (want != 0.0 && err / (2 * tl_half_ulp_f32(want)) > max_excess_ulp_seen)
+        max_excess_ulp_seen = err / (2 * tl_half_ulp_f32(want));
       if (err > bound && bad++ < 5)
         CHECK(0, "d=%zu base=%g p=%ld col=%zu: got %.9g want %.17g err %.3g > %.3g", d, base,
               (long)pos[r], col, got, want, err, bound);

@@ -6,13 +6,7 @@
 #include "posenc.h"
 #include "testlib.h"
 
-#define CANARY 0xA5
-
-static int all_canary(const unsigned char *b, size_t n) {
-  size_t i;
-  for (i = 0; i < n; i++) if (b[i] != CANARY) return 0;
-  return 1;
-}
+#define CANARY TL_CANARY
 
 static void test_errors(void) {
   unsigned char buf[4096];
@@ -22,7 +16,7 @@ static void test_errors(void) {
   memset(buf, CANARY, sizeof buf);
 #define EXPECT(call, code) do { posenc_status s_ = (call); \
     CHECK(s_ == (code), "%s -> %s, want %s", #call, posenc_strerror(s_), posenc_strerror(code)); \
-    CHECK(all_canary(buf, sizeof buf), "%s wrote on error", #call); } while (0)
+    CHECK(tl_all_canary(buf, sizeof buf), "%s wrote on error", #call); } while (0)
   EXPECT(posenc_sinusoidal_table(NULL, 0, 4, buf, sizeof buf), POSENC_ERR_NULL);
   EXPECT(posenc_sinusoidal_table(&p, 0, 4, NULL, sizeof buf), POSENC_ERR_NULL);
   EXPECT(posenc_sinusoidal_rows(&p, NULL, 2, buf, sizeof buf), POSENC_ERR_NULL);
@@ -69,8 +63,8 @@ static void test_bounds(void) {
           buf = (unsigned char *)malloc(bytes + guard);
           memset(buf, CANARY, bytes + guard);
           CHECK(posenc_sinusoidal_table(&p, 13, n, buf, bytes) == POSENC_OK, "table");
-          ok &= all_canary(buf + bytes, guard);
-          for (r = 0; r + 1 < n; r++) ok &= all_canary(buf + (r * stride + dims[di]) * es, 3 * es);
+          ok &= tl_all_canary(buf + bytes, guard);
+          for (r = 0; r + 1 < n; r++) ok &= tl_all_canary(buf + (r * stride + dims[di]) * es, 3 * es);
           CHECK(ok, "write outside rows: d=%zu layout=%d dtype=%d n=%zu", dims[di], layout, dtype, n);
           free(buf);
         }

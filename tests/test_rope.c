@@ -13,7 +13,7 @@
 
 typedef long double ld;
 #define PI_L 3.141592653589793238462643383279502884L
-#define CANARY 0xA5
+#define CANARY TL_CANARY
 #define GUARD 64
 #define NEOX POSENC_ROPE_NEOX
 #define GPTJ POSENC_ROPE_GPTJ
@@ -31,30 +31,6 @@ static uint32_t lcg_state = 12345u;
 static uint32_t lcg(void) { lcg_state = lcg_state * 1664525u + 1013904223u; return lcg_state >> 8; }
 /* k/64 with |k| <= 255: exact in f32, f16 and bf16; never -0 */
 static float lcg_val(void) { return (float)((int)(lcg() % 511u) - 255) / 64.0f; }
-
-static float ld_elem(const unsigned char *p, posenc_dtype dt) {
-  float f; uint16_t h;
-  if (dt == F32) { memcpy(&f, p, 4); return f; }
-  memcpy(&h, p, 2);
-  return dt == F16 ? posenc_f16_to_f32(h) : posenc_bf16_to_f32(h);
-}
-static void st_elem(unsigned char *p, posenc_dtype dt, float v) {
-  uint16_t h;
-  if (dt == F32) { memcpy(p, &v, 4); return; }
-  h = dt == F16 ? posenc_f32_to_f16(v) : posenc_f32_to_bf16(v);
-  memcpy(p, &h, 2);
-}
-static int all_canary(const unsigned char *b, size_t n) {
-  size_t i;
-  for (i = 0; i < n; i++) if (b[i] != CANARY) return 0;
-  return 1;
-}
-static double half_ulp_f32(double v) {
-  int e;
-  if (v == 0.0) return 0.0;
-  frexp(v, &e);
-  return ldexp(1.0, e - 25);
-}
 
 /* ============================================================================================
  * Independent frequencies (formulas.md section 1)
@@ -496,8 +472,8 @@ static int check_values(const char *name, const ref_freq *r, const float *half, 
         /* the reference's own error: logl, expl and the products, a few long double ulps of omega
          * (relative error up to (2|e| + 4) eps, e the exponent), times the angle; then cosl */
         ld ref_err = (fabsl(ang) * (2.0L * r->arg[i] + 4.0L) + 2.0L) * (ld)LDBL_EPSILON * r->A;
-        ld bound = (ld)half_ulp_f32(wd) + 1e-12L + ref_err;
-        if (wd != 0.0 && err / (2 * half_ulp_f32(wd)) > *worst_ulp) *worst_ulp = err / (2 * half_ulp_f32(wd));
+        ld bound = (ld)tl_half_ulp_f32(wd) + 1e-12L + ref_err;
+        if (wd != 0.0 && err / (2 * tl_half_ulp_f32(wd)) > *worst_ulp) *worst_ulp = err / (2 * tl_half_ulp_f32(wd));
         if ((ld)err > bound && bad++ < 4)
           CHECK(0, "%s: p=%d pair %zu %s: got %.9g want %.17Lg (err %.3g, bound %.3Lg)", name, (int)pos[k], i,
                 w ? "sin" : "cos", got[w], want[w], err, bound);
@@ -540,8 +516,8 @@ static void check_cache_variant(const char *name, const posenc_rope_config *cfg,
     buf = (unsigned char *)malloc(bytes + GUARD);
     memset(buf, CANARY, bytes + GUARD);
     CHECK(posenc_rope_cache_rows(&rope, &sp, list, n, buf, bytes) == POSENC_OK, "%s: rows", name);
-    CHECK(all_canary(buf + bytes, GUARD), "%s: wrote past the exact-size buffer", name);
-    for (k = 0; k + 1 < n; k++) CHECK(all_canary(buf + (k * stride + w2) * 4, 3 * 4), "%s: stride gap row %zu", name, k);
+    CHECK(tl_all_canary(buf + bytes, GUARD), "%s: wrote past the exact-size buffer", name);
+    for (k = 0; k + 1 < n; k++) CHECK(tl_all_canary(buf + (k * stride + w2) * 4, 3 * 4), "%s: stride gap row %zu", name, k);
     half = (float *)malloc(n * w2 * sizeof(float));
     for (k = 0; k < n; k++) memcpy(half + k * w2, buf + k * stride * 4, w2 * 4);
     free(buf);
@@ -561,10 +537,10 @@ static void check_cache_variant(const char *name, const posenc_rope_config *cfg,
       buf = (unsigned char *)malloc(bytes + GUARD);
       memset(buf, CANARY, bytes + GUARD);
       CHECK(posenc_rope_cache_rows(&rope, &sp, list, n, buf, bytes) == POSENC_OK, "%s: rows %d/%d", name, lay, dt);
-      CHECK(all_canary(buf + bytes, GUARD), "%s: layout %d dtype %d wrote past the buffer", name, lay, dt);
+      CHECK(tl_all_canary(buf + bytes, GUARD), "%s: layout %d dtype %d wrote past the buffer", name, lay, dt);
       for (k = 0; k < n; k++) {
         const unsigned char *row = buf + k * str * es;
-        if (k + 1 < n && str > width) CHECK(all_canary(row + width * es, (str - width) * es), "%s: gap %d/%d", name, lay, dt);
+        if (k + 1 < n && str > width) CHECK(tl_all_canary(row + width * es, (str - width) * es), "%s: gap %d/%d", name, lay, dt);
         for (i = 0; i < h; i++) {
           float cv = half[k * w2 + i], sv = half[k * w2 + h + i];
           float want[4];
@@ -575,7 +551,7 @@ static void check_cache_variant(const char *name, const posenc_rope_config *cfg,
           else { col[0] = i; col[1] = 2 * h + i; col[2] = h + i; col[3] = 3 * h + i; want[2] = cv; want[3] = sv; nc = 4; }
           for (m = 0; m < nc; m++) {
             unsigned char img[4];
-            st_elem(img, sp.dtype, want[m]);
+            tl_store(img, sp.dtype, want[m]);
             if (memcmp(row + col[m] * es, img, es) != 0) badl++;
           }
         }
@@ -593,7 +569,7 @@ static void check_cache_variant(const char *name, const posenc_rope_config *cfg,
     memset(tab, CANARY, NR * w2 * sizeof(float) + GUARD);
     for (k = 0; k < NR; k++) rl[k] = range_start + (int32_t)k;
     CHECK(posenc_rope_cache_table(&rope, &sp, range_start, NR, tab, NR * w2 * sizeof(float)) == POSENC_OK, "%s: table", name);
-    CHECK(all_canary((unsigned char *)tab + NR * w2 * sizeof(float), GUARD), "%s: table guard", name);
+    CHECK(tl_all_canary((unsigned char *)tab + NR * w2 * sizeof(float), GUARD), "%s: table guard", name);
     CHECK(posenc_rope_cache_rows(&rope, &sp, rl, NR, lst, NR * w2 * sizeof(float)) == POSENC_OK, "%s: rows", name);
     CHECK(memcmp(tab, lst, NR * w2 * sizeof(float)) == 0, "%s: range and list differ", name);
     bad = check_values(name, &r, tab, w2, rl, NR, &worst);
@@ -724,8 +700,8 @@ static void ref_row(const posenc_rope *rope, const posenc_rope_cache_view *cv, i
     for (j = 0; j < h; j++) {
       size_t cc = cv->spec.layout == INTL ? 2 * j : j;
       size_t sc = cv->spec.layout == INTL ? 2 * j + 1 : (cv->spec.layout == HALF ? h + j : 2 * h + j);
-      c[j] = ld_elem(row + cc * es, cv->spec.dtype);
-      s[j] = ld_elem(row + sc * es, cv->spec.dtype);
+      c[j] = tl_load(row + cc * es, cv->spec.dtype);
+      s[j] = tl_load(row + sc * es, cv->spec.dtype);
     }
   }
 }
@@ -752,10 +728,10 @@ static void ref_apply(const posenc_rope *rope, const posenc_rope_cache_view *cv,
             int ax = ref_axis(&rope->config, j);
             float cc = c[ax][j], ss = dir == INV ? -s[ax][j] : s[ax][j];
             size_t e0 = rope->config.style == NEOX ? j : 2 * j, e1 = rope->config.style == NEOX ? j + h : 2 * j + 1;
-            float x0 = ld_elem(x + e0 * es, tv[m].dt), x1 = ld_elem(x + e1 * es, tv[m].dt);
+            float x0 = tl_load(x + e0 * es, tv[m].dt), x1 = tl_load(x + e1 * es, tv[m].dt);
             float o0 = x0 * cc - x1 * ss, o1 = x1 * cc + x0 * ss;
-            st_elem(x + e0 * es, tv[m].dt, o0);
-            st_elem(x + e1 * es, tv[m].dt, o1);
+            tl_store(x + e0 * es, tv[m].dt, o0);
+            tl_store(x + e1 * es, tv[m].dt, o1);
           }
         }
       }
@@ -768,7 +744,7 @@ static void fill_buffer(unsigned char *buf, size_t bytes, const tview *tv, int n
   int m;
   posenc_dtype dt = tv[0].dt;
   size_t es = posenc_dtype_size(dt);
-  for (i = 0; i + es <= bytes; i += es) st_elem(buf + i, dt, lcg_val());
+  for (i = 0; i + es <= bytes; i += es) tl_store(buf + i, dt, lcg_val());
   for (; i < bytes; i++) buf[i] = 0;
   for (m = 1; m < ntv; m++) {
     if (tv[m].dt == dt) continue;
@@ -777,7 +753,7 @@ static void fill_buffer(unsigned char *buf, size_t bytes, const tview *tv, int n
       for (t = 0; t < T; t++)
         for (hd = 0; hd < tv[m].heads; hd++)
           for (e = 0; e < D; e++)
-            st_elem(buf + tv[m].off + (b * tv[m].bs + t * tv[m].ts + hd * tv[m].hs + e) * es, tv[m].dt, lcg_val());
+            tl_store(buf + tv[m].off + (b * tv[m].bs + t * tv[m].ts + hd * tv[m].hs + e) * es, tv[m].dt, lcg_val());
   }
 }
 
@@ -1293,7 +1269,7 @@ static void test_backends(void) {
                   k.off = tview_end(&q, 1, T, D);
                   bytes = tview_end(&k, 1, T, D);
                   input = (unsigned char *)malloc(bytes + GUARD);
-                  for (i = 0; i + es <= bytes; i += es) st_elem(input + i, (posenc_dtype)dt, sp ? special_val((posenc_dtype)dt) : lcg_val());
+                  for (i = 0; i + es <= bytes; i += es) tl_store(input + i, (posenc_dtype)dt, sp ? special_val((posenc_dtype)dt) : lcg_val());
                   memset(input + bytes, CANARY, GUARD);
                   pp.ids = ids;
                   if (withc) cdata = make_cache(&rope, (posenc_rope_cache_layout)(ri % 3), (posenc_dtype)(heads % 3), 0, 300, &cv);
@@ -1455,7 +1431,7 @@ static void test_bad_cache(void) {
   memset(buf, CANARY, sizeof buf);
 #define EXPECT(call, code) do { posenc_status s_ = (call); \
     CHECK(s_ == (code), "%s -> %s, want %s", #call, posenc_strerror(s_), posenc_strerror(code)); \
-    CHECK(all_canary(buf, sizeof buf), "%s wrote on error", #call); } while (0)
+    CHECK(tl_all_canary(buf, sizeof buf), "%s wrote on error", #call); } while (0)
   EXPECT(posenc_rope_cache_table(NULL, &sp, 0, 4, buf, sizeof buf), POSENC_ERR_NULL);
   EXPECT(posenc_rope_cache_table(&rope, NULL, 0, 4, buf, sizeof buf), POSENC_ERR_NULL);
   EXPECT(posenc_rope_cache_table(&rope, &sp, 0, 4, NULL, sizeof buf), POSENC_ERR_NULL);

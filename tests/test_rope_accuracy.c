@@ -18,19 +18,7 @@
 
 
 static uint64_t rng_state = 0x243f6a8885a308d3ull;
-static uint64_t rng_next(void) { /* splitmix64 */
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static double half_ulp_f32(double v) {
-  int e;
-  if (v == 0.0) return 0.0;
-  frexp(v, &e);
-  return ldexp(1.0, e - 25);
-}
+static uint64_t rng_next(void) { return tl_splitmix64(&rng_state); }
 
 /* omega_i of a config in MPFR. */
 static void mp_omega(const posenc_rope_config *c, size_t i, mpfr_t om) {
@@ -183,7 +171,7 @@ static void check_cache(const variant *v, int n_pos) {
       mpfr_mul(c, c, A, MPFR_RNDN);
       for (w = 0; w < 2; w++) {
         double want = mpfr_get_d(w ? s : c, MPFR_RNDN), got = tab[k * width + (w ? h : 0) + i];
-        double err = fabs(got - want), hu = half_ulp_f32(want), bound = hu + 1e-12;
+        double err = fabs(got - want), hu = tl_half_ulp_f32(want), bound = hu + 1e-12;
         n_vals++;
         if (hu > 0 && err / (2 * hu) > max_ulp) max_ulp = err / (2 * hu);
         if (err > max_abs) max_abs = err;

@@ -29,4 +29,47 @@ static inline void tl_le_image(const void *src, size_t n_bytes, size_t elem, uns
     for (b = 0; b < elem; b++) dst[i + b] = ((const unsigned char *)src)[i + elem - 1 - b];
 }
 
+/* ---- helpers more than one test needs (each test still derives its own references) ---- */
+#include <math.h>
+#include "posenc.h"
+
+#define TL_CANARY 0xA5
+
+/* splitmix64: a reproducible stream of test inputs from *state. */
+static inline uint64_t tl_splitmix64(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* Half an ulp of the f32 nearest to v (v normal in f32's range). */
+static inline double tl_half_ulp_f32(double v) {
+  int e;
+  if (v == 0.0) return 0.0;
+  frexp(v, &e);
+  return ldexp(1.0, e - 25);
+}
+
+/* One stored element of a dtype, as f32, and back (round to nearest even). */
+static inline float tl_load(const unsigned char *p, posenc_dtype dt) {
+  float f; uint16_t h;
+  if (dt == POSENC_DTYPE_F32) { memcpy(&f, p, 4); return f; }
+  memcpy(&h, p, 2);
+  return dt == POSENC_DTYPE_F16 ? posenc_f16_to_f32(h) : posenc_bf16_to_f32(h);
+}
+static inline void tl_store(unsigned char *p, posenc_dtype dt, float v) {
+  uint16_t h;
+  if (dt == POSENC_DTYPE_F32) { memcpy(p, &v, 4); return; }
+  h = dt == POSENC_DTYPE_F16 ? posenc_f32_to_f16(v) : posenc_f32_to_bf16(v);
+  memcpy(p, &h, 2);
+}
+
+/* 1 if all n bytes still hold TL_CANARY: nothing was written. */
+static inline int tl_all_canary(const unsigned char *b, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) if (b[i] != TL_CANARY) return 0;
+  return 1;
+}
+
 #endif
