@@ -347,9 +347,24 @@ POSENC_API posenc_status posenc_rope_apply(const posenc_rope *rope, const posenc
  * with keep = 1 without dropout, else 0 or keep_scale = fl32(1/(1-p)) from a counter-based hash
  * of (seed, b, t, column): the same mask on every backend, for any thread split. x, y and P may
  * each be f32, f16 or bf16 (arithmetic in f32; f16/bf16 results rounded to nearest even once).
+ * Exactly: v = fl32(x*scale); v = fl32(v + P); with dropout v = fl32(v*keep); y = v rounded once
+ * to y's dtype. Every backend gives the same bits (NaN payloads aside).
  * Error (f32 storage, no dropout): |y - (x*scale + P)| <= ulp(x*scale)/2 + ulp(y)/2 (two
- * roundings, as PyTorch's float32 ops). NaN or Inf in x or P propagate to that row's outputs
- * (padding rows are still +0.0); nothing crashes.
+ * roundings, as PyTorch's float32 ops); dropout adds ulp(y)/2 (one more rounding), f16/bf16
+ * storage its own rounding (2^-11 / 2^-8 relative). On the sinusoidal source P is the row that
+ * posenc_sinusoidal_table writes for config.sinusoidal (its dtype; row_stride is ignored), so P
+ * itself is within 0.5 ulp + 1e-12 of the exact sin/cos. NaN or Inf in x or P propagate to those
+ * elements of y (a dropped one is v*0: NaN for Inf/NaN, -0.0 for negative v, as PyTorch's x*mask);
+ * padding rows are still +0.0; nothing crashes.
+ *
+ * Dropout hash (reproducible, e.g. in NumPy with uint64/uint32 wrap-around arithmetic):
+ *   mix64(z):  z += 0x9E3779B97F4A7C15; z = (z ^ z>>30) * 0xBF58476D1CE4E5B9;
+ *              z = (z ^ z>>27) * 0x94D049BB133111EB; return z ^ z>>31        (splitmix64)
+ *   key(b, t)  = uint32(mix64(mix64(mix64(seed) ^ b) ^ t) >> 32)             (b, t as uint64)
+ *   lowbias32(h): h ^= h>>16; h *= 0x7feb352d; h ^= h>>15; h *= 0x846ca68b; h ^= h>>16
+ *   h(b, t, j) = lowbias32(key(b, t) ^ uint32(j * 0x9E3779B9))              (j: column 0..D-1)
+ *   dropped iff h < threshold = min(floor(p * 2^32 + 1/2), 2^32 - 1)
+ *   keep_scale = (float)(1.0 / (1.0 - p)) in IEEE double; p = 0: no multiply at all.
  * ------------------------------------------------------------------------------------------- */
 
 /* A read-only table view: element (p, j) at index p*row_stride + j of data. */
@@ -407,21 +422,26 @@ typedef struct posenc_embed_config {
   uint64_t dropout_seed;
 } posenc_embed_config;
 
-/* D columns, scale fl32(sqrt(D)), no table (sinusoidal default(D) on the fly), OOB error, no
- * dropout. */
+/* D columns, scale fl32(sqrt(D)) (correctly rounded, no libm; exact for every D < 2^48), no
+ * table (sinusoidal default(D) on the fly), OOB error, no dropout. */
 POSENC_API posenc_embed_config posenc_embed_default(size_t dim);
 
 /* The position of every token (b, t) as the add will use it, before the OOB policy: -1 for a
- * padding row. out has batch*tokens entries. Errors: NULL, SIZE, PARAM (unknown mode), POSITION
- * (past INT32_MAX), PADDING (FAIRSEQ with a padding_id < 0). */
+ * padding row. out has batch*tokens entries. Errors, nothing written: NULL, SIZE, OVERFLOW,
+ * PARAM (unknown mode), POSITION (a real token's position < 0 or past INT32_MAX), PADDING
+ * (FAIRSEQ with a padding_id < 0). Positions of padding rows (IDS) are never read or checked. */
 POSENC_API posenc_status posenc_embed_positions(const posenc_embed_tokens *tokens, int32_t *out);
 
-/* y = masked add of x (out may equal x exactly: in place; a partial overlap is ERR_ALIAS).
- * Errors, nothing written: NULL, SIZE (batch, tokens or dim 0), DIM (table.dim or
- * sinusoidal.dim != dim), DTYPE, STRIDE, OVERFLOW, PARAM (dropout_p outside [0, 1), scale not
- * finite, unknown mode or policy), POSITION (a position < 0, or >= n_rows under OOB_ERROR),
- * PADDING (FAIRSEQ padding_id < 0 or >= n_rows), ALIAS (y overlaps P, or y partially overlaps x),
- * BASE. */
+/* y = masked add of x (out may equal x exactly: in place, same data, dtype and strides; any other
+ * overlap of their spans is ERR_ALIAS). Strides may order the tensor either way ([B][T][D] or
+ * [T][B][D]); y's rows must not overlap each other. Large outputs (POSENC_STREAM_MIN_BYTES) are
+ * written with non-temporal stores where aligned. Errors, nothing written: NULL, SIZE (batch,
+ * tokens, dim or n_rows 0), DIM (table.dim or sinusoidal.dim != dim; sinusoidal is checked when
+ * it is the source or the OOB_SINUSOIDAL fallback), DTYPE, STRIDE (a stride < dim), OVERFLOW,
+ * PARAM (dropout_p outside [0, 1) or NaN, scale not finite, unknown mode or policy), POSITION (a
+ * real token's position < 0 or past INT32_MAX, or >= n_rows under OOB_ERROR), PADDING (FAIRSEQ
+ * padding_id < 0 or >= n_rows), ALIAS (y overlaps P or itself, or partially overlaps x), BASE
+ * and the sinusoidal parameter errors. */
 POSENC_API posenc_status posenc_embed_forward(const posenc_embed_config *config,
                                               const posenc_embed_tokens *tokens,
                                               const posenc_embed_tensor *x,
@@ -432,9 +452,11 @@ POSENC_API posenc_status posenc_embed_forward(const posenc_embed_config *config,
  *   grad_table[pos(b,t),:] += g[b,t,:] * keep      accumulated in f32, in the order b = 0.., t = 0..
  * grad_x may be NULL (not needed) or equal grad_y (in place). grad_table (f32, n_rows x dim with
  * grad_table_stride, 0 = dim) may be NULL; it is ignored for the sinusoidal source and for rows
- * served by OOB_SINUSOIDAL; OOB_CLAMP rows accumulate into row n_rows-1. The sums run in a fixed
- * order, so every backend and every run give the same bits. Errors: those of forward, plus ALIAS
- * when grad_table overlaps grad_y or grad_x. */
+ * served by OOB_SINUSOIDAL; OOB_CLAMP rows accumulate into row n_rows-1; padding rows add nothing.
+ * The sums run in a fixed order, so every backend and every run give the same bits. keep is the
+ * forward's mask (same config: same p and seed). Errors: those of forward (the table's values are
+ * not read), plus STRIDE (grad_table_stride < dim) and ALIAS when grad_table overlaps grad_y or
+ * grad_x, or grad_x partially overlaps grad_y. */
 POSENC_API posenc_status posenc_embed_backward(const posenc_embed_config *config,
                                                const posenc_embed_tokens *tokens,
                                                const posenc_embed_tensor *grad_y,
@@ -442,20 +464,36 @@ POSENC_API posenc_status posenc_embed_backward(const posenc_embed_config *config
                                                float *grad_table, size_t grad_table_stride);
 
 /* ---- learnable tables ---------------------------------------------------------------------- */
-/* Truncated normal (seed 001's reset_state): mean 0, std (0 means sqrt(1/dim)), values beyond
- * +-2 std redrawn. Value (p, j) depends only on (seed, p, j): a table of more rows starts with
- * the same rows, and the bits are the same on every platform (own log and sin/cos, no libm).
+/* Truncated normal (seed 001's reset_state): mean 0, std (0 means sqrt(1/dim), correctly rounded
+ * to double), draws beyond +-2 redrawn. Value (p, j) = fl32(std * z(seed, p, j)): it depends only
+ * on (seed, p, j, std), so a table of more rows (or columns) starts with the same rows (columns),
+ * and the bits are the same on every platform (integer hash, own log, sqrt and sin/cos; no libm).
+ * The generator, exactly (mix = the splitmix64 finalizer, golden = 0x9e3779b97f4a7c15, all
+ * arithmetic mod 2^64):
+ *   key  = mix(mix(mix(seed ^ 0x6a09e667f3bcc909) ^ p) ^ j),   x_n = mix(key + (n+1) * golden);
+ *   pair t: u1 = ((x_2t >> 11) + 1) * 2^-53 in (0, 1], u2 = (x_(2t+1) >> 11) * 2^-53 in [0, 1);
+ *   Box-Muller r = sqrt(-2 ln u1): draws r*cos(2 pi u2), then r*sin(2 pi u2); z is the first
+ *   draw with |z| <= 2 (after 64 rejections, probability < 1e-85, z = 0).
+ * ln and sqrt are double polynomial/Newton evaluations in a fixed order (a few ulp); sin/cos is
+ * posenc's exact-reduction primitive. Every value satisfies |v| <= fl32(2 std). f16/bf16 are the
+ * round-to-nearest-even of the f32 value, as for every posenc table.
  * out: n_rows x dim of dtype with row_stride (0 = dim). Errors: NULL, SIZE, DTYPE, STRIDE,
- * OVERFLOW, BUFFER, PARAM (std negative or not finite). */
+ * OVERFLOW, BUFFER, PARAM (std negative, NaN or above 1e30). */
 POSENC_API posenc_status posenc_learned_init(uint64_t seed, double std, size_t n_rows, size_t dim,
                                              posenc_dtype dtype, size_t row_stride,
                                              void *out, size_t out_bytes);
 
 /* Resample a table to new_rows rows by linear interpolation along positions (PyTorch
  * F.interpolate mode='linear'): align_corners 0: source x = max(0, (r + 0.5) * n/new_rows - 0.5);
- * 1: x = r * (n-1)/(new_rows-1). Computed in double from the stored values and rounded once to
- * the destination dtype. out must not overlap src. Errors: NULL, SIZE, DTYPE, STRIDE, OVERFLOW,
- * BUFFER, ALIAS. */
+ * 1: x = r * (n-1)/(new_rows-1) (x = 0 when new_rows is 1); i0 = floor(x), i1 = min(i0+1, n-1),
+ * out = v[i0] + (x - i0) * (v[i1] - v[i0]). x is an exact rational (integer arithmetic; PyTorch
+ * computes it in float32, which can differ for large sizes). The value (v0*(den-rem) +
+ * v1*rem)/den is evaluated from the stored values in double-double (relative error < 2^-100) and
+ * rounded once to the destination dtype (f16/bf16 too, not through f32): correctly rounded
+ * unless within 2^-100 of a tie. Inf/NaN inputs: the double formula w0*v0 + w1*v1 (NaN
+ * propagates). out's bytes must not overlap src's. Errors: NULL (src, src->data, out), SIZE
+ * (src->n_rows, src->dim or new_rows 0), DTYPE (either), STRIDE (either), OVERFLOW, BUFFER,
+ * PARAM (align_corners not 0 or 1), ALIAS. */
 POSENC_API posenc_status posenc_table_resize(const posenc_table *src, size_t new_rows, int align_corners,
                                              posenc_dtype dtype, size_t row_stride,
                                              void *out, size_t out_bytes);
@@ -467,10 +505,10 @@ typedef enum posenc_index_kind {
                                    positions 0..max_len-1 map into [0, 1)) */
 } posenc_index_kind;
 
-/* Rows start .. start+n_rows-1, every one of dim columns the value (dim 1: one feature),
- * correctly rounded to dtype. Errors: NULL, SIZE, DTYPE, STRIDE, OVERFLOW, BUFFER, PARAM
- * (unknown kind, NORMALIZED with max_len 0), POSITION (past INT32_MAX; INTEGER in f16 beyond
- * 65504). */
+/* Rows start .. start+n_rows-1 (negative allowed), every one of dim columns the value (dim 1:
+ * one feature), correctly rounded to dtype once (f16/bf16 not through f32: bf16 of 16842753 is
+ * 16908288, not 16777216). Errors: NULL, SIZE, DTYPE, STRIDE, OVERFLOW, BUFFER, PARAM (unknown
+ * kind, NORMALIZED with max_len 0), POSITION (past INT32_MAX; in f16 a value beyond +-65504). */
 POSENC_API posenc_status posenc_index_table(posenc_index_kind kind, uint32_t max_len, int32_t start,
                                             size_t n_rows, size_t dim, posenc_dtype dtype,
                                             size_t row_stride, void *out, size_t out_bytes);
@@ -479,9 +517,12 @@ POSENC_API posenc_status posenc_index_table(posenc_index_kind kind, uint32_t max
 /* Row r = h*grid_w + w (after the cls row, if any): columns [0, D/2) are the 1-D [sin | cos]
  * encoding of the column index w with D/2 columns, columns [D/2, D) that of the row index h
  * (MAE's meshgrid(w, h) puts w first although its variable is called emb_h).
- * omega_k = base^(-k/(D/4)), k < D/4: the split sinusoidal table of dim D/2, bit for bit.
- * cls_token: a zero row first. Errors: NULL, SIZE, DIM (embed_dim not a multiple of 4, as MAE
- * asserts), DTYPE, STRIDE, OVERFLOW, BUFFER, BASE. */
+ * omega_k = base^(-k/(D/4)), k < D/4: the split sinusoidal table of dim D/2, bit for bit, so
+ * within 0.5 ulp(f32) + 1e-12 of the exact value; every backend gives the same bits.
+ * cls_token (nonzero): a zero row first. Computes grid_w + grid_h half rows and copies the rest
+ * (no allocation). Errors (nothing written): NULL, SIZE (embed_dim, grid_h or grid_w 0), DIM
+ * (embed_dim not a multiple of 4, as MAE asserts), DTYPE, STRIDE, OVERFLOW, BUFFER, BASE,
+ * POSITION (a grid side above 2^31, or base < 1 so small that |p| * omega reaches 2^50 turns). */
 typedef struct posenc_sincos_2d_params {
   size_t embed_dim, grid_h, grid_w;
   int cls_token;
@@ -495,48 +536,91 @@ POSENC_API posenc_status posenc_sincos_2d_bytes(const posenc_sincos_2d_params *p
 POSENC_API posenc_status posenc_sincos_2d(const posenc_sincos_2d_params *params, void *out, size_t out_bytes);
 
 /* ---- spectrum of a table (seed 000: rank and effective dimension) -------------------------- */
+/* A table P (n x d) has rank <= min(n, d): a learned table of n >> d rows still spans at most d
+ * directions, and often far fewer. posenc_spectrum measures that. */
 typedef struct posenc_spectrum_info {
-  size_t rank;               /* singular values > sigma_max * max(n, d) * 2^-23 (numpy matrix_rank
-                                for float32) */
-  size_t k90, k99;           /* fewest leading values holding 90% / 99% of sum(sigma^2) */
+  size_t rank;               /* singular values > sigma_max * max(n, d) * 2^-23 (numpy matrix_rank's
+                                tolerance for float32, used for every dtype) */
+  size_t k90, k99;           /* fewest leading values holding 90% / 99% of sum(sigma^2) (0 for a
+                                zero table) */
   double energy;             /* sum(sigma^2) = squared Frobenius norm */
-  double entropy_rank;       /* exp(-sum q ln q), q = sigma / sum(sigma) (Roy & Vetterli) */
+  double entropy_rank;       /* exp(-sum q ln q), q = sigma / sum(sigma) over the rank values
+                                (Roy & Vetterli's effective rank; the values below the rank
+                                tolerance are rounding noise and left out; 0 for a zero table) */
 } posenc_spectrum_info;
 
-/* Doubles of work space posenc_spectrum needs for dim d (about 2 d^2). */
+/* Doubles of work space posenc_spectrum needs for dim d: d*(d+1); 0 when d is 0 or the bytes
+ * would overflow size_t. */
 POSENC_API size_t posenc_spectrum_work(size_t dim);
-/* Singular values of the table (descending, dim of them) from the cyclic Jacobi eigen-
- * decomposition of P^T P accumulated in double. Deterministic on every platform. Errors: NULL,
- * SIZE, DTYPE, STRIDE, BUFFER (work too small), PARAM (a NaN or Inf in the table). */
+/* Singular values of the table (descending, dim of them, into singular_values unless it is NULL)
+ * and their summary in *info. Computed as the square roots of the eigenvalues of P^T P (summed in
+ * double, rows in order) by cyclic Jacobi sweeps that stop when every off-diagonal entry is below
+ * 2^-53 of its diagonal's geometric mean; only + - * / are used, so the bits are the same on every
+ * platform. Precision: sigma_i to about 1e-16 * sigma_max^2 / sigma_i (values below ~1e-8 sigma_max
+ * are noise: the rank tolerance lies far above that). Cost n*d^2/2 + O(d^3). work is scratch.
+ * Errors, nothing written to singular_values or *info: NULL, SIZE, DTYPE, STRIDE, OVERFLOW, BUFFER
+ * (work_count < posenc_spectrum_work(dim)), PARAM (a NaN or Inf in the table), ALIAS (work meets
+ * the table, singular_values or *info; singular_values meets the table). */
 POSENC_API posenc_status posenc_spectrum(const posenc_table *table, double *work, size_t work_count,
                                          double *singular_values, posenc_spectrum_info *info);
 
 /* ---- .npy headers (load and save tables; the library does no I/O) ------------------------- */
+#define POSENC_NPY_HEADER_MAX 192 /* posenc_npy_header never writes more */
 typedef enum posenc_npy_type {
   POSENC_NPY_F32 = 0,   /* <f4 */
-  POSENC_NPY_F16 = 1,   /* <f2 (bf16 is not a NumPy dtype: store it widened to f32) */
+  POSENC_NPY_F16 = 1,   /* <f2 */
   POSENC_NPY_F64 = 2,   /* <f8 */
   POSENC_NPY_I32 = 3,   /* <i4 */
   POSENC_NPY_I64 = 4,   /* <i8 */
   POSENC_NPY_U8 = 5,    /* |u1 */
-  POSENC_NPY_BOOL = 6   /* |b1 */
+  POSENC_NPY_BOOL = 6,  /* |b1 */
+  POSENC_NPY_U16 = 7    /* <u2: NumPy has no bfloat16; posenc stores bf16 tables as their raw bits */
 } posenc_npy_type;
+
+/* Why posenc_npy_parse refused a header (for messages; the status says FORMAT or OVERFLOW). */
+typedef enum posenc_npy_problem {
+  POSENC_NPY_PROBLEM_NONE = 0,
+  POSENC_NPY_PROBLEM_MAGIC,        /* does not start with \x93NUMPY */
+  POSENC_NPY_PROBLEM_TRUNCATED,    /* len ends before the header does */
+  POSENC_NPY_PROBLEM_VERSION,      /* not 1.0, 2.0 or 3.0 */
+  POSENC_NPY_PROBLEM_SYNTAX,       /* not a dict literal as NumPy writes one (quotes, escapes, ...) */
+  POSENC_NPY_PROBLEM_KEY_UNKNOWN,  /* a key other than descr, fortran_order, shape */
+  POSENC_NPY_PROBLEM_KEY_TWICE,
+  POSENC_NPY_PROBLEM_KEY_MISSING,
+  POSENC_NPY_PROBLEM_DTYPE,        /* a descr other than the types above */
+  POSENC_NPY_PROBLEM_BIG_ENDIAN,   /* a descr starting with '>' */
+  POSENC_NPY_PROBLEM_STRUCTURED,   /* a list or tuple descr */
+  POSENC_NPY_PROBLEM_FORTRAN,      /* fortran_order True */
+  POSENC_NPY_PROBLEM_BOOL,         /* fortran_order neither True nor False */
+  POSENC_NPY_PROBLEM_SHAPE,        /* shape not a tuple of decimal integers ("(n)", "-1", "01") */
+  POSENC_NPY_PROBLEM_NDIM,         /* more than 4 dimensions */
+  POSENC_NPY_PROBLEM_TOO_LARGE     /* a dimension, the element count or the byte size overflows */
+} posenc_npy_problem;
 
 typedef struct posenc_npy_info {
   posenc_npy_type type;
   size_t item_size;
   size_t ndim;               /* 0..4 (0: a scalar) */
   size_t shape[4];
+  size_t count;              /* elements: the product of the shape (1 for a scalar) */
   size_t data_offset;        /* bytes from the file start to the data */
-  size_t data_bytes;         /* product of the shape times item_size */
+  size_t data_bytes;         /* count * item_size; data_offset + data_bytes fits size_t */
+  int version;               /* 1, 2 or 3 */
+  posenc_npy_problem problem;/* on a FORMAT or OVERFLOW error: why, ... */
+  size_t problem_at;         /* ... and the byte offset where it was found */
 } posenc_npy_info;
 
-/* Parses a .npy v1/v2/v3 header at the start of buf (len bytes available; the data need not
- * be). Only what NumPy writes for little-endian C-order arrays of the types above is accepted.
- * Errors: NULL, FORMAT (anything else; never reads past len), OVERFLOW. */
+/* Parses a .npy v1/v2/v3 header at the start of buf (len bytes available; the data need not be:
+ * compare data_offset + data_bytes with the file size yourself). Accepted: exactly the keys
+ * descr, fortran_order (False) and shape, any order, quoted with ' or ", optional trailing comma,
+ * whitespace between tokens; descr one of the types above (little-endian). Never reads past len.
+ * Errors: NULL, FORMAT (anything else), OVERFLOW (a size that does not fit size_t). On these two
+ * only info->problem and info->problem_at are written; on NULL nothing is. */
 POSENC_API posenc_status posenc_npy_parse(const void *buf, size_t len, posenc_npy_info *info);
-/* Writes a v1 header (padded to a multiple of 64 bytes, as NumPy does) for a C-order array;
- * *len gets its length. Errors: NULL, SIZE (ndim > 4), PARAM (unknown type), OVERFLOW, BUFFER. */
+/* Writes a v1 header for a C-order array (the dict NumPy writes, padded with spaces and a final
+ * '\n' to a multiple of 64 bytes, as NumPy does); *len gets its length, at most 192 bytes
+ * (POSENC_NPY_HEADER_MAX). shape may be NULL when ndim is 0. Errors, nothing written: NULL, SIZE (ndim > 4),
+ * PARAM (unknown type), OVERFLOW (the array's bytes overflow size_t), BUFFER. */
 POSENC_API posenc_status posenc_npy_header(posenc_npy_type type, size_t ndim, const size_t *shape,
                                            void *out, size_t out_cap, size_t *len);
 
@@ -649,12 +733,31 @@ typedef struct posenc_i_rot_job {
   const float *c, *s;
 } posenc_i_rot_job;
 
+/* The masked add over nrows rows of n columns (columns col0 .. col0+n-1 of the tensor), every
+ * operation in f32 in this order, each rounded:
+ *   forward:  v = x*scale; v = v + p; [dropout: v = v*k]; y = v rounded to y's dtype
+ *   backward: v = x (the gradient g); [dropout: v = v*k]; [y: y = v*scale]; [gt: gt = gt + v]
+ * k = 0 if lowbias32(keys[r] ^ (uint32)(col * 0x9E3779B9)) < threshold, else keep_scale. */
+typedef struct posenc_i_add_job {
+  const unsigned char *x; ptrdiff_t x_stride; posenc_dtype x_dtype;  /* bytes between rows */
+  const unsigned char *p; ptrdiff_t p_stride; posenc_dtype p_dtype;  /* forward only */
+  unsigned char *y; ptrdiff_t y_stride; posenc_dtype y_dtype;        /* backward: may be NULL */
+  float *gt; ptrdiff_t gt_stride;                                    /* backward: f32 rows or NULL */
+  size_t nrows, n, col0;
+  float scale, keep_scale;
+  const uint32_t *keys;                                              /* per row; NULL: no dropout */
+  uint32_t threshold;
+  int stream;                                                        /* forward: non-temporal y stores */
+} posenc_i_add_job;
+
 typedef struct posenc_i_backend {
   posenc_isa isa;
   void (*sincos_rows)(const posenc_i_job *job);
   void (*rotate)(const posenc_i_rot_job *job);  /* NULL: the scalar kernel (see posenc_simd.h) */
   /* n values of a dtype to f32, negated if negate (exact either way); NULL: scalar */
   void (*to_f32)(const unsigned char *src, posenc_dtype dtype, float *dst, size_t n, int negate);
+  void (*add_fwd)(const posenc_i_add_job *job);  /* masked add rows; NULL: the scalar kernel */
+  void (*add_bwd)(const posenc_i_add_job *job);  /* its backward; NULL: the scalar kernel */
 } posenc_i_backend;
 
 #ifdef __cplusplus
@@ -867,6 +970,25 @@ static posenc_i_dd posenc_i_dd_log(double a) {
   return posenc_i_dd_add(posenc_i_dd_make(y0, 0.0), c);
 }
 
+/* sqrt(x) for finite x >= 0 from basic operations only (no libm): x is scaled by powers of 4 into
+ * [1, 4) (exact), Newton's iteration runs from 1.5 (seven steps reach full precision from that
+ * start), and one correction with the exact residual x - y*y (two_prod) rounds the result. */
+static double posenc_i_sqrt(double x) {
+  double f = 1.0, y = 1.5, r;
+  posenc_i_dd yy;
+  int i;
+  if (!(x > 0.0)) return 0.0;
+  while (x >= 18446744073709551616.0) { x *= 5.421010862427522e-20; f *= 4294967296.0; } /* 2^64 */
+  while (x < 5.421010862427522e-20) { x *= 18446744073709551616.0; f *= 2.3283064365386963e-10; }
+  while (x >= 4.0) { x *= 0.25; f *= 2.0; }
+  while (x < 1.0) { x *= 4.0; f *= 0.5; }
+  for (i = 0; i < 7; i++) y = 0.5 * (y + x / y);
+  yy = posenc_i_two_prod(y, y);
+  r = (x - yy.hi) - yy.lo;
+  y = y + r / (2.0 * y);
+  return y * f;
+}
+
 /* ---- the exact angle primitive, scalar reference --------------------------------------------
  * E(p) = (sin, cos)(p * omega) in double for one frequency given as u = omega*2/pi in four
  * 21-bit parts. Every product p*u[j] is exact; the integer part of each is dropped
@@ -1003,7 +1125,8 @@ static void posenc_i_scalar_to_f32(const unsigned char *src, posenc_dtype dtype,
 }
 
 static const posenc_i_backend posenc_i_backend_scalar = {POSENC_ISA_SCALAR, posenc_i_scalar_sincos_rows,
-                                                         posenc_i_scalar_rotate, posenc_i_scalar_to_f32};
+                                                         posenc_i_scalar_rotate, posenc_i_scalar_to_f32,
+                                                         NULL, NULL}; /* add: wip/embed_impl.h's scalar kernels */
 
 /* ---- backends: which are compiled in ------------------------------------------------------
  * A build with run-time dispatch compiles posenc_simd.h once per ISA (src/posenc_<isa>.c) and
@@ -2176,10 +2299,1247 @@ POSENC_API posenc_status posenc_selftest(void) {
   return POSENC_OK;
 }
 
-/* ---- absolute encodings (issue 4 work in progress: fragments merged before landing) ---- */
-#include "wip/embed_impl.h"
-#include "wip/tables_impl.h"
-#include "wip/spectrum_npy_impl.h"
+/* ---- masked add: dropout hash (documented in the API comment) ------------------------------ */
+static uint64_t posenc_i_mix64(uint64_t z) { /* splitmix64 */
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+static uint32_t posenc_i_lowbias32(uint32_t x) {
+  x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
+  return x;
+}
+/* key(b, t) = high 32 bits of mix64(mix64(mix64(seed) ^ b) ^ t) */
+static uint64_t posenc_i_drop_key_b(uint64_t seed, size_t b) { return posenc_i_mix64(posenc_i_mix64(seed) ^ (uint64_t)b); }
+static uint32_t posenc_i_drop_key(uint64_t key_b, size_t t) { return (uint32_t)(posenc_i_mix64(key_b ^ (uint64_t)t) >> 32); }
+
+/* ---- masked add: the scalar kernels (every SIMD kernel reproduces them bit for bit) -------- */
+static float posenc_i_add_keep(const posenc_i_add_job *job, size_t r, size_t j) {
+  uint32_t h = posenc_i_lowbias32(job->keys[r] ^ (uint32_t)((uint32_t)(job->col0 + j) * 0x9E3779B9u));
+  return h < job->threshold ? 0.0f : job->keep_scale;
+}
+
+static void posenc_i_scalar_add_fwd(const posenc_i_add_job *job) {
+  size_t xs = posenc_dtype_size(job->x_dtype), ps = posenc_dtype_size(job->p_dtype);
+  size_t ys = posenc_dtype_size(job->y_dtype), r, j;
+  for (r = 0; r < job->nrows; r++) {
+    const unsigned char *x = job->x + (ptrdiff_t)r * job->x_stride, *p = job->p + (ptrdiff_t)r * job->p_stride;
+    unsigned char *y = job->y + (ptrdiff_t)r * job->y_stride;
+    if (!job->keys && job->x_dtype == POSENC_DTYPE_F32 && job->p_dtype == POSENC_DTYPE_F32 &&
+        job->y_dtype == POSENC_DTYPE_F32) { /* the same operations, without the per-element dispatch */
+      for (j = 0; j < job->n; j++) {
+        float a, c, v;
+        memcpy(&a, x + 4 * j, 4); memcpy(&c, p + 4 * j, 4);
+        v = a * job->scale;
+        v = v + c;
+        memcpy(y + 4 * j, &v, 4);
+      }
+      continue;
+    }
+    for (j = 0; j < job->n; j++) {
+      float v = posenc_i_load(x + j * xs, job->x_dtype) * job->scale;
+      v = v + posenc_i_load(p + j * ps, job->p_dtype);
+      if (job->keys) v = v * posenc_i_add_keep(job, r, j);
+      posenc_i_store(y + j * ys, job->y_dtype, v);
+    }
+  }
+}
+
+static void posenc_i_scalar_add_bwd(const posenc_i_add_job *job) {
+  size_t xs = posenc_dtype_size(job->x_dtype), ys = posenc_dtype_size(job->y_dtype), r, j;
+  for (r = 0; r < job->nrows; r++) {
+    const unsigned char *x = job->x + (ptrdiff_t)r * job->x_stride;
+    unsigned char *y = job->y ? job->y + (ptrdiff_t)r * job->y_stride : NULL;
+    float *gt = job->gt ? job->gt + (ptrdiff_t)r * job->gt_stride : NULL;
+    if (!job->keys && job->x_dtype == POSENC_DTYPE_F32 && y && job->y_dtype == POSENC_DTYPE_F32 && gt) {
+      for (j = 0; j < job->n; j++) { /* the same operations, without the per-element dispatch */
+        float v, w;
+        memcpy(&v, x + 4 * j, 4);
+        w = v * job->scale;
+        memcpy(y + 4 * j, &w, 4);
+        gt[j] = gt[j] + v;
+      }
+      continue;
+    }
+    for (j = 0; j < job->n; j++) {
+      float v = posenc_i_load(x + j * xs, job->x_dtype);
+      if (job->keys) v = v * posenc_i_add_keep(job, r, j);
+      if (y) posenc_i_store(y + j * ys, job->y_dtype, v * job->scale);
+      if (gt) gt[j] = gt[j] + v;
+    }
+  }
+}
+
+/* fl32(sqrt(n)), correctly rounded, without libm: the f32 neighbours of the double root are
+ * checked against the exact midpoints (their squares are exact in double for n < 2^48). */
+static float posenc_i_sqrt_f32(size_t n) {
+  double d = (double)n, s = posenc_i_sqrt(d);
+  float c;
+  int i;
+  if (n == 0) return 0.0f;
+  c = (float)s;
+  for (i = 0; i < 4; i++) {
+    float lo = posenc_i_bitsf(posenc_i_fbits(c) - 1u), hi = posenc_i_bitsf(posenc_i_fbits(c) + 1u);
+    double mlo = 0.5 * ((double)c + (double)lo), mhi = 0.5 * ((double)c + (double)hi);
+    if (mlo * mlo > d || (mlo * mlo == d && (posenc_i_fbits(c) & 1u))) c = lo;
+    else if (mhi * mhi < d || (mhi * mhi == d && (posenc_i_fbits(c) & 1u))) c = hi;
+    else break;
+  }
+  return c;
+}
+
+POSENC_API posenc_embed_config posenc_embed_default(size_t dim) {
+  posenc_embed_config r;
+  memset(&r, 0, sizeof r);
+  r.dim = dim;
+  r.scale = posenc_i_sqrt_f32(dim);
+  r.table.data = NULL; r.table.dtype = POSENC_DTYPE_F32; r.table.n_rows = 0; r.table.dim = dim; r.table.row_stride = 0;
+  r.sinusoidal = posenc_sinusoidal_default(dim);
+  r.oob = POSENC_OOB_ERROR;
+  r.dropout_p = 0.0;
+  r.dropout_seed = 0;
+  return r;
+}
+
+/* ---- positions ------------------------------------------------------------------------------ */
+/* Token (b, t) of a row walked in order t = 0, 1, ...; *count: real tokens before t. Returns 1
+ * for a padding token, else 0 and *pos (64-bit: the caller checks the range). */
+static int posenc_i_embed_pos(const posenc_embed_tokens *tk, size_t b, size_t t, int64_t *count, int64_t *pos) {
+  size_t i = b * tk->tokens + t;
+  int pad = (tk->token_ids && tk->token_ids[i] == tk->padding_id) || (tk->mask && tk->mask[i] == 0);
+  if (pad) return 1;
+  switch (tk->mode) {
+    case POSENC_POS_RANGE: *pos = (int64_t)tk->start + (int64_t)t; break;
+    case POSENC_POS_IDS: *pos = tk->positions[i]; break;
+    case POSENC_POS_FAIRSEQ: *pos = (int64_t)tk->padding_id + 1 + *count; break;
+    default: *pos = (int64_t)tk->start + *count; break; /* CUMSUM */
+  }
+  ++*count;
+  return 0;
+}
+
+static posenc_status posenc_i_check_tokens(const posenc_embed_tokens *tk) {
+  if (!tk) return POSENC_ERR_NULL;
+  if ((unsigned)tk->mode > POSENC_POS_CUMSUM) return POSENC_ERR_PARAM;
+  if (tk->mode == POSENC_POS_IDS && !tk->positions) return POSENC_ERR_NULL;
+  if (tk->batch == 0 || tk->tokens == 0) return POSENC_ERR_SIZE;
+  if (tk->batch > SIZE_MAX / tk->tokens) return POSENC_ERR_OVERFLOW;
+  if (tk->mode == POSENC_POS_FAIRSEQ && tk->padding_id < 0) return POSENC_ERR_PADDING;
+  return POSENC_OK;
+}
+
+POSENC_API posenc_status posenc_embed_positions(const posenc_embed_tokens *tokens, int32_t *out) {
+  size_t b, t;
+  posenc_status st = posenc_i_check_tokens(tokens);
+  if (st != POSENC_OK) return st;
+  if (!out) return POSENC_ERR_NULL;
+  for (b = 0; b < tokens->batch; b++) { /* validate everything first */
+    int64_t count = 0, pos = 0;
+    for (t = 0; t < tokens->tokens; t++)
+      if (!posenc_i_embed_pos(tokens, b, t, &count, &pos) && (pos < 0 || pos > INT32_MAX)) return POSENC_ERR_POSITION;
+  }
+  for (b = 0; b < tokens->batch; b++) {
+    int64_t count = 0, pos = 0;
+    for (t = 0; t < tokens->tokens; t++)
+      out[b * tokens->tokens + t] = posenc_i_embed_pos(tokens, b, t, &count, &pos) ? -1 : (int32_t)pos;
+  }
+  return POSENC_OK;
+}
+
+/* ---- masked add: validation ------------------------------------------------------------------ */
+typedef struct posenc_i_tens {
+  unsigned char *data;
+  posenc_dtype dtype;
+  size_t es, bs, ts;           /* element size; strides in elements */
+  size_t lo, hi;               /* byte span [lo, hi) as addresses */
+} posenc_i_tens;
+
+typedef struct posenc_i_embed_plan {
+  const posenc_i_backend *be;
+  size_t B, T, D;
+  float scale, keep_scale;
+  uint32_t threshold;
+  int dropout;
+  uint64_t seed;
+  /* table source */
+  const unsigned char *P;
+  posenc_dtype pdt;
+  size_t pes, pstride, n_rows;
+  int table;                   /* 1: config.table.data given */
+  int sinus;                   /* 1: sinusoidal rows needed (source or OOB fallback) */
+  posenc_sinusoidal_params sp; /* dense, validated */
+  posenc_i_table_plan splan;
+  posenc_i_dd u_first;
+  posenc_i_tens x, y;
+} posenc_i_embed_plan;
+
+/* Strides, span and overflow of a [B][T][D] tensor. */
+static posenc_status posenc_i_tens_check(const posenc_embed_tensor *v, size_t B, size_t T, size_t D, posenc_i_tens *o) {
+  size_t last;
+  o->data = (unsigned char *)v->data;
+  o->dtype = v->dtype;
+  o->es = posenc_dtype_size(v->dtype);
+  if (o->es == 0) return POSENC_ERR_DTYPE;
+  o->ts = v->token_stride ? v->token_stride : D;
+  if (o->ts < D) return POSENC_ERR_STRIDE;
+  if (T > 1 && o->ts > (SIZE_MAX - D) / (T - 1)) return POSENC_ERR_OVERFLOW;
+  if (v->batch_stride) {
+    o->bs = v->batch_stride;
+  } else {
+    if (T > SIZE_MAX / o->ts) return POSENC_ERR_OVERFLOW;
+    o->bs = T * o->ts;
+  }
+  if (o->bs < D) return POSENC_ERR_STRIDE;
+  last = (T - 1) * o->ts + D;
+  if (B > 1 && o->bs > (SIZE_MAX - last) / (B - 1)) return POSENC_ERR_OVERFLOW;
+  last += (B - 1) * o->bs;
+  if (last > SIZE_MAX / o->es || last * o->es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
+  if (o->ts > (size_t)PTRDIFF_MAX / o->es || o->bs > (size_t)PTRDIFF_MAX / o->es) return POSENC_ERR_OVERFLOW;
+  o->lo = (size_t)(uintptr_t)o->data;
+  if (o->lo > SIZE_MAX - last * o->es) return POSENC_ERR_OVERFLOW;
+  o->hi = o->lo + last * o->es;
+  return POSENC_OK;
+}
+
+/* Rows of a written tensor must not overlap each other: with the smaller stride inner, each
+ * stride must clear the extent of the level inside it. */
+static int posenc_i_tens_self_overlap(const posenc_i_tens *o, size_t B, size_t T, size_t D) {
+  size_t s1 = o->ts, n1 = T, s2 = o->bs, n2 = B;
+  if (n2 > 1 && (n1 == 1 || s2 < s1)) { size_t ts = s1, tn = n1; s1 = s2; n1 = n2; s2 = ts; n2 = tn; }
+  if (n1 > 1 && s1 < D) return 1;
+  if (n2 > 1 && s2 < (n1 - 1) * s1 + D) return 1;
+  return 0;
+}
+
+static int posenc_i_spans_overlap(size_t alo, size_t ahi, size_t blo, size_t bhi) { return alo < bhi && blo < ahi; }
+
+/* In place (same data, dtype and strides) or apart; anything else overlapping is ERR_ALIAS. */
+static int posenc_i_tens_alias(const posenc_i_tens *a, const posenc_i_tens *b) {
+  if (a->data == b->data && a->dtype == b->dtype && a->ts == b->ts && a->bs == b->bs) return 0;
+  return posenc_i_spans_overlap(a->lo, a->hi, b->lo, b->hi);
+}
+
+/* Everything but the tensors: config, table, sinusoidal source, positions. */
+static posenc_status posenc_i_embed_setup(const posenc_embed_config *c, const posenc_embed_tokens *tk,
+                                          posenc_i_embed_plan *pl) {
+  size_t b, t;
+  double max_abs = 0.0;
+  posenc_status st;
+  if (!c) return POSENC_ERR_NULL;
+  st = posenc_i_check_tokens(tk);
+  if (st != POSENC_OK) return st;
+  memset(pl, 0, sizeof *pl);
+  pl->B = tk->batch; pl->T = tk->tokens; pl->D = c->dim;
+  if (c->dim == 0) return POSENC_ERR_SIZE;
+  if ((unsigned)c->oob > POSENC_OOB_SINUSOIDAL) return POSENC_ERR_PARAM;
+  if (!(c->dropout_p >= 0.0 && c->dropout_p < 1.0)) return POSENC_ERR_PARAM; /* also NaN */
+  if (!(c->scale - c->scale == 0.0f)) return POSENC_ERR_PARAM;                /* Inf, NaN */
+  pl->scale = c->scale;
+  pl->dropout = c->dropout_p > 0.0;
+  pl->seed = c->dropout_seed;
+  if (pl->dropout) {
+    /* threshold = floor(p * 2^32 + 1/2), at most 2^32 - 1; p * 2^33 is exact in double */
+    uint64_t u = (uint64_t)(c->dropout_p * 8589934592.0);
+    u = (u + 1) >> 1;
+    pl->threshold = u > 0xffffffffull ? 0xffffffffu : (uint32_t)u;
+    pl->keep_scale = (float)(1.0 / (1.0 - c->dropout_p));
+  } else {
+    pl->keep_scale = 1.0f;
+  }
+  pl->table = c->table.data != NULL;
+  if (pl->table) {
+    pl->P = (const unsigned char *)c->table.data;
+    if (c->table.dim != c->dim) return POSENC_ERR_DIM;
+    pl->pdt = c->table.dtype;
+    pl->pes = posenc_dtype_size(c->table.dtype);
+    if (pl->pes == 0) return POSENC_ERR_DTYPE;
+    if (c->table.n_rows == 0) return POSENC_ERR_SIZE;
+    pl->n_rows = c->table.n_rows;
+    pl->pstride = c->table.row_stride ? c->table.row_stride : c->dim;
+    if (pl->pstride < c->dim) return POSENC_ERR_STRIDE;
+    if (pl->n_rows - 1 > (SIZE_MAX - c->dim) / pl->pstride) return POSENC_ERR_OVERFLOW;
+    {
+      size_t last = (pl->n_rows - 1) * pl->pstride + c->dim;
+      if (last > SIZE_MAX / pl->pes || last * pl->pes > (size_t)PTRDIFF_MAX ||
+          pl->pstride > (size_t)PTRDIFF_MAX / pl->pes) return POSENC_ERR_OVERFLOW;
+    }
+    if (tk->mode == POSENC_POS_FAIRSEQ && (size_t)tk->padding_id >= pl->n_rows) return POSENC_ERR_PADDING;
+  }
+  pl->sinus = !pl->table || c->oob == POSENC_OOB_SINUSOIDAL;
+  if (pl->sinus) {
+    size_t bytes;
+    pl->sp = c->sinusoidal;
+    pl->sp.row_stride = 0; /* rows are generated dense, a block at a time */
+    if (pl->sp.dim != c->dim) return POSENC_ERR_DIM;
+    st = posenc_i_check_sinusoidal(&pl->sp, 1, &bytes, &pl->splan);
+    if (st != POSENC_OK) return st;
+  }
+  for (b = 0; b < tk->batch; b++) {
+    int64_t count = 0, pos = 0;
+    for (t = 0; t < tk->tokens; t++) {
+      if (posenc_i_embed_pos(tk, b, t, &count, &pos)) continue;
+      if (pos < 0 || pos > INT32_MAX) return POSENC_ERR_POSITION;
+      if (pl->table && (size_t)pos >= pl->n_rows && c->oob == POSENC_OOB_ERROR) return POSENC_ERR_POSITION;
+      if ((!pl->table || (size_t)pos >= pl->n_rows) && (double)pos > max_abs) max_abs = (double)pos;
+    }
+  }
+  if (pl->sinus) {
+    st = posenc_i_sinusoidal_freqs(&pl->sp, pl->splan.nfreq, max_abs, &pl->u_first, &pl->splan.omega1);
+    if (st != POSENC_OK) return st;
+  }
+  pl->be = posenc_i_select();
+  return POSENC_OK;
+}
+
+/* ---- masked add: the drivers ------------------------------------------------------------------ */
+#define POSENC_I_ADD_ROWS 64   /* rows per kernel call (their dropout keys live on the stack) */
+#define POSENC_I_SIN_ROWS POSENC_ANCHOR /* sinusoidal rows per block (blocks end on anchors) */
+
+/* The forward kernel over rows [0, n) of a run: x, y at their row 0, P rows from p (stride in
+ * bytes), columns col0 .. col0+ncols-1 of the tensors (pointers already at col0). */
+static void posenc_i_add_call(const posenc_i_embed_plan *pl, int backward, size_t b, size_t t0, size_t n,
+                              const unsigned char *x, unsigned char *y, const unsigned char *p,
+                              ptrdiff_t p_stride, posenc_dtype pdt, float *gt, ptrdiff_t gt_stride,
+                              size_t col0, size_t ncols, int stream) {
+  uint32_t keys[POSENC_I_ADD_ROWS];
+  uint64_t kb = pl->dropout ? posenc_i_drop_key_b(pl->seed, b) : 0;
+  size_t r0 = 0, r;
+  void (*fn)(const posenc_i_add_job *) = backward ? (pl->be->add_bwd ? pl->be->add_bwd : posenc_i_scalar_add_bwd)
+                                                  : (pl->be->add_fwd ? pl->be->add_fwd : posenc_i_scalar_add_fwd);
+  while (r0 < n) {
+    posenc_i_add_job job;
+    size_t m = n - r0 < POSENC_I_ADD_ROWS ? n - r0 : POSENC_I_ADD_ROWS;
+    if (pl->dropout) for (r = 0; r < m; r++) keys[r] = posenc_i_drop_key(kb, t0 + r0 + r);
+    job.x = x + (ptrdiff_t)r0 * (ptrdiff_t)(pl->x.ts * pl->x.es);
+    job.x_stride = (ptrdiff_t)(pl->x.ts * pl->x.es); job.x_dtype = pl->x.dtype;
+    job.p = p ? p + (ptrdiff_t)r0 * p_stride : NULL; job.p_stride = p_stride; job.p_dtype = pdt;
+    job.y = y ? y + (ptrdiff_t)r0 * (ptrdiff_t)(pl->y.ts * pl->y.es) : NULL;
+    job.y_stride = (ptrdiff_t)(pl->y.ts * pl->y.es); job.y_dtype = pl->y.dtype;
+    job.gt = gt ? gt + (ptrdiff_t)r0 * gt_stride : NULL; job.gt_stride = gt_stride;
+    job.nrows = m; job.n = ncols; job.col0 = col0;
+    job.scale = pl->scale; job.keep_scale = pl->keep_scale;
+    job.keys = pl->dropout ? keys : NULL; job.threshold = pl->threshold;
+    job.stream = stream;
+    fn(&job);
+    r0 += m;
+  }
+}
+
+/* Forward rows t0 .. t0+n-1 of batch b whose source is the sinusoidal rows pos0, pos0+1, ... (a
+ * run) or the one row pos0 (n == 1): generated a block of rows and a group of frequencies at a
+ * time, exactly as posenc_sinusoidal_table computes them (same parts, same jobs). */
+static void posenc_i_add_sinus(const posenc_i_embed_plan *pl, size_t b, size_t t0, size_t n, int32_t pos0,
+                               int stream) {
+  const size_t es = pl->splan.esize, D = pl->D, nfreq = pl->splan.nfreq;
+  const int inter = pl->sp.layout == POSENC_LAYOUT_INTERLEAVED;
+  unsigned char blk[POSENC_I_SIN_ROWS * 2 * POSENC_GROUP * POSENC_CHUNK * 4];
+  double u[POSENC_GROUP * POSENC_UPARTS * POSENC_CHUNK];
+  static const float zero = 0.0f;
+  size_t r0 = 0;
+  const size_t xrow = pl->x.ts * pl->x.es, yrow = pl->y.ts * pl->y.es;
+  const unsigned char *xb = pl->x.data + b * pl->x.bs * pl->x.es;
+  unsigned char *yb = pl->y.data + b * pl->y.bs * pl->y.es;
+  while (r0 < n) {
+    int32_t p0 = (int32_t)((int64_t)pos0 + (int64_t)r0);
+    size_t rows = POSENC_I_SIN_ROWS - (size_t)((uint32_t)p0 & (POSENC_ANCHOR - 1)), f0; /* to the next anchor */
+    if (rows > n - r0) rows = n - r0;
+    posenc_i_dd u_run = pl->u_first;
+    const unsigned char *xr = xb + (t0 + r0) * xrow;
+    unsigned char *yr = yb + (t0 + r0) * yrow;
+    for (f0 = 0; f0 < nfreq; f0 += POSENC_GROUP * POSENC_CHUNK) {
+      posenc_i_job job;
+      size_t nf = nfreq - f0 < POSENC_GROUP * POSENC_CHUNK ? nfreq - f0 : POSENC_GROUP * POSENC_CHUNK;
+      ptrdiff_t bstride = (ptrdiff_t)(2 * nf * es);
+      posenc_i_fill_parts(u, nf, &u_run, pl->splan.omega1);
+      job.u = u; job.nfreq = (unsigned)nf;
+      job.start = p0; job.positions = NULL; job.nrows = rows;
+      job.out = blk; job.row_stride = bstride;
+      job.dtype = pl->sp.dtype; job.stream = 0;
+      job.cos_first = 0; job.scaled = 0; job.scale = 1.0;
+      if (inter) {
+        size_t cols = D - 2 * f0 < 2 * nf ? D - 2 * f0 : 2 * nf;
+        job.mode = POSENC_I_PAIRS; job.cos_offset = (ptrdiff_t)es; job.pair_cols = (unsigned)cols;
+        pl->be->sincos_rows(&job);
+        posenc_i_add_call(pl, 0, b, t0 + r0, rows, xr + 2 * f0 * pl->x.es, yr + 2 * f0 * pl->y.es, blk, bstride,
+                          pl->sp.dtype, NULL, 0, 2 * f0, cols, stream);
+      } else {
+        job.mode = POSENC_I_PLANAR; job.cos_offset = (ptrdiff_t)(nf * es); job.pair_cols = 0;
+        pl->be->sincos_rows(&job);
+        posenc_i_add_call(pl, 0, b, t0 + r0, rows, xr + f0 * pl->x.es, yr + f0 * pl->y.es, blk, bstride,
+                          pl->sp.dtype, NULL, 0, f0, nf, stream);
+        posenc_i_add_call(pl, 0, b, t0 + r0, rows, xr + (nfreq + f0) * pl->x.es, yr + (nfreq + f0) * pl->y.es,
+                          blk + nf * es, bstride, pl->sp.dtype, NULL, 0, nfreq + f0, nf, stream);
+      }
+    }
+    if (!inter && (D & 1)) /* the zero column */
+      posenc_i_add_call(pl, 0, b, t0 + r0, rows, xr + (D - 1) * pl->x.es, yr + (D - 1) * pl->y.es,
+                        (const unsigned char *)&zero, 0, POSENC_DTYPE_F32, NULL, 0, D - 1, 1, stream);
+    r0 += rows;
+  }
+}
+
+/* Source of a real token's P row: 0 table row *row, 1 sinusoidal position *row. */
+static int posenc_i_embed_src(const posenc_i_embed_plan *pl, const posenc_embed_config *c, int64_t pos, int64_t *row) {
+  if (!pl->table) { *row = pos; return 1; }
+  if ((size_t)pos < pl->n_rows) { *row = pos; return 0; }
+  if (c->oob == POSENC_OOB_CLAMP) { *row = (int64_t)pl->n_rows - 1; return 0; }
+  *row = pos; return 1;
+}
+
+/* Walks batch row b in runs: consecutive real tokens whose source rows are consecutive (same
+ * source). Calls flush for each run; padding rows are zeroed (forward, backward grad_x). */
+static void posenc_i_embed_walk(const posenc_i_embed_plan *pl, const posenc_embed_config *c,
+                                const posenc_embed_tokens *tk, int backward, float *gtab, size_t gts) {
+  size_t b, t;
+  const size_t D = pl->D;
+  /* non-temporal stores for large outputs (forward y, backward grad_x), not in place */
+  const int stream = pl->y.data && pl->y.data != pl->x.data && (pl->y.hi - pl->y.lo) >= POSENC_STREAM_MIN_BYTES;
+  for (b = 0; b < pl->B; b++) {
+    int64_t count = 0, pos = 0, row = 0, run_row = 0;
+    size_t run_t = 0, run_n = 0;
+    int run_src = 0;
+    for (t = 0; t <= pl->T; t++) {
+      int pad = 0, src = 0, extend;
+      if (t < pl->T) {
+        pad = posenc_i_embed_pos(tk, b, t, &count, &pos);
+        if (!pad) src = posenc_i_embed_src(pl, c, pos, &row);
+      }
+      extend = t < pl->T && !pad && run_n > 0 && src == run_src && row == run_row + (int64_t)run_n &&
+               run_n < ((size_t)1 << 20);
+      if (!extend && run_n > 0) { /* flush */
+        const unsigned char *x = pl->x.data + (b * pl->x.bs + run_t * pl->x.ts) * pl->x.es;
+        unsigned char *y = pl->y.data ? pl->y.data + (b * pl->y.bs + run_t * pl->y.ts) * pl->y.es : NULL;
+        if (backward) {
+          float *g = gtab && run_src == 0 ? gtab + (size_t)run_row * gts : NULL;
+          if (y || g) posenc_i_add_call(pl, 1, b, run_t, run_n, x, y, NULL, 0, POSENC_DTYPE_F32, g,
+                                        (ptrdiff_t)gts, 0, D, stream);
+        } else if (run_src == 0) {
+          posenc_i_add_call(pl, 0, b, run_t, run_n, x, y, pl->P + (size_t)run_row * pl->pstride * pl->pes,
+                            (ptrdiff_t)(pl->pstride * pl->pes), pl->pdt, NULL, 0, 0, D, stream);
+        } else {
+          posenc_i_add_sinus(pl, b, run_t, run_n, (int32_t)run_row, stream);
+        }
+        run_n = 0;
+      }
+      if (t == pl->T) break;
+      if (pad) {
+        if (pl->y.data) memset(pl->y.data + (b * pl->y.bs + t * pl->y.ts) * pl->y.es, 0, D * pl->y.es);
+        continue;
+      }
+      if (run_n == 0) { run_t = t; run_row = row; run_src = src; }
+      run_n++;
+    }
+  }
+}
+
+POSENC_API posenc_status posenc_embed_forward(const posenc_embed_config *config,
+                                              const posenc_embed_tokens *tokens,
+                                              const posenc_embed_tensor *x,
+                                              const posenc_embed_tensor *y) {
+  posenc_i_embed_plan pl;
+  posenc_status st;
+  if (!x || !y || !x->data || !y->data) return POSENC_ERR_NULL;
+  st = posenc_i_embed_setup(config, tokens, &pl);
+  if (st != POSENC_OK) return st;
+  st = posenc_i_tens_check(x, pl.B, pl.T, pl.D, &pl.x);
+  if (st != POSENC_OK) return st;
+  st = posenc_i_tens_check(y, pl.B, pl.T, pl.D, &pl.y);
+  if (st != POSENC_OK) return st;
+  if (posenc_i_tens_self_overlap(&pl.y, pl.B, pl.T, pl.D) || posenc_i_tens_alias(&pl.x, &pl.y)) return POSENC_ERR_ALIAS;
+  if (pl.table) {
+    size_t lo = (size_t)(uintptr_t)pl.P, hi = lo + ((pl.n_rows - 1) * pl.pstride + pl.D) * pl.pes;
+    if (posenc_i_spans_overlap(lo, hi, pl.y.lo, pl.y.hi)) return POSENC_ERR_ALIAS;
+  }
+  posenc_i_embed_walk(&pl, config, tokens, 0, NULL, 0);
+  return POSENC_OK;
+}
+
+POSENC_API posenc_status posenc_embed_backward(const posenc_embed_config *config,
+                                               const posenc_embed_tokens *tokens,
+                                               const posenc_embed_tensor *grad_y,
+                                               const posenc_embed_tensor *grad_x,
+                                               float *grad_table, size_t grad_table_stride) {
+  posenc_i_embed_plan pl;
+  posenc_status st;
+  size_t gts = 0;
+  if (!grad_y || !grad_y->data) return POSENC_ERR_NULL;
+  if (grad_x && !grad_x->data) return POSENC_ERR_NULL;
+  st = posenc_i_embed_setup(config, tokens, &pl);
+  if (st != POSENC_OK) return st;
+  st = posenc_i_tens_check(grad_y, pl.B, pl.T, pl.D, &pl.x);
+  if (st != POSENC_OK) return st;
+  if (grad_x) {
+    st = posenc_i_tens_check(grad_x, pl.B, pl.T, pl.D, &pl.y);
+    if (st != POSENC_OK) return st;
+    if (posenc_i_tens_self_overlap(&pl.y, pl.B, pl.T, pl.D) || posenc_i_tens_alias(&pl.x, &pl.y))
+      return POSENC_ERR_ALIAS;
+  } else {
+    pl.y.data = NULL; pl.y.dtype = POSENC_DTYPE_F32; pl.y.es = 4; pl.y.ts = pl.D; pl.y.bs = pl.D;
+    pl.y.lo = pl.y.hi = 0;
+  }
+  if (!pl.table) grad_table = NULL; /* the sinusoidal source has nothing to learn */
+  if (grad_table) {
+    size_t lo, hi, last;
+    gts = grad_table_stride ? grad_table_stride : pl.D;
+    if (gts < pl.D) return POSENC_ERR_STRIDE;
+    if (pl.n_rows - 1 > (SIZE_MAX - pl.D) / gts) return POSENC_ERR_OVERFLOW;
+    last = (pl.n_rows - 1) * gts + pl.D;
+    if (last > SIZE_MAX / 4 || last * 4 > (size_t)PTRDIFF_MAX || gts > (size_t)PTRDIFF_MAX / 4) return POSENC_ERR_OVERFLOW;
+    lo = (size_t)(uintptr_t)grad_table;
+    if (lo > SIZE_MAX - last * 4) return POSENC_ERR_OVERFLOW;
+    hi = lo + last * 4;
+    if (posenc_i_spans_overlap(lo, hi, pl.x.lo, pl.x.hi) || (pl.y.data && posenc_i_spans_overlap(lo, hi, pl.y.lo, pl.y.hi)))
+      return POSENC_ERR_ALIAS;
+  }
+  posenc_i_embed_walk(&pl, config, tokens, 1, grad_table, gts);
+  return POSENC_OK;
+}
+
+/* ---- learnable tables, index encodings, 2-D sin-cos: shared helpers ------------------------
+ * Only IEEE basic operations in a fixed order (no libm): the same bits on every platform. */
+
+/* Bytes of n rows of dim elements with a row stride (elements): ((n-1)*stride + dim) * es. */
+static posenc_status posenc_i_tb_span(size_t n, size_t dim, size_t stride, size_t es, size_t *bytes) {
+  size_t last;
+  if (n - 1 > (SIZE_MAX - dim) / stride) return POSENC_ERR_OVERFLOW;
+  last = (n - 1) * stride + dim;
+  if (last > SIZE_MAX / es || last * es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
+  if (stride > (size_t)PTRDIFF_MAX / es) return POSENC_ERR_OVERFLOW;
+  *bytes = last * es;
+  return POSENC_OK;
+}
+
+/* Round to odd at 24 bits (f32 precision): truncate x toward zero to an f32, and set the last
+ * bit if that was inexact. Rounding the result to nearest even at <= 22 bits (f16, bf16) is the
+ * correct rounding of x itself. x finite and within the f32 range. */
+static float posenc_i_tb_odd32(double x) {
+  float f = (float)x;
+  uint32_t b;
+  if ((double)f == x) return f;
+  b = posenc_i_fbits(f);
+  if ((x > 0.0) == ((double)f > x)) b -= 1;  /* rounded away from zero: step back toward zero */
+  return posenc_i_bitsf(b | 1u);
+}
+
+/* Round to odd at 53 bits of an unevaluated sum hi + lo (|lo| <= ulp(hi)/2, hi != 0). */
+static double posenc_i_tb_odd53(double hi, double lo) {
+  uint64_t b;
+  if (lo == 0.0) return hi;
+  b = posenc_i_dbits(hi);
+  if ((lo > 0.0) != (hi > 0.0)) b -= 1;       /* the exact value is nearer zero than hi */
+  return posenc_i_bitsd(b | 1u);
+}
+
+/* Store a double that is already round-to-odd at >= 25 bits (or exact) to dtype, correctly
+ * rounded (f32: round to nearest even of x; f16/bf16: via the round-to-odd f32). */
+static void posenc_i_tb_store_odd(unsigned char *dst, posenc_dtype dtype, double x) {
+  if (dtype == POSENC_DTYPE_F32) { float f = (float)x; memcpy(dst, &f, 4); return; }
+  if (x != x) { posenc_i_store(dst, dtype, (float)x); return; }
+  posenc_i_store(dst, dtype, posenc_i_tb_odd32(x));
+}
+
+/* ---- truncated normal ---------------------------------------------------------------------- */
+
+/* The splitmix64 finalizer (a bijection of 64-bit integers). */
+static uint64_t posenc_i_tb_mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* ln(a) for a in [2^-53, 1]: the atanh series of posenc_i_dd_log's first estimate, in double
+ * (a few ulp; only its determinism matters here). */
+static double posenc_i_tb_log(double a) {
+  uint64_t bits = posenc_i_dbits(a);
+  int e = (int)((bits >> 52) & 0x7ff) - 1023, i;
+  double m = posenc_i_bitsd((bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull), s, s2, t;
+  if (m > 1.4142135623730951) { m *= 0.5; e++; }
+  s = (m - 1.0) / (m + 1.0); s2 = s * s; t = 0.0;
+  for (i = 29; i >= 3; i -= 2) t = (t + 1.0 / i) * s2;
+  return (double)e * posenc_i_LN2.hi + ((double)e * posenc_i_LN2.lo + 2.0 * (s + s * t));
+}
+
+
+/* 192-bit unsigned integers as 6 32-bit limbs, least significant first. */
+static void posenc_i_tb_bn_mul(const uint32_t *a, const uint32_t *b, uint32_t *r) {
+  int i, j;
+  for (i = 0; i < 6; i++) r[i] = 0;
+  for (i = 0; i < 6; i++) {
+    uint64_t carry = 0;
+    if (!a[i]) continue;
+    for (j = 0; i + j < 6; j++) {
+      uint64_t t = (uint64_t)a[i] * b[j] + r[i + j] + carry;
+      r[i + j] = (uint32_t)t; carry = t >> 32;
+    }
+  }
+}
+static void posenc_i_tb_bn_set(uint32_t *r, uint64_t v) {
+  r[0] = (uint32_t)v; r[1] = (uint32_t)(v >> 32); r[2] = r[3] = r[4] = r[5] = 0;
+}
+/* sign of N^2 * d - 2^e (N < 2^56, e < 190), exactly. */
+static int posenc_i_tb_cmp_sq(uint64_t N, uint64_t d, int e) {
+  uint32_t n[6], dd[6], n2[6], p[6];
+  int i, top = -1;
+  posenc_i_tb_bn_set(n, N); posenc_i_tb_bn_set(dd, d);
+  posenc_i_tb_bn_mul(n, n, n2); posenc_i_tb_bn_mul(n2, dd, p);
+  for (i = 191; i >= 0; i--) if ((p[i / 32] >> (i % 32)) & 1u) { top = i; break; }
+  if (top != e) return top > e ? 1 : -1;
+  for (i = 0; i < e; i++) if ((p[i / 32] >> (i % 32)) & 1u) return 1;
+  return 0;
+}
+
+/* sqrt(1/d) correctly rounded to double, d >= 1: an estimate, then exact integer comparisons of
+ * d * midpoint^2 with 1 move it to the right double. */
+static double posenc_i_tb_rsqrt_int(uint64_t d) {
+  double y = 1.0 / posenc_i_sqrt((double)d);
+  uint64_t b = posenc_i_dbits(y);
+  int k, it;
+  for (it = 0; it < 8; it++) {   /* at most two steps are ever needed */
+    uint64_t C = (b & 0x000fffffffffffffull) | 0x0010000000000000ull;  /* y = C * 2^-k */
+    k = 1075 - (int)(b >> 52);
+    if (posenc_i_tb_cmp_sq(2 * C + 1, d, 2 * (k + 1)) < 0) { b++; continue; } /* above the upper midpoint */
+    if (C == 0x0010000000000000ull ? posenc_i_tb_cmp_sq(4 * C - 1, d, 2 * (k + 2)) > 0
+                                   : posenc_i_tb_cmp_sq(2 * C - 1, d, 2 * (k + 1)) > 0) { b--; continue; }
+    break;
+  }
+  return posenc_i_bitsd(b);
+}
+
+/* The i-th standard normal draw of element key e: Box-Muller on the splitmix64 stream of e,
+ * x_n = mix(e + (n+1) * golden). Pair t uses u1 = (x_2t >> 11 + 1) * 2^-53 in (0, 1] and
+ * u2 = (x_2t+1 >> 11) * 2^-53 in [0, 1); r = sqrt(-2 ln u1), draws 2t and 2t+1 are r*cos(2 pi u2)
+ * and r*sin(2 pi u2). */
+#define POSENC_I_TB_GOLDEN 0x9e3779b97f4a7c15ull
+#define POSENC_I_TB_MAX_PAIRS 32
+
+static double posenc_i_tb_trunc_normal(uint64_t e) {
+  static const double quarter[POSENC_UPARTS] = {4.0, 0.0, 0.0, 0.0}; /* one turn = 4 quarter turns */
+  int t;
+  for (t = 0; t < POSENC_I_TB_MAX_PAIRS; t++) {
+    uint64_t x1 = posenc_i_tb_mix(e + (uint64_t)(2 * t + 1) * POSENC_I_TB_GOLDEN);
+    uint64_t x2 = posenc_i_tb_mix(e + (uint64_t)(2 * t + 2) * POSENC_I_TB_GOLDEN);
+    double u1 = (double)((x1 >> 11) + 1) * (1.0 / 9007199254740992.0);
+    double u2 = (double)(x2 >> 11) * (1.0 / 9007199254740992.0);
+    double r2 = -2.0 * posenc_i_tb_log(u1), r, s, c, z;
+    if (r2 == 0.0) return 0.0;                 /* u1 = 1: both draws are 0 */
+    r = posenc_i_sqrt(r2);
+    posenc_i_exact_sincos(u2, quarter, 1, &s, &c);
+    z = r * c;
+    if (z >= -2.0 && z <= 2.0) return z;
+    z = r * s;
+    if (z >= -2.0 && z <= 2.0) return z;
+  }
+  return 0.0; /* 64 rejections in a row: probability 0.0455^64 < 1e-85 */
+}
+
+POSENC_API posenc_status posenc_learned_init(uint64_t seed, double std, size_t n_rows, size_t dim,
+                                             posenc_dtype dtype, size_t row_stride,
+                                             void *out, size_t out_bytes) {
+  size_t es, stride, need, p, j;
+  uint64_t k0;
+  if (!out) return POSENC_ERR_NULL;
+  if (n_rows == 0 || dim == 0) return POSENC_ERR_SIZE;
+  es = posenc_dtype_size(dtype);
+  if (es == 0) return POSENC_ERR_DTYPE;
+  stride = row_stride ? row_stride : dim;
+  if (stride < dim) return POSENC_ERR_STRIDE;
+  if (posenc_i_tb_span(n_rows, dim, stride, es, &need) != POSENC_OK) return POSENC_ERR_OVERFLOW;
+  if (out_bytes < need) return POSENC_ERR_BUFFER;
+  if (!(std >= 0.0 && std <= 1e30)) return POSENC_ERR_PARAM; /* also NaN */
+  if (std == 0.0) std = posenc_i_tb_rsqrt_int((uint64_t)dim);
+  k0 = posenc_i_tb_mix(seed ^ 0x6a09e667f3bcc909ull);
+  for (p = 0; p < n_rows; p++) {
+    unsigned char *row = (unsigned char *)out + p * stride * es;
+    uint64_t kp = posenc_i_tb_mix(k0 ^ (uint64_t)p);
+    for (j = 0; j < dim; j++) {
+      double z = posenc_i_tb_trunc_normal(posenc_i_tb_mix(kp ^ (uint64_t)j));
+      posenc_i_store(row + j * es, dtype, (float)(std * z));
+    }
+  }
+  return POSENC_OK;
+}
+
+/* ---- resize -------------------------------------------------------------------------------- */
+
+/* (v0 * w0 + v1 * w1) / den, w0 + w1 = den, rounded once to dtype (for den < 2^40; the sum is
+ * exact in double-double, the quotient within 2^-104). Inf or NaN: the plain double formula. */
+static void posenc_i_tb_lerp_store(unsigned char *dst, posenc_dtype dtype, float v0, float v1,
+                                   uint64_t w0, uint64_t w1, uint64_t den) {
+  double a = (double)v0, b = (double)v1, x;
+  posenc_i_dd num, q;
+  if (w1 == 0 || a == b) { posenc_i_store(dst, dtype, v0); return; }
+  if (w0 == 0) { posenc_i_store(dst, dtype, v1); return; }
+  if (a - a != 0.0 || b - b != 0.0) {
+    x = a * ((double)w0 / (double)den) + b * ((double)w1 / (double)den);
+    posenc_i_store(dst, dtype, (float)x);
+    return;
+  }
+  num = posenc_i_dd_add(posenc_i_two_prod(a, (double)w0), posenc_i_two_prod(b, (double)w1));
+  if (num.hi == 0.0) { posenc_i_store(dst, dtype, 0.0f); return; }
+  q = posenc_i_dd_div_d(num, (double)den);
+  x = posenc_i_tb_odd53(q.hi, q.lo);
+  posenc_i_tb_store_odd(dst, dtype, x);
+}
+
+POSENC_API posenc_status posenc_table_resize(const posenc_table *src, size_t new_rows, int align_corners,
+                                             posenc_dtype dtype, size_t row_stride,
+                                             void *out, size_t out_bytes) {
+  size_t es, ses, sstride, stride, need, sneed, r, j, n;
+  if (!src || !out || !src->data) return POSENC_ERR_NULL;
+  if (src->n_rows == 0 || src->dim == 0 || new_rows == 0) return POSENC_ERR_SIZE;
+  es = posenc_dtype_size(dtype);
+  ses = posenc_dtype_size(src->dtype);
+  if (es == 0 || ses == 0) return POSENC_ERR_DTYPE;
+  if (align_corners != 0 && align_corners != 1) return POSENC_ERR_PARAM;
+  sstride = src->row_stride ? src->row_stride : src->dim;
+  stride = row_stride ? row_stride : src->dim;
+  if (sstride < src->dim || stride < src->dim) return POSENC_ERR_STRIDE;
+  if (posenc_i_tb_span(src->n_rows, src->dim, sstride, ses, &sneed) != POSENC_OK ||
+      posenc_i_tb_span(new_rows, src->dim, stride, es, &need) != POSENC_OK)
+    return POSENC_ERR_OVERFLOW;
+  n = src->n_rows;
+  /* the index arithmetic below: (2r+1)*n and r*(n-1) with r < new_rows, in 64 bits */
+  if ((uint64_t)n > UINT64_MAX / 4 / (uint64_t)new_rows) return POSENC_ERR_OVERFLOW;
+  if (out_bytes < need) return POSENC_ERR_BUFFER;
+  if (posenc_i_ranges_meet((const unsigned char *)src->data, sneed, (const unsigned char *)out, need))
+    return POSENC_ERR_ALIAS;
+  for (r = 0; r < new_rows; r++) {
+    /* source position x = num / den exactly; i0 = floor(x), weights (den - rem, rem) / den */
+    uint64_t num, den, i0, i1, rem;
+    const unsigned char *s0, *s1;
+    unsigned char *dst = (unsigned char *)out + r * stride * es;
+    if (align_corners) {
+      num = new_rows > 1 ? (uint64_t)r * (uint64_t)(n - 1) : 0;
+      den = new_rows > 1 ? (uint64_t)(new_rows - 1) : 1;
+    } else {  /* (r + 0.5) * n / new_rows - 0.5, clamped at 0 */
+      uint64_t a = (2 * (uint64_t)r + 1) * (uint64_t)n;
+      num = a > (uint64_t)new_rows ? a - (uint64_t)new_rows : 0;
+      den = 2 * (uint64_t)new_rows;
+    }
+    i0 = num / den; rem = num % den;
+    if (i0 >= (uint64_t)n - 1) { i0 = (uint64_t)n - 1; rem = 0; }
+    i1 = rem ? i0 + 1 : i0;
+    s0 = (const unsigned char *)src->data + (size_t)i0 * sstride * ses;
+    s1 = (const unsigned char *)src->data + (size_t)i1 * sstride * ses;
+    for (j = 0; j < src->dim; j++)
+      posenc_i_tb_lerp_store(dst + j * es, dtype, posenc_i_load(s0 + j * ses, src->dtype),
+                             posenc_i_load(s1 + j * ses, src->dtype), den - rem, rem, den);
+  }
+  return POSENC_OK;
+}
+
+/* ---- index encodings ----------------------------------------------------------------------- */
+
+POSENC_API posenc_status posenc_index_table(posenc_index_kind kind, uint32_t max_len, int32_t start,
+                                            size_t n_rows, size_t dim, posenc_dtype dtype,
+                                            size_t row_stride, void *out, size_t out_bytes) {
+  size_t es, stride, need, r, j;
+  double lim;
+  if (!out) return POSENC_ERR_NULL;
+  if (n_rows == 0 || dim == 0) return POSENC_ERR_SIZE;
+  es = posenc_dtype_size(dtype);
+  if (es == 0) return POSENC_ERR_DTYPE;
+  stride = row_stride ? row_stride : dim;
+  if (stride < dim) return POSENC_ERR_STRIDE;
+  if (posenc_i_tb_span(n_rows, dim, stride, es, &need) != POSENC_OK) return POSENC_ERR_OVERFLOW;
+  if (out_bytes < need) return POSENC_ERR_BUFFER;
+  if (kind != POSENC_INDEX_INTEGER && kind != POSENC_INDEX_NORMALIZED) return POSENC_ERR_PARAM;
+  if (kind == POSENC_INDEX_NORMALIZED && max_len == 0) return POSENC_ERR_PARAM;
+  if (n_rows - 1 > (size_t)((int64_t)INT32_MAX - (int64_t)start)) return POSENC_ERR_POSITION;
+  if (dtype == POSENC_DTYPE_F16) {  /* every |value| <= 65504: checked at both ends of the range */
+    double m = kind == POSENC_INDEX_NORMALIZED ? (double)max_len : 1.0;
+    double lo = (double)start, hi = (double)start + (double)(n_rows - 1);
+    lim = 65504.0 * m;               /* exact: max_len < 2^32 */
+    if (lo < -lim || hi > lim) return POSENC_ERR_POSITION;
+  }
+  for (r = 0; r < n_rows; r++) {
+    unsigned char *row = (unsigned char *)out + r * stride * es;
+    double p = (double)start + (double)r, x;  /* exact */
+    if (kind == POSENC_INDEX_INTEGER || max_len == 1) {
+      x = p;
+    } else {  /* p / max_len, round to odd at 53 bits from the exact remainder */
+      double q = p / (double)max_len;
+      posenc_i_dd prod = posenc_i_two_prod(q, (double)max_len);
+      double rem = (p - prod.hi) - prod.lo;     /* exact: p - q*max_len is tiny and representable */
+      x = (q == 0.0) ? 0.0 : posenc_i_tb_odd53(q, rem == 0.0 ? 0.0 : (rem > 0.0 ? 1e-300 : -1e-300));
+    }
+    for (j = 0; j < dim; j++) posenc_i_tb_store_odd(row + j * es, dtype, x);
+  }
+  return POSENC_OK;
+}
+
+/* ---- 2-D sin-cos --------------------------------------------------------------------------- */
+
+POSENC_API posenc_sincos_2d_params posenc_sincos_2d_default(size_t embed_dim, size_t grid_h, size_t grid_w) {
+  posenc_sincos_2d_params r;
+  r.embed_dim = embed_dim; r.grid_h = grid_h; r.grid_w = grid_w;
+  r.cls_token = 0; r.base = 10000.0; r.dtype = POSENC_DTYPE_F32; r.row_stride = 0;
+  return r;
+}
+
+/* Validates everything posenc_sincos_2d needs before it writes: rows, bytes, the 1-D params. */
+static posenc_status posenc_i_tb_check_2d(const posenc_sincos_2d_params *pr, size_t *rows, size_t *bytes,
+                                          posenc_sinusoidal_params *half) {
+  size_t es, stride, grid, maxpos;
+  posenc_i_dd uf, ratio;
+  posenc_status st;
+  if (!pr) return POSENC_ERR_NULL;
+  if (pr->embed_dim == 0 || pr->grid_h == 0 || pr->grid_w == 0) return POSENC_ERR_SIZE;
+  if (pr->embed_dim % 4 != 0) return POSENC_ERR_DIM;
+  es = posenc_dtype_size(pr->dtype);
+  if (es == 0) return POSENC_ERR_DTYPE;
+  stride = pr->row_stride ? pr->row_stride : pr->embed_dim;
+  if (stride < pr->embed_dim) return POSENC_ERR_STRIDE;
+  if (pr->grid_h > SIZE_MAX / pr->grid_w) return POSENC_ERR_OVERFLOW;
+  grid = pr->grid_h * pr->grid_w;
+  if (pr->cls_token && grid == SIZE_MAX) return POSENC_ERR_OVERFLOW;
+  *rows = grid + (pr->cls_token ? 1 : 0);
+  st = posenc_i_tb_span(*rows, pr->embed_dim, stride, es, bytes);
+  if (st != POSENC_OK) return st;
+  *half = posenc_sinusoidal_default(pr->embed_dim / 2);
+  half->base = pr->base; half->layout = POSENC_LAYOUT_SPLIT; half->dtype = pr->dtype;
+  if (!(pr->base >= 1e-30) || !(pr->base <= 1e30)) return POSENC_ERR_BASE;
+  maxpos = (pr->grid_h > pr->grid_w ? pr->grid_h : pr->grid_w) - 1;
+  if (maxpos > (size_t)INT32_MAX) return POSENC_ERR_POSITION;
+  return posenc_i_sinusoidal_freqs(half, pr->embed_dim / 4, (double)maxpos, &uf, &ratio);
+}
+
+POSENC_API posenc_status posenc_sincos_2d_bytes(const posenc_sincos_2d_params *params, size_t *bytes) {
+  size_t rows;
+  posenc_sinusoidal_params half;
+  if (!bytes) return POSENC_ERR_NULL;
+  return posenc_i_tb_check_2d(params, &rows, bytes, &half);
+}
+
+POSENC_API posenc_status posenc_sincos_2d(const posenc_sincos_2d_params *params, void *out, size_t out_bytes) {
+  size_t rows, need, es, S, D, H, W, h, w, half_bytes;
+  posenc_sinusoidal_params half;
+  posenc_status st;
+  unsigned char *grid;
+  if (!out) return POSENC_ERR_NULL;
+  st = posenc_i_tb_check_2d(params, &rows, &need, &half);
+  if (st != POSENC_OK) return st;
+  if (out_bytes < need) return POSENC_ERR_BUFFER;
+  es = posenc_dtype_size(params->dtype);
+  D = params->embed_dim; H = params->grid_h; W = params->grid_w;
+  S = params->row_stride ? params->row_stride : D;
+  half_bytes = D / 2 * es;
+  grid = (unsigned char *)out;
+  if (params->cls_token) { memset(grid, 0, D * es); grid += S * es; }
+  /* columns [0, D/2) of grid row 0: the w encodings; [D/2, D) of token (h, 0): the h encodings */
+  half.row_stride = S;
+  st = posenc_sinusoidal_table(&half, 0, W, grid, need - (size_t)(grid - (unsigned char *)out));
+  if (st != POSENC_OK) return st;  /* not reached: validated above */
+  half.row_stride = H > 1 ? W * S : S;  /* W * S fits: it is at most the table's span (H > 1) */
+  st = posenc_sinusoidal_table(&half, 0, H, grid + half_bytes,
+                               need - (size_t)(grid - (unsigned char *)out) - half_bytes);
+  if (st != POSENC_OK) return st;
+  for (h = 0; h < H; h++) {
+    unsigned char *row0 = grid + h * W * S * es;
+    for (w = 0; w < W; w++) {
+      unsigned char *dst = row0 + w * S * es;
+      if (h > 0) memcpy(dst, grid + w * S * es, half_bytes);
+      if (w > 0) memcpy(dst + half_bytes, row0 + half_bytes, half_bytes);
+    }
+  }
+  return POSENC_OK;
+}
+
+/* ---- spectrum of a table ------------------------------------------------------------------- */
+
+/* Elements the table spans: (n_rows-1)*stride + dim, checked. */
+static posenc_status posenc_i_table_extent(const posenc_table *t, size_t *stride, size_t *extent) {
+  size_t s;
+  if (!t || !t->data) return POSENC_ERR_NULL;
+  if (t->n_rows == 0 || t->dim == 0) return POSENC_ERR_SIZE;
+  if (posenc_dtype_size(t->dtype) == 0) return POSENC_ERR_DTYPE;
+  s = t->row_stride ? t->row_stride : t->dim;
+  if (s < t->dim) return POSENC_ERR_STRIDE;
+  if ((t->n_rows - 1) > (SIZE_MAX - t->dim) / s) return POSENC_ERR_OVERFLOW;
+  *extent = (t->n_rows - 1) * s + t->dim;
+  if (*extent > SIZE_MAX / posenc_dtype_size(t->dtype)) return POSENC_ERR_OVERFLOW;
+  *stride = s;
+  return POSENC_OK;
+}
+
+POSENC_API size_t posenc_spectrum_work(size_t dim) {
+  if (dim == 0 || dim > SIZE_MAX / sizeof(double) / (dim + 1)) return 0;
+  return dim * (dim + 1);
+}
+
+/* G = P^T P (upper triangle, then mirrored), row by row in a fixed order. Products of two f32
+ * values are exact in double; the sums round in that fixed order. PARAM on NaN or Inf. */
+static posenc_status posenc_i_gram(const posenc_table *t, size_t stride, double *g) {
+  const unsigned char *base = (const unsigned char *)t->data;
+  size_t es = posenc_dtype_size(t->dtype), d = t->dim, p, i, j;
+  memset(g, 0, d * d * sizeof *g);
+  for (p = 0; p < t->n_rows; p++) {
+    const unsigned char *row = base + p * stride * es;
+    for (i = 0; i < d; i++) {
+      double xi = (double)posenc_i_load(row + i * es, t->dtype);
+      double *gi = g + i * d;
+      if (!(xi - xi == 0.0)) return POSENC_ERR_PARAM; /* NaN or Inf */
+      if (xi == 0.0) continue;
+      for (j = i; j < d; j++) gi[j] += xi * (double)posenc_i_load(row + j * es, t->dtype);
+    }
+  }
+  for (i = 0; i < d; i++)
+    for (j = i + 1; j < d; j++) g[j * d + i] = g[i * d + j];
+  return POSENC_OK;
+}
+
+/* One Jacobi rotation zeroing a[p][q] (p < q) of the symmetric d x d matrix a (both triangles
+ * kept), with Rutishauser's formulas: t = tan(phi), the smaller root. */
+static void posenc_i_jacobi_rotate(double *a, size_t d, size_t p, size_t q) {
+  double apq = a[p * d + q], theta = (a[q * d + q] - a[p * d + p]) / (2.0 * apq);
+  double at = theta < 0.0 ? -theta : theta, t, c, s;
+  size_t r;
+  t = at > 1e150 ? 0.5 / at : 1.0 / (at + posenc_i_sqrt(at * at + 1.0));
+  if (theta < 0.0) t = -t;
+  c = 1.0 / posenc_i_sqrt(t * t + 1.0);
+  s = t * c;
+  a[p * d + p] -= t * apq;
+  a[q * d + q] += t * apq;
+  a[p * d + q] = a[q * d + p] = 0.0;
+  for (r = 0; r < d; r++) {
+    double arp, arq;
+    if (r == p || r == q) continue;
+    arp = a[r * d + p];
+    arq = a[r * d + q];
+    a[r * d + p] = a[p * d + r] = c * arp - s * arq;
+    a[r * d + q] = a[q * d + r] = s * arp + c * arq;
+  }
+}
+
+/* Cyclic sweeps (p, q) in row order until a sweep rotates nothing. An entry is negligible when
+ * a_pq^2 <= 2^-106 a_pp a_qq (relative to its diagonal, as Demmel and Veselic: small eigenvalues
+ * keep their relative accuracy). At most 64 sweeps (quadratic convergence needs far fewer). */
+static void posenc_i_jacobi(double *a, size_t d) {
+  int sweep;
+  for (sweep = 0; sweep < 64; sweep++) {
+    int rotated = 0;
+    size_t p, q;
+    for (p = 0; p + 1 < d; p++)
+      for (q = p + 1; q < d; q++) {
+        double apq = a[p * d + q];
+        if (apq == 0.0) continue;
+        if (apq * apq <= 1.232595164407831e-32 * (a[p * d + p] * a[q * d + q])) continue;
+        posenc_i_jacobi_rotate(a, d, p, q);
+        rotated = 1;
+      }
+    if (!rotated) break;
+  }
+}
+
+/* sigma[i] = sqrt(max(eigenvalue, 0)) from the diagonal, sorted descending (insertion sort:
+ * d is a model width, and the order of equal values does not matter). */
+static void posenc_i_sorted_singular_values(const double *a, size_t d, double *sigma) {
+  size_t i, j;
+  for (i = 0; i < d; i++) {
+    double v = posenc_i_sqrt(a[i * d + i] > 0.0 ? a[i * d + i] : 0.0);
+    for (j = i; j > 0 && sigma[j - 1] < v; j--) sigma[j] = sigma[j - 1];
+    sigma[j] = v;
+  }
+}
+
+static void posenc_i_spectrum_summary(const double *sigma, size_t n_rows, size_t d, posenc_spectrum_info *info) {
+  double energy = 0.0, sum = 0.0, cum = 0.0, h = 0.0, tol;
+  size_t i, big = n_rows > d ? n_rows : d;
+  memset(info, 0, sizeof *info);
+  for (i = 0; i < d; i++) energy += sigma[i] * sigma[i];
+  info->energy = energy;
+  tol = sigma[0] * (double)big * 1.1920928955078125e-07; /* 2^-23 */
+  for (i = 0; i < d; i++) info->rank += sigma[i] > tol;
+  for (i = 0; i < info->rank; i++) sum += sigma[i]; /* the entropy ignores the rounding noise below tol */
+  if (!(energy > 0.0)) return; /* a zero table: every count 0, entropy rank 0 */
+  for (i = 0; i < d && (info->k90 == 0 || info->k99 == 0); i++) {
+    cum += sigma[i] * sigma[i];
+    if (info->k90 == 0 && cum >= 0.9 * energy) info->k90 = i + 1;
+    if (info->k99 == 0 && cum >= 0.99 * energy) info->k99 = i + 1;
+  }
+  if (info->k90 == 0) info->k90 = d; /* rounding of the running sum */
+  if (info->k99 == 0) info->k99 = d;
+  for (i = 0; i < info->rank; i++) {
+    double q = sigma[i] / sum;
+    if (q > 0.0) h -= q * posenc_i_dd_log(q).hi;
+  }
+  info->entropy_rank = posenc_i_dd_exp(posenc_i_dd_make(h, 0.0)).hi;
+}
+
+POSENC_API posenc_status posenc_spectrum(const posenc_table *table, double *work, size_t work_count,
+                                         double *singular_values, posenc_spectrum_info *info) {
+  size_t stride, extent, d, need;
+  posenc_status st;
+  if (!table || !work || !info) return POSENC_ERR_NULL;
+  if ((st = posenc_i_table_extent(table, &stride, &extent)) != POSENC_OK) return st;
+  d = table->dim;
+  need = posenc_spectrum_work(d);
+  if (need == 0) return POSENC_ERR_OVERFLOW;
+  if (work_count < need) return POSENC_ERR_BUFFER;
+  {
+    const unsigned char *w = (const unsigned char *)work, *t = (const unsigned char *)table->data;
+    size_t wb = need * sizeof *work, tb = extent * posenc_dtype_size(table->dtype);
+    if (posenc_i_ranges_meet(w, wb, t, tb) ||
+        (singular_values && (posenc_i_ranges_meet(w, wb, (const unsigned char *)singular_values, d * sizeof(double)) ||
+                             posenc_i_ranges_meet(t, tb, (const unsigned char *)singular_values, d * sizeof(double)))) ||
+        posenc_i_ranges_meet(w, wb, (const unsigned char *)info, sizeof *info))
+      return POSENC_ERR_ALIAS;
+  }
+  if ((st = posenc_i_gram(table, stride, work)) != POSENC_OK) return st;
+  posenc_i_jacobi(work, d);
+  posenc_i_sorted_singular_values(work, d, work + d * d);
+  posenc_i_spectrum_summary(work + d * d, table->n_rows, d, info);
+  if (singular_values) memcpy(singular_values, work + d * d, d * sizeof *singular_values);
+  return POSENC_OK;
+}
+
+/* ---- .npy headers -------------------------------------------------------------------------- */
+
+static const struct {
+  char descr[4];
+  size_t item_size;
+} posenc_i_npy_types[8] = { /* by posenc_npy_type */
+  {"<f4", 4}, {"<f2", 2}, {"<f8", 8}, {"<i4", 4}, {"<i8", 8}, {"|u1", 1}, {"|b1", 1}, {"<u2", 2}
+};
+#define POSENC_I_NPY_TYPES (sizeof posenc_i_npy_types / sizeof posenc_i_npy_types[0])
+
+static const unsigned char posenc_i_npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+
+/* A cursor over the header text [p, end); the first problem found is kept with its offset. */
+typedef struct posenc_i_npy_cur {
+  const unsigned char *start, *p, *end;
+  posenc_npy_problem problem;
+  size_t at;
+} posenc_i_npy_cur;
+
+static int posenc_i_npy_fail(posenc_i_npy_cur *c, posenc_npy_problem problem) {
+  c->problem = problem;
+  c->at = (size_t)(c->p - c->start);
+  return 0;
+}
+
+static void posenc_i_npy_space(posenc_i_npy_cur *c) {
+  while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r')) c->p++;
+}
+
+/* After whitespace: consumes ch if it is next. */
+static int posenc_i_npy_char(posenc_i_npy_cur *c, unsigned char ch) {
+  posenc_i_npy_space(c);
+  if (c->p < c->end && *c->p == ch) { c->p++; return 1; }
+  return 0;
+}
+
+static int posenc_i_npy_is_ident(unsigned char ch) {
+  return ch == '_' || (ch >= '0' && ch <= '9') || ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z');
+}
+
+/* A whole word: "Falsey" is not False. */
+static int posenc_i_npy_word(posenc_i_npy_cur *c, const char *word) {
+  size_t n = strlen(word), left;
+  posenc_i_npy_space(c);
+  left = (size_t)(c->end - c->p);
+  if (left < n || memcmp(c->p, word, n) != 0) return 0;
+  if (left > n && posenc_i_npy_is_ident(c->p[n])) return 0;
+  c->p += n;
+  return 1;
+}
+
+/* A quoted string without escapes or control characters: 'abc' or "abc" (into the header). */
+static int posenc_i_npy_string(posenc_i_npy_cur *c, const unsigned char **s, size_t *n) {
+  unsigned char quote;
+  posenc_i_npy_space(c);
+  if (c->p >= c->end || (*c->p != '\'' && *c->p != '"')) return posenc_i_npy_fail(c, POSENC_NPY_PROBLEM_SYNTAX);
+  quote = *c->p++;
+  *s = c->p;
+  while (c->p < c->end && *c->p != quote) {
+    if (*c->p == '\\' || *c->p < 0x20 || *c->p >= 0x7f) return posenc_i_npy_fail(c, POSENC_NPY_PROBLEM_SYNTAX);
+    c->p++;
+  }
+  if (c->p >= c->end) return posenc_i_npy_fail(c, POSENC_NPY_PROBLEM_SYNTAX);
+  *n = (size_t)(c->p - *s);
+  c->p++;
+  return 1;
+}
+
+static int posenc_i_npy_string_is(const unsigned char *s, size_t n, const char *text) {
+  return n == strlen(text) && memcmp(s, text, n) == 0;
+}
+
+/* A decimal integer as Python writes it: digits, no sign, no leading zero, no '_'. */
+static int posenc_i_npy_size(posenc_i_npy_cur *c, size_t *out) {
+  size_t value = 0;
+  const unsigned char *first;
+  posenc_i_npy_space(c);
+  first = c->p;
+  while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+    size_t digit = (size_t)(*c->p - '0');
+    if (value > (SIZE_MAX - digit) / 10) return posenc_i_npy_fail(c, POSENC_NPY_PROBLEM_TOO_LARGE);
+    value = value * 10 + digit;
+    c->p++;
+  }
+  if (c->p == first || (c->p - first > 1 && *first == '0')) return posenc_i_npy_fail(c, POSENC_NPY_PROBLEM_SHAPE);
+  *out = value;
+  return 1;
+}
+
+/* (), (n,), (a, b), (a, b,): "(n)" is an int in Python, not a tuple. */
+static int posenc_i_npy_shape(posenc_i_npy_cur *c, posenc_npy_info *info) {
+  info->ndim = 0;
+  if (!posenc_i_npy_char(c, '(')) return posenc_i_npy_fail(c, POSENC_NPY_PROBLEM_SHAPE);
+  if (posenc_i_npy_char(c, ')')) return 1;
+  for (;;) {
+    if (info->ndim == 4) return posenc_i_npy_fail(c, POSENC_NPY_PROBLEM_NDIM);
+    if (!posenc_i_npy_size(c, &info->shape[info->ndim++])) return 0;
+    if (posenc_i_npy_char(c, ')')) return info->ndim == 1 ? posenc_i_npy_fail(c, POSENC_NPY_PROBLEM_SHAPE) : 1;
+    if (!posenc_i_npy_char(c, ',')) return posenc_i_npy_fail(c, POSENC_NPY_PROBLEM_SHAPE);
+    if (posenc_i_npy_char(c, ')')) return 1;
+  }
+}
+
+static int posenc_i_npy_descr(posenc_i_npy_cur *c, posenc_npy_info *info) {
+  const unsigned char *s;
+  size_t n, i;
+  posenc_i_npy_space(c);
+  if (c->p < c->end && (*c->p == '[' || *c->p == '(')) return posenc_i_npy_fail(c, POSENC_NPY_PROBLEM_STRUCTURED);
+  if (!posenc_i_npy_string(c, &s, &n)) return 0;
+  for (i = 0; i < POSENC_I_NPY_TYPES; i++)
+    if (posenc_i_npy_string_is(s, n, posenc_i_npy_types[i].descr)) {
+      info->type = (posenc_npy_type)i;
+      info->item_size = posenc_i_npy_types[i].item_size;
+      return 1;
+    }
+  c->p = s; /* the problem is at the descr itself */
+  return posenc_i_npy_fail(c, n > 0 && s[0] == '>' ? POSENC_NPY_PROBLEM_BIG_ENDIAN : POSENC_NPY_PROBLEM_DTYPE);
+}
+
+static int posenc_i_npy_fortran(posenc_i_npy_cur *c) {
+  if (posenc_i_npy_word(c, "False")) return 1;
+  return posenc_i_npy_fail(c, posenc_i_npy_word(c, "True") ? POSENC_NPY_PROBLEM_FORTRAN : POSENC_NPY_PROBLEM_BOOL);
+}
+
+/* The dict: exactly 'descr', 'fortran_order' and 'shape', any order, each once, an optional
+ * trailing comma, then only whitespace. */
+static int posenc_i_npy_dict(posenc_i_npy_cur *c, posenc_npy_info *info) {
+  unsigned seen = 0;
+  if (!posenc_i_npy_char(c, '{')) return posenc_i_npy_fail(c, POSENC_NPY_PROBLEM_SYNTAX);
+  while (!posenc_i_npy_char(c, '}')) {
+    const unsigned char *key;
+    size_t n;
+    unsigned which;
+    int ok;
+    if (!posenc_i_npy_string(c, &key, &n)) return 0;
+    which = posenc_i_npy_string_is(key, n, "descr") ? 1u
+          : posenc_i_npy_string_is(key, n, "fortran_order") ? 2u
+          : posenc_i_npy_string_is(key, n, "shape") ? 4u : 0u;
+    if (!which || (seen & which)) {
+      c->p = key;
+      return posenc_i_npy_fail(c, which ? POSENC_NPY_PROBLEM_KEY_TWICE : POSENC_NPY_PROBLEM_KEY_UNKNOWN);
+    }
+    seen |= which;
+    if (!posenc_i_npy_char(c, ':')) return posenc_i_npy_fail(c, POSENC_NPY_PROBLEM_SYNTAX);
+    ok = which == 1u ? posenc_i_npy_descr(c, info) : which == 2u ? posenc_i_npy_fortran(c) : posenc_i_npy_shape(c, info);
+    if (!ok) return 0;
+    if (!posenc_i_npy_char(c, ',')) {
+      if (posenc_i_npy_char(c, '}')) break;
+      return posenc_i_npy_fail(c, POSENC_NPY_PROBLEM_SYNTAX);
+    }
+  }
+  if (seen != 7u) return posenc_i_npy_fail(c, POSENC_NPY_PROBLEM_KEY_MISSING);
+  posenc_i_npy_space(c);
+  return c->p == c->end ? 1 : posenc_i_npy_fail(c, POSENC_NPY_PROBLEM_SYNTAX);
+}
+
+/* Fills the problem fields of *info only (the rest is left as it was) and returns the status. */
+static posenc_status posenc_i_npy_refuse(posenc_npy_info *info, posenc_npy_problem problem, size_t at) {
+  info->problem = problem;
+  info->problem_at = at;
+  return problem == POSENC_NPY_PROBLEM_TOO_LARGE ? POSENC_ERR_OVERFLOW : POSENC_ERR_FORMAT;
+}
+
+POSENC_API posenc_status posenc_npy_parse(const void *buf, size_t len, posenc_npy_info *info) {
+  const unsigned char *b = (const unsigned char *)buf;
+  posenc_npy_info r;
+  posenc_i_npy_cur c;
+  size_t start, hlen, i, count = 1;
+  if (!buf || !info) return POSENC_ERR_NULL;
+  if (len < 6 || memcmp(b, posenc_i_npy_magic, 6) != 0) return posenc_i_npy_refuse(info, POSENC_NPY_PROBLEM_MAGIC, 0);
+  if (len < 8) return posenc_i_npy_refuse(info, POSENC_NPY_PROBLEM_TRUNCATED, len);
+  if (b[6] < 1 || b[6] > 3 || b[7] != 0) return posenc_i_npy_refuse(info, POSENC_NPY_PROBLEM_VERSION, 6);
+  start = b[6] == 1 ? 10 : 12;
+  if (len < start) return posenc_i_npy_refuse(info, POSENC_NPY_PROBLEM_TRUNCATED, len);
+  hlen = (size_t)b[8] | (size_t)b[9] << 8;
+  if (b[6] > 1) hlen |= (size_t)((uint32_t)b[10] << 16 | (uint32_t)b[11] << 24);
+  if (hlen > len - start) return posenc_i_npy_refuse(info, POSENC_NPY_PROBLEM_TRUNCATED, len);
+  memset(&r, 0, sizeof r);
+  c.start = b;
+  c.p = b + start;
+  c.end = c.p + hlen;
+  c.problem = POSENC_NPY_PROBLEM_NONE;
+  c.at = 0;
+  if (!posenc_i_npy_dict(&c, &r)) return posenc_i_npy_refuse(info, c.problem, c.at);
+  for (i = 0; i < r.ndim; i++)
+    if (r.shape[i] == 0) count = 0;
+  for (i = 0; count != 0 && i < r.ndim; i++) {
+    if (count > SIZE_MAX / r.shape[i]) return posenc_i_npy_refuse(info, POSENC_NPY_PROBLEM_TOO_LARGE, start);
+    count *= r.shape[i];
+  }
+  r.data_offset = start + hlen;
+  if (count > (SIZE_MAX - r.data_offset) / r.item_size)
+    return posenc_i_npy_refuse(info, POSENC_NPY_PROBLEM_TOO_LARGE, start);
+  r.count = count;
+  r.data_bytes = count * r.item_size;
+  r.version = b[6];
+  *info = r;
+  return POSENC_OK;
+}
+
+/* Decimal digits of v at out (no terminator); returns how many. */
+static size_t posenc_i_npy_digits(size_t v, char *out) {
+  char tmp[24];
+  size_t n = 0, i;
+  do { tmp[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+  for (i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+  return n;
+}
+
+POSENC_API posenc_status posenc_npy_header(posenc_npy_type type, size_t ndim, const size_t *shape,
+                                           void *out, size_t out_cap, size_t *len) {
+  static const char head[] = "{'descr': '", mid[] = "', 'fortran_order': False, 'shape': (";
+  char dict[192];
+  size_t n = 0, i, count = 1, total;
+  unsigned char *o = (unsigned char *)out;
+  if (!out || !len || (ndim > 0 && !shape)) return POSENC_ERR_NULL;
+  if (ndim > 4) return POSENC_ERR_SIZE;
+  if ((unsigned)type >= POSENC_I_NPY_TYPES) return POSENC_ERR_PARAM;
+  for (i = 0; i < ndim; i++)
+    if (shape[i] == 0) count = 0;
+  for (i = 0; count != 0 && i < ndim; i++) {
+    if (count > SIZE_MAX / shape[i]) return POSENC_ERR_OVERFLOW;
+    count *= shape[i];
+  }
+  if (count > SIZE_MAX / 2 / posenc_i_npy_types[type].item_size) return POSENC_ERR_OVERFLOW; /* + header */
+  memcpy(dict, head, sizeof head - 1); n += sizeof head - 1;
+  memcpy(dict + n, posenc_i_npy_types[type].descr, 3); n += 3;
+  memcpy(dict + n, mid, sizeof mid - 1); n += sizeof mid - 1;
+  for (i = 0; i < ndim; i++) {
+    if (i) { dict[n++] = ','; dict[n++] = ' '; }
+    n += posenc_i_npy_digits(shape[i], dict + n);
+  }
+  if (ndim == 1) dict[n++] = ',';
+  memcpy(dict + n, "), }", 4); n += 4;
+  total = (10 + n + 1 + 63) / 64 * 64; /* magic, version, u16 length, dict, '\n' */
+  if (out_cap < total) return POSENC_ERR_BUFFER;
+  memcpy(o, posenc_i_npy_magic, 6);
+  o[6] = 1; o[7] = 0;
+  o[8] = (unsigned char)((total - 10) & 0xff);
+  o[9] = (unsigned char)((total - 10) >> 8);
+  memcpy(o + 10, dict, n);
+  memset(o + 10 + n, ' ', total - 10 - n - 1);
+  o[total - 1] = '\n';
+  *len = total;
+  return POSENC_OK;
+}
 
 #ifdef __cplusplus
 }

@@ -449,17 +449,174 @@ static void POSENC_I_K(to_f32)(const unsigned char *src, posenc_dtype dtype, flo
   }
 }
 
+/* ---- masked add (posenc_i_scalar_add_fwd / _bwd in posenc.h, bit for bit) ---------------- */
+/* The dropout factor of 8 columns col .. col+7: 0 where lowbias32(key ^ col*0x9E3779B9) <
+ * threshold (unsigned; thr_s is threshold ^ 2^31 for the signed compare), else keep_scale. */
+POSENC_I_INLINE simde__m256 POSENC_I_K(keep8)(uint32_t key, size_t col, simde__m256i thr_s, simde__m256 ks) {
+  const simde__m256i lane = simde_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const simde__m256i sign = simde_mm256_set1_epi32((int32_t)0x80000000u);
+  simde__m256i c = simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)(uint32_t)col), lane);
+  simde__m256i h = simde_mm256_xor_si256(simde_mm256_set1_epi32((int32_t)key),
+                                         simde_mm256_mullo_epi32(c, simde_mm256_set1_epi32((int32_t)0x9E3779B9u)));
+  h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
+  h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x7feb352du));
+  h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 15));
+  h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x846ca68bu));
+  h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
+  return simde_mm256_andnot_ps(simde_mm256_castsi256_ps(simde_mm256_cmpgt_epi32(thr_s, simde_mm256_xor_si256(h, sign))), ks);
+}
+
+/* store8, or non-temporal (dst 32-byte aligned for f32, 16 for 16-bit types) */
+POSENC_I_INLINE void POSENC_I_K(store8s)(unsigned char *p, simde__m256 v, posenc_dtype dtype, int stream) {
+  if (!stream) { POSENC_I_K(store8)(p, v, dtype); return; }
+  if (dtype == POSENC_DTYPE_F32) {
+    POSENC_I_K(store_f32)(p, simde_mm256_castps256_ps128(v), 1);
+    POSENC_I_K(store_f32)(p + 16, simde_mm256_extractf128_ps(v, 1), 1);
+  } else {
+    simde__m128i h = dtype == POSENC_DTYPE_F16 ? simde_mm256_cvtps_ph(v, SIMDE_MM_FROUND_TO_NEAREST_INT)
+                                               : POSENC_I_K(bf16_8)(v);
+    simde_mm_stream_si128((simde__m128i *)(void *)p, h);
+  }
+}
+
+POSENC_I_INLINE simde__m256 POSENC_I_K(fwd8)(const unsigned char *x, const unsigned char *p, posenc_dtype xt,
+                                             posenc_dtype pt, simde__m256 sc) {
+  return simde_mm256_add_ps(simde_mm256_mul_ps(POSENC_I_K(load8)(x, xt), sc), POSENC_I_K(load8)(p, pt));
+}
+
+POSENC_I_INLINE void POSENC_I_K(add_fwd_rows)(const posenc_i_add_job *job, posenc_dtype xt, posenc_dtype pt,
+                                              posenc_dtype yt) {
+  const size_t xs = xt == POSENC_DTYPE_F32 ? 4 : 2, ps = pt == POSENC_DTYPE_F32 ? 4 : 2;
+  const size_t ys = yt == POSENC_DTYPE_F32 ? 4 : 2;
+  const size_t n = job->n, nv = n - n % 8, rest = n - nv, col0 = job->col0, nrows = job->nrows;
+  const simde__m256 sc = simde_mm256_set1_ps(job->scale), ks = simde_mm256_set1_ps(job->keep_scale);
+  const simde__m256i thr = simde_mm256_set1_epi32((int32_t)(job->threshold ^ 0x80000000u));
+  const uint32_t *const keys = job->keys;
+  const unsigned char *x = job->x, *p = job->p;
+  unsigned char *y = job->y;
+  const ptrdiff_t xst = job->x_stride, pst = job->p_stride, yst = job->y_stride;
+  const int want_stream = job->stream;
+  size_t r, j;
+  for (r = 0; r < nrows; r++, x += xst, p += pst, y += yst) {
+    const int stream = want_stream && (uintptr_t)y % 32 == 0;
+    if (keys) {
+      const uint32_t key = keys[r];
+      for (j = 0; j < nv; j += 8) {
+        simde__m256 v = POSENC_I_K(fwd8)(x + j * xs, p + j * ps, xt, pt, sc);
+        POSENC_I_K(store8s)(y + j * ys, simde_mm256_mul_ps(v, POSENC_I_K(keep8)(key, col0 + j, thr, ks)), yt, stream);
+      }
+    } else if (stream) {
+      for (j = 0; j < nv; j += 8) POSENC_I_K(store8s)(y + j * ys, POSENC_I_K(fwd8)(x + j * xs, p + j * ps, xt, pt, sc), yt, 1);
+    } else {
+      for (j = 0; j < nv; j += 8) POSENC_I_K(store8)(y + j * ys, POSENC_I_K(fwd8)(x + j * xs, p + j * ps, xt, pt, sc), yt);
+    }
+    if (rest) { /* the same vector code on zero-padded copies */
+      unsigned char tx[32], tp[32], ty[32];
+      simde__m256 v;
+      memset(tx, 0, sizeof tx); memset(tp, 0, sizeof tp);
+      memcpy(tx, x + nv * xs, rest * xs); memcpy(tp, p + nv * ps, rest * ps);
+      v = POSENC_I_K(fwd8)(tx, tp, xt, pt, sc);
+      if (keys) v = simde_mm256_mul_ps(v, POSENC_I_K(keep8)(keys[r], col0 + nv, thr, ks));
+      POSENC_I_K(store8)(ty, v, yt);
+      memcpy(y + nv * ys, ty, rest * ys);
+    }
+  }
+  if (want_stream) simde_mm_sfence();
+}
+
+static void POSENC_I_K(add_fwd)(const posenc_i_add_job *job) {
+  const posenc_dtype xt = job->x_dtype, pt = job->p_dtype, yt = job->y_dtype;
+  if (xt == pt && pt == yt) { /* the common cases get loops with constant dtypes */
+    if (xt == POSENC_DTYPE_F32) POSENC_I_K(add_fwd_rows)(job, POSENC_DTYPE_F32, POSENC_DTYPE_F32, POSENC_DTYPE_F32);
+    else if (xt == POSENC_DTYPE_BF16) POSENC_I_K(add_fwd_rows)(job, POSENC_DTYPE_BF16, POSENC_DTYPE_BF16, POSENC_DTYPE_BF16);
+    else POSENC_I_K(add_fwd_rows)(job, POSENC_DTYPE_F16, POSENC_DTYPE_F16, POSENC_DTYPE_F16);
+  } else if (pt == POSENC_DTYPE_F32 && xt == yt) {
+    if (xt == POSENC_DTYPE_F32) POSENC_I_K(add_fwd_rows)(job, POSENC_DTYPE_F32, POSENC_DTYPE_F32, POSENC_DTYPE_F32);
+    else if (xt == POSENC_DTYPE_BF16) POSENC_I_K(add_fwd_rows)(job, POSENC_DTYPE_BF16, POSENC_DTYPE_F32, POSENC_DTYPE_BF16);
+    else POSENC_I_K(add_fwd_rows)(job, POSENC_DTYPE_F16, POSENC_DTYPE_F32, POSENC_DTYPE_F16);
+  } else {
+    POSENC_I_K(add_fwd_rows)(job, xt, pt, yt);
+  }
+}
+
+/* has_keys, has_y, has_g: constants at each call site (the loop has no branch left) */
+POSENC_I_INLINE void POSENC_I_K(add_bwd_rows)(const posenc_i_add_job *job, posenc_dtype xt, posenc_dtype yt,
+                                              int has_keys, int has_y, int has_g) {
+  const size_t xs = xt == POSENC_DTYPE_F32 ? 4 : 2, ys = yt == POSENC_DTYPE_F32 ? 4 : 2;
+  const size_t n = job->n, nv = n - n % 8, rest = n - nv, col0 = job->col0, nrows = job->nrows;
+  const simde__m256 sc = simde_mm256_set1_ps(job->scale), ks = simde_mm256_set1_ps(job->keep_scale);
+  const simde__m256i thr = simde_mm256_set1_epi32((int32_t)(job->threshold ^ 0x80000000u));
+  const uint32_t *const keys = job->keys;
+  const unsigned char *x = job->x;
+  unsigned char *y = job->y;
+  float *gt = job->gt;
+  const ptrdiff_t xst = job->x_stride, yst = job->y_stride, gst = job->gt_stride;
+  const int want_stream = has_y && job->stream;
+  size_t r, j;
+  for (r = 0; r < nrows; r++, x += xst) {
+    unsigned char *yr = has_y ? y + (ptrdiff_t)r * yst : NULL;
+    float *g = has_g ? gt + (ptrdiff_t)r * gst : NULL;
+    const int stream = want_stream && (uintptr_t)yr % 32 == 0;
+    const uint32_t key = has_keys ? keys[r] : 0u;
+    for (j = 0; j < nv; j += 8) {
+      simde__m256 v = POSENC_I_K(load8)(x + j * xs, xt);
+      if (has_keys) v = simde_mm256_mul_ps(v, POSENC_I_K(keep8)(key, col0 + j, thr, ks));
+      if (has_y) POSENC_I_K(store8s)(yr + j * ys, simde_mm256_mul_ps(v, sc), yt, stream);
+      if (has_g) simde_mm256_storeu_ps(g + j, simde_mm256_add_ps(simde_mm256_loadu_ps(g + j), v));
+    }
+    if (rest) { /* the same vector code on zero-padded copies */
+      unsigned char tx[32], ty[32];
+      float tg[8];
+      simde__m256 v;
+      memset(tx, 0, sizeof tx); memset(tg, 0, sizeof tg);
+      memcpy(tx, x + nv * xs, rest * xs);
+      v = POSENC_I_K(load8)(tx, xt);
+      if (has_keys) v = simde_mm256_mul_ps(v, POSENC_I_K(keep8)(key, col0 + nv, thr, ks));
+      if (has_y) {
+        POSENC_I_K(store8)(ty, simde_mm256_mul_ps(v, sc), yt);
+        memcpy(yr + nv * ys, ty, rest * ys);
+      }
+      if (has_g) {
+        memcpy(tg, g + nv, rest * sizeof(float));
+        simde_mm256_storeu_ps(tg, simde_mm256_add_ps(simde_mm256_loadu_ps(tg), v));
+        memcpy(g + nv, tg, rest * sizeof(float));
+      }
+    }
+  }
+  if (want_stream) simde_mm_sfence();
+}
+
+static void POSENC_I_K(add_bwd)(const posenc_i_add_job *job) {
+  const posenc_dtype xt = job->x_dtype, yt = job->y ? job->y_dtype : POSENC_DTYPE_F32;
+  const int k = job->keys != NULL, hy = job->y != NULL, hg = job->gt != NULL;
+  if (xt == POSENC_DTYPE_F32 && yt == POSENC_DTYPE_F32 && !k) { /* the common case: no dropout, f32 */
+    if (hy && hg) POSENC_I_K(add_bwd_rows)(job, POSENC_DTYPE_F32, POSENC_DTYPE_F32, 0, 1, 1);
+    else if (hy) POSENC_I_K(add_bwd_rows)(job, POSENC_DTYPE_F32, POSENC_DTYPE_F32, 0, 1, 0);
+    else POSENC_I_K(add_bwd_rows)(job, POSENC_DTYPE_F32, POSENC_DTYPE_F32, 0, 0, 1);
+  } else if (hy && hg) {
+    if (k) POSENC_I_K(add_bwd_rows)(job, xt, yt, 1, 1, 1); else POSENC_I_K(add_bwd_rows)(job, xt, yt, 0, 1, 1);
+  } else if (hy) {
+    if (k) POSENC_I_K(add_bwd_rows)(job, xt, yt, 1, 1, 0); else POSENC_I_K(add_bwd_rows)(job, xt, yt, 0, 1, 0);
+  } else {
+    if (k) POSENC_I_K(add_bwd_rows)(job, xt, yt, 1, 0, 1); else POSENC_I_K(add_bwd_rows)(job, xt, yt, 0, 0, 1);
+  }
+}
+
 /* ARMv7 NEON flushes subnormal f32 operands and results to zero, VFP does not: rotation there
  * runs the scalar kernel (on VFP) so that its bits match every other backend. */
 #if defined(__arm__) && !defined(__aarch64__)
 #  define POSENC_I_SIMD_ROTATE NULL
+#  define POSENC_I_SIMD_ADD_FWD NULL  /* the masked add: likewise (x*scale + P can be subnormal) */
+#  define POSENC_I_SIMD_ADD_BWD NULL
 #else
 #  define POSENC_I_SIMD_ROTATE POSENC_I_K(rotate)
+#  define POSENC_I_SIMD_ADD_FWD POSENC_I_K(add_fwd)
+#  define POSENC_I_SIMD_ADD_BWD POSENC_I_K(add_bwd)
 #endif
 
 extern const posenc_i_backend POSENC_I_SIMD_BACKEND;
 const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(sincos_rows), POSENC_I_SIMD_ROTATE,
-                                                 POSENC_I_K(to_f32)};
+                                                 POSENC_I_K(to_f32), POSENC_I_SIMD_ADD_FWD, POSENC_I_SIMD_ADD_BWD};
 
 #ifdef __cplusplus
 }
