@@ -8,7 +8,7 @@
 #include "cli_common.h"
 #include "cli_parse.h"
 
-const char *const command_names[CMD_COUNT] = {"", "info", "table", "rope"};
+const char *const command_names[CMD_COUNT] = {"", "info", "table", "rope", "embed", "analyze"};
 
 /* ---- commands and their kinds ---------------------------------------------------------------- */
 
@@ -22,22 +22,31 @@ static const struct leaf_spec leaf_specs[LEAF_COUNT] = {
   [LEAF_NONE] = {CMD_NONE, NULL, "posenc"},
   [LEAF_INFO] = {CMD_INFO, NULL, "posenc info"},
   [LEAF_TABLE_SINUSOIDAL] = {CMD_TABLE, "sinusoidal", "posenc table sinusoidal"},
+  [LEAF_TABLE_LEARNED] = {CMD_TABLE, "learned", "posenc table learned"},
+  [LEAF_TABLE_SINCOS2D] = {CMD_TABLE, "sincos2d", "posenc table sincos2d"},
   [LEAF_ROPE_FREQS] = {CMD_ROPE, "freqs", "posenc rope freqs"},
   [LEAF_ROPE_TABLE] = {CMD_ROPE, "table", "posenc rope table"},
   [LEAF_ROPE_APPLY] = {CMD_ROPE, "apply", "posenc rope apply"},
+  [LEAF_EMBED] = {CMD_EMBED, NULL, "posenc embed"},
+  [LEAF_ANALYZE] = {CMD_ANALYZE, NULL, "posenc analyze"},
 };
 
 const char *leaf_title(enum leaf leaf) { return leaf_specs[leaf].title; }
 
 /* The kinds a command expects, for "unknown ... (expected ...)". */
 static const char *expected_kinds(enum command command) {
-  return command == CMD_TABLE ? "sinusoidal" : "freqs, table or apply";
+  return command == CMD_TABLE ? "sinusoidal, learned or sincos2d" : "freqs, table or apply";
 }
 
 /* ---- the option table ------------------------------------------------------------------------ */
 
 #define IN(leaf) (1u << (leaf))
 #define IN_SINUSOIDAL IN(LEAF_TABLE_SINUSOIDAL)
+#define IN_LEARNED IN(LEAF_TABLE_LEARNED)
+#define IN_SINCOS2D IN(LEAF_TABLE_SINCOS2D)
+#define IN_TABLES (IN_SINUSOIDAL | IN_LEARNED | IN_SINCOS2D)
+#define IN_EMBED IN(LEAF_EMBED)
+#define IN_ANALYZE IN(LEAF_ANALYZE)
 #define IN_FREQS IN(LEAF_ROPE_FREQS)
 #define IN_RTABLE IN(LEAF_ROPE_TABLE)
 #define IN_APPLY IN(LEAF_ROPE_APPLY)
@@ -56,17 +65,17 @@ static const struct option_spec option_specs[OPT_COUNT] = {
   [OPT_HELP] = {"help", 'h', "--help", 0, IN_ALL},
   [OPT_VERSION] = {"version", 0, "--version", 0, IN_ALL},
   [OPT_ISA] = {"isa", 0, "--isa", 1, IN_ALL},
-  [OPT_POSITIONS] = {"positions", 0, "--positions", 1, IN_SINUSOIDAL | IN_RTABLE | IN_APPLY},
-  [OPT_DIM] = {"dim", 0, "--dim", 1, IN_SINUSOIDAL},
-  [OPT_BASE] = {"base", 0, "--base", 1, IN_SINUSOIDAL | IN_ROPE},
-  [OPT_START] = {"start", 0, "--start", 1, IN_SINUSOIDAL | IN_RTABLE | IN_APPLY},
+  [OPT_POSITIONS] = {"positions", 0, "--positions", 1, IN_SINUSOIDAL | IN_RTABLE | IN_APPLY | IN_EMBED},
+  [OPT_DIM] = {"dim", 0, "--dim", 1, IN_TABLES},
+  [OPT_BASE] = {"base", 0, "--base", 1, IN_SINUSOIDAL | IN_SINCOS2D | IN_ROPE},
+  [OPT_START] = {"start", 0, "--start", 1, IN_SINUSOIDAL | IN_RTABLE | IN_APPLY | IN_EMBED},
   [OPT_LAYOUT] = {"layout", 0, "--layout", 1, IN_SINUSOIDAL | IN_RTABLE | IN_APPLY},
-  [OPT_DTYPE] = {"dtype", 0, "--dtype", 1, IN_SINUSOIDAL | IN_RTABLE},
-  [OPT_FORMAT] = {"format", 0, "--format", 1, IN_SINUSOIDAL | IN_FREQS},
-  [OPT_NAME] = {"name", 0, "--name", 1, IN_SINUSOIDAL},
-  [OPT_OUTPUT] = {"output", 'o', "-o/--output", 1, IN_SINUSOIDAL | IN_ROPE},
-  [OPT_ROWS] = {"rows", 0, "--rows", 1, IN_RTABLE},
-  [OPT_IN] = {"in", 0, "--in", 1, IN_APPLY},
+  [OPT_DTYPE] = {"dtype", 0, "--dtype", 1, IN_TABLES | IN_RTABLE | IN_EMBED},
+  [OPT_FORMAT] = {"format", 0, "--format", 1, IN_TABLES | IN_FREQS},
+  [OPT_NAME] = {"name", 0, "--name", 1, IN_TABLES},
+  [OPT_OUTPUT] = {"output", 'o', "-o/--output", 1, IN_TABLES | IN_ROPE | IN_EMBED},
+  [OPT_ROWS] = {"rows", 0, "--rows", 1, IN_RTABLE | IN_LEARNED},
+  [OPT_IN] = {"in", 0, "--in", 1, IN_APPLY | IN_EMBED},
   [OPT_K] = {"k", 0, "--k", 1, IN_APPLY},
   [OPT_K_OUT] = {"k-out", 0, "--k-out", 1, IN_APPLY},
   [OPT_INVERSE] = {"inverse", 0, "--inverse", 0, IN_APPLY},
@@ -93,6 +102,23 @@ static const struct option_spec option_specs[OPT_COUNT] = {
   [OPT_MROPE_SECTION] = {"mrope-section", 0, "--mrope-section", 1, IN_ROPE},
   [OPT_MROPE_INTERLEAVED] = {"mrope-interleaved", 0, "--mrope-interleaved", 0, IN_ROPE},
   [OPT_HF_COMPAT] = {"hf-compat", 0, "--hf-compat", 0, IN_ROPE},
+  [OPT_FREQS] = {"freqs", 0, "--freqs", 1, IN_SINUSOIDAL},
+  [OPT_MIN_TIMESCALE] = {"min-timescale", 0, "--min-timescale", 1, IN_SINUSOIDAL},
+  [OPT_INIT] = {"init", 0, "--init", 1, IN_LEARNED},
+  [OPT_SEED] = {"seed", 0, "--seed", 1, IN_LEARNED | IN_EMBED},
+  [OPT_STD] = {"std", 0, "--std", 1, IN_LEARNED},
+  [OPT_GRID] = {"grid", 0, "--grid", 1, IN_SINCOS2D},
+  [OPT_CLS_TOKEN] = {"cls-token", 0, "--cls-token", 0, IN_SINCOS2D},
+  [OPT_IDS] = {"ids", 0, "--ids", 1, IN_EMBED},
+  [OPT_MASK] = {"mask", 0, "--mask", 1, IN_EMBED},
+  [OPT_TABLE] = {"table", 0, "--table", 1, IN_EMBED},
+  [OPT_SINUSOIDAL] = {"sinusoidal", 0, "--sinusoidal", 0, IN_EMBED},
+  [OPT_SCALE] = {"scale", 0, "--scale", 1, IN_EMBED},
+  [OPT_PADDING_ID] = {"padding-id", 0, "--padding-id", 1, IN_EMBED},
+  [OPT_POS_IDS] = {"pos-ids", 0, "--pos-ids", 1, IN_EMBED},
+  [OPT_OOB] = {"oob", 0, "--oob", 1, IN_EMBED},
+  [OPT_DROPOUT] = {"dropout", 0, "--dropout", 1, IN_EMBED},
+  [OPT_TOP] = {"top", 0, "--top", 1, IN_ANALYZE},
 };
 
 const char *option_label(enum option_id id) { return option_specs[id].label; }
@@ -131,17 +157,24 @@ static int find_option(const char *arg, const char **inline_value) {
 
 /* An option before any command: say which command(s) it belongs to. */
 static int option_needs_command(const char *arg, unsigned leaves) {
-  const char *first = NULL, *second = NULL;
+  char list[160];
+  size_t len = 0, n = 0, total = 0;
   int cmd;
-  for (cmd = CMD_INFO; cmd < CMD_COUNT; cmd++) {
+  for (cmd = CMD_INFO; cmd < CMD_COUNT; cmd++) total += command_accepts((enum command)cmd, leaves);
+  list[0] = '\0';
+  for (cmd = CMD_INFO; cmd < CMD_COUNT && len < sizeof list; cmd++) {
+    int w;
     if (!command_accepts((enum command)cmd, leaves)) continue;
-    if (!first) first = command_names[cmd];
-    else second = command_names[cmd];
+    n++;
+    w = snprintf(list + len, sizeof list - len, "%s'posenc %s'", n == 1 ? "" : n == total ? " or " : ", ",
+                 command_names[cmd]);
+    if (w < 0) break;
+    len += (size_t)w;
   }
-  if (second)
-    cli_error("option '%s' must follow a command ('posenc %s' or 'posenc %s')", arg, first, second);
+  if (total > 1)
+    cli_error("option '%s' must follow a command (%s)", arg, list);
   else
-    cli_error("option '%s' must follow the command 'posenc %s'", arg, first ? first : "?");
+    cli_error("option '%s' must follow the command %s", arg, total ? list : "?");
   return EXIT_USAGE;
 }
 
@@ -186,16 +219,18 @@ static int take_word(const char *word, struct raw_args *args) {
   if (args->command == CMD_NONE) {
     int cmd = lookup_name(command_names + 1, CMD_COUNT - 1, word);
     if (cmd < 0) {
-      cli_error("unknown command '%s' (expected info, table or rope)", word);
+      cli_error("unknown command '%s' (expected info, table, rope, embed or analyze)", word);
       return EXIT_USAGE;
     }
     args->command = (enum command)(cmd + 1);
-    if (args->command == CMD_INFO) args->leaf = LEAF_INFO;
+    for (leaf = 0; leaf < LEAF_COUNT; leaf++) /* a command without kinds is its own leaf */
+      if (leaf_specs[leaf].command == args->command && !leaf_specs[leaf].kind) args->leaf = (enum leaf)leaf;
     return EXIT_SUCCESS;
   }
-  if (args->command != CMD_INFO && !args->kind) {
+  if (args->leaf == LEAF_NONE) {
     for (leaf = 0; leaf < LEAF_COUNT; leaf++)
-      if (leaf_specs[leaf].command == args->command && strcmp(leaf_specs[leaf].kind, word) == 0) {
+      if (leaf_specs[leaf].command == args->command && leaf_specs[leaf].kind &&
+          strcmp(leaf_specs[leaf].kind, word) == 0) {
         args->kind = word;
         args->leaf = (enum leaf)leaf;
         return EXIT_SUCCESS;
@@ -203,6 +238,10 @@ static int take_word(const char *word, struct raw_args *args) {
     cli_error("unknown %s kind '%s' (expected %s)", command_names[args->command], word,
               expected_kinds(args->command));
     return EXIT_USAGE;
+  }
+  if (args->leaf == LEAF_ANALYZE && !args->operand) {
+    args->operand = word;
+    return EXIT_SUCCESS;
   }
   cli_error("unexpected argument '%s'", word);
   return EXIT_USAGE;
@@ -239,7 +278,9 @@ int bad_value(enum option_id id, const char *text, const char *why) {
 }
 
 int missing_option(enum option_id id, enum leaf leaf) {
-  const char *help = leaf == LEAF_TABLE_SINUSOIDAL ? "posenc table --help" : "posenc rope --help";
+  const char *help = leaf == LEAF_EMBED ? "posenc embed --help"
+                   : leaf == LEAF_ANALYZE ? "posenc analyze --help"
+                   : leaf_specs[leaf].command == CMD_TABLE ? "posenc table --help" : "posenc rope --help";
   cli_error("missing %s (see '%s')", option_specs[id].label, help);
   return EXIT_USAGE;
 }
@@ -313,5 +354,21 @@ int convert_output(const struct raw_args *args, enum option_id id, const char **
   if (!text || strcmp(text, "-") == 0) return EXIT_SUCCESS; /* "-o -": stdout */
   if (text[0] == '\0') return bad_value(id, "", "empty file name");
   *out = text;
+  return EXIT_SUCCESS;
+}
+
+int convert_seed(const struct raw_args *args, enum option_id id, uint64_t *out) {
+  const char *text = args->value[id];
+  uint64_t value = 0;
+  const char *p;
+  if (!text) return EXIT_SUCCESS;
+  if (!*text) return bad_value(id, text, "expected a decimal integer");
+  for (p = text; *p; p++) {
+    unsigned digit = (unsigned)(*p - '0');
+    if (digit > 9) return bad_value(id, text, "expected a decimal integer in 0 .. 18446744073709551615");
+    if (value > (UINT64_MAX - digit) / 10) return bad_value(id, text, "out of range (at most 18446744073709551615)");
+    value = value * 10 + digit;
+  }
+  *out = value;
   return EXIT_SUCCESS;
 }

@@ -7,16 +7,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum command { CMD_NONE, CMD_INFO, CMD_TABLE, CMD_ROPE, CMD_COUNT };
+enum command { CMD_NONE, CMD_INFO, CMD_TABLE, CMD_ROPE, CMD_EMBED, CMD_ANALYZE, CMD_COUNT };
 
 /* What a command line finally runs: a command and, for table and rope, its kind. */
 enum leaf {
   LEAF_NONE,            /* no command, or table/rope without a kind */
   LEAF_INFO,
   LEAF_TABLE_SINUSOIDAL,
+  LEAF_TABLE_LEARNED,
+  LEAF_TABLE_SINCOS2D,
   LEAF_ROPE_FREQS,
   LEAF_ROPE_TABLE,
   LEAF_ROPE_APPLY,
+  LEAF_EMBED,
+  LEAF_ANALYZE,
   LEAF_COUNT
 };
 
@@ -34,6 +38,13 @@ enum option_id {
   OPT_MSCALE_ALL_DIM, OPT_LOW_FREQ_FACTOR, OPT_HIGH_FREQ_FACTOR, OPT_SHORT_FACTOR,
   OPT_LONG_FACTOR, OPT_FREQ_FACTORS, OPT_ATTENTION_FACTOR, OPT_MROPE_SECTION,
   OPT_MROPE_INTERLEAVED, OPT_HF_COMPAT,
+  /* table sinusoidal / learned / sincos2d */
+  OPT_FREQS, OPT_MIN_TIMESCALE, OPT_INIT, OPT_SEED, OPT_STD, OPT_GRID, OPT_CLS_TOKEN,
+  /* embed */
+  OPT_IDS, OPT_MASK, OPT_TABLE, OPT_SINUSOIDAL, OPT_SCALE, OPT_PADDING_ID, OPT_POS_IDS, OPT_OOB,
+  OPT_DROPOUT,
+  /* analyze */
+  OPT_TOP,
   OPT_COUNT
 };
 
@@ -43,10 +54,11 @@ struct raw_args {
   enum command command;
   enum leaf leaf;
   const char *kind;             /* the word after table / rope */
+  const char *operand;          /* analyze: the file */
   const char *value[OPT_COUNT]; /* as given; "" for a flag that is present; NULL if absent */
 };
 
-/* "info", "table", "rope" (index by enum command; CMD_NONE is ""). */
+/* "info", "table", "rope", "embed", "analyze" (index by enum command; CMD_NONE is ""). */
 extern const char *const command_names[CMD_COUNT];
 
 /* "posenc rope freqs" and so on, for messages. */
@@ -80,5 +92,7 @@ int convert_choice(const struct raw_args *args, enum option_id id, const char *c
                    size_t count, const char *expected, int *out);
 /* An optional output path: NULL (stdout) when absent or "-"; an empty name is an error. */
 int convert_output(const struct raw_args *args, enum option_id id, const char **out);
+/* An optional seed: decimal, 0 .. 2^64-1. */
+int convert_seed(const struct raw_args *args, enum option_id id, uint64_t *out);
 
 #endif /* POSENC_CLI_ARGS_H */

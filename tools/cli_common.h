@@ -24,4 +24,7 @@ struct byte_span {
  * the function that detects it; callers only pass the exit status up. */
 void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 
+/* cli_error, then returns EXIT_USAGE: for errors in the command line. */
+int cli_usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+
 #endif /* POSENC_CLI_COMMON_H */

@@ -85,54 +85,38 @@ static void text_printf(struct text *t, const char *fmt, ...) {
 }
 
 /* ---- .npy ----------------------------------------------------------------------------------
- * Format 1.0: magic, version, little-endian u16 header length, a Python dict literal padded with
- * spaces and ended by '\n' so that the data starts at a multiple of 64 bytes. */
+ * Format 1.0, header by posenc_npy_header (the data starts at a multiple of 64 bytes). */
 
-const char *npy_descr(posenc_dtype dtype) {
+posenc_npy_type npy_type_of(posenc_dtype dtype) {
   switch (dtype) {
-    case POSENC_DTYPE_F32: return "<f4";
-    case POSENC_DTYPE_F16: return "<f2";
-    case POSENC_DTYPE_BF16: return "<u2"; /* NumPy has no bfloat16: the raw bits */
+    case POSENC_DTYPE_F32: return POSENC_NPY_F32;
+    case POSENC_DTYPE_F16: return POSENC_NPY_F16;
+    case POSENC_DTYPE_BF16: return POSENC_NPY_U16; /* NumPy has no bfloat16: the raw bits */
   }
-  return "|V1";
+  return POSENC_NPY_F32;
 }
 
-enum { NPY_MAX_NDIM_OUT = 8 };
-
-int render_npy_array(const char *descr, const size_t *shape, size_t ndim, const void *bytes,
+int render_npy_array(posenc_npy_type type, const size_t *shape, size_t ndim, const void *bytes,
                      size_t size, struct rendered_table *out) {
-  static const char magic[8] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0};
-  char dict[64 + 24 * NPY_MAX_NDIM_OUT];
-  int dict_len = 0;
-  size_t i, total, header_len;
-  char *header;
+  unsigned char *header;
+  size_t len;
+  posenc_status st;
   out->count = 0;
   out->owned = NULL;
-  if (ndim > NPY_MAX_NDIM_OUT) {
-    cli_error("internal error: too many dimensions for .npy output");
-    return EXIT_FAILURE;
-  }
-  /* shape as a Python tuple: (), (n,), (a, b) */
-  dict_len += snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
-  for (i = 0; i < ndim; i++)
-    dict_len += snprintf(dict + dict_len, sizeof dict - (size_t)dict_len, "%s%zu", i ? ", " : "", shape[i]);
-  dict_len += snprintf(dict + dict_len, sizeof dict - (size_t)dict_len, "%s), }", ndim == 1 ? "," : "");
-  total = (sizeof magic + 2 + (size_t)dict_len + 1 + 63) / 64 * 64;
-  header_len = total - sizeof magic - 2;
-  header = malloc(total);
+  header = malloc(POSENC_NPY_HEADER_MAX);
   if (!header) {
     cli_error("out of memory");
     return EXIT_FAILURE;
   }
-  memcpy(header, magic, sizeof magic);
-  header[8] = (char)(header_len & 0xff);
-  header[9] = (char)(header_len >> 8);
-  memcpy(header + 10, dict, (size_t)dict_len);
-  memset(header + 10 + dict_len, ' ', header_len - (size_t)dict_len - 1);
-  header[total - 1] = '\n';
-  out->owned = header;
+  st = posenc_npy_header(type, ndim, shape, header, POSENC_NPY_HEADER_MAX, &len);
+  if (st != POSENC_OK) {
+    free(header);
+    cli_error("internal error: .npy header: %s", posenc_strerror(st));
+    return EXIT_FAILURE;
+  }
+  out->owned = (char *)header;
   out->spans[0].data = header;
-  out->spans[0].size = total;
+  out->spans[0].size = len;
   out->spans[1].data = bytes;
   out->spans[1].size = size;
   out->count = 2;
@@ -143,7 +127,7 @@ static int render_npy(const struct table_view *table, struct rendered_table *out
   size_t shape[2];
   shape[0] = table->rows;
   shape[1] = table->cols;
-  return render_npy_array(npy_descr(table->dtype), shape, 2, table->bytes, table->size, out);
+  return render_npy_array(npy_type_of(table->dtype), shape, 2, table->bytes, table->size, out);
 }
 
 /* ---- C header ------------------------------------------------------------------------------ */

@@ -47,13 +47,13 @@ int render_table(const struct table_view *table, enum table_format format,
 
 void rendered_table_free(struct rendered_table *rendered);
 
-/* The .npy descr of a posenc dtype: "<f4", "<f2", and "<u2" for bf16 (NumPy has no bfloat16:
- * the raw bits). */
-const char *npy_descr(posenc_dtype dtype);
+/* The .npy type of a posenc dtype: <f4, <f2, and <u2 for bf16 (NumPy has no bfloat16: the raw
+ * bits). */
+posenc_npy_type npy_type_of(posenc_dtype dtype);
 
-/* A .npy 1.0 file of any array (C order, at most 8 dimensions) whose elements are already
- * little-endian: descr is its dtype ("<f8", ...). Release with rendered_table_free. */
-int render_npy_array(const char *descr, const size_t *shape, size_t ndim, const void *bytes,
+/* A .npy 1.0 file of any array (C order, at most 4 dimensions) whose elements are already
+ * little-endian. Release with rendered_table_free. */
+int render_npy_array(posenc_npy_type type, const size_t *shape, size_t ndim, const void *bytes,
                      size_t size, struct rendered_table *out);
 
 #endif /* POSENC_CLI_FORMAT_H */

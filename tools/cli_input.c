@@ -79,7 +79,7 @@ int npy_load(const char *label, const char *path, struct npy_input *in) {
     return input_error(in, "%s", why);
   }
   /* the payload to the start of the (malloc-aligned) block, then to host order */
-  memmove(bytes, bytes + in->info.data_offset, in->info.data_size);
+  memmove(bytes, bytes + in->info.data_offset, in->info.data_bytes);
   table_to_little_endian(bytes, in->info.count, in->info.item_size);
   in->data = bytes;
   return EXIT_SUCCESS;
@@ -91,20 +91,20 @@ void npy_input_free(struct npy_input *in) {
 }
 
 int npy_positive_floats(const struct npy_input *in, size_t count, float *out) {
-  const struct npy_info *info = &in->info;
+  const posenc_npy_info *info = &in->info;
   char shape[64];
   size_t i;
-  if (info->dtype != NPY_DTYPE_F2 && info->dtype != NPY_DTYPE_F4 && info->dtype != NPY_DTYPE_F8)
+  if (info->type != POSENC_NPY_F16 && info->type != POSENC_NPY_F32 && info->type != POSENC_NPY_F64)
     return input_error(in, "dtype %s, expected a float array (<f4, <f8 or <f2)",
-                       npy_dtype_descr(info->dtype));
+                       npy_dtype_descr(info->type));
   if (info->ndim != 1 || info->count != count)
     return input_error(in, "shape %s, expected (%zu,): one factor per rotary pair",
                        input_shape(in, shape, sizeof shape), count);
   for (i = 0; i < count; i++) {
     double v;
-    if (info->dtype == NPY_DTYPE_F8) {
+    if (info->type == POSENC_NPY_F64) {
       memcpy(&v, in->data + 8 * i, 8);
-    } else if (info->dtype == NPY_DTYPE_F4) {
+    } else if (info->type == POSENC_NPY_F32) {
       float f;
       memcpy(&f, in->data + 4 * i, 4);
       v = f;
@@ -123,14 +123,14 @@ int npy_positive_floats(const struct npy_input *in, size_t count, float *out) {
 }
 
 int npy_positions(const struct npy_input *in, int32_t *out) {
-  const struct npy_info *info = &in->info;
+  const posenc_npy_info *info = &in->info;
   size_t i;
-  if (info->dtype != NPY_DTYPE_I4 && info->dtype != NPY_DTYPE_I8)
+  if (info->type != POSENC_NPY_I32 && info->type != POSENC_NPY_I64)
     return input_error(in, "dtype %s, expected integer positions (<i4 or <i8)",
-                       npy_dtype_descr(info->dtype));
+                       npy_dtype_descr(info->type));
   for (i = 0; i < info->count; i++) {
     int64_t v;
-    if (info->dtype == NPY_DTYPE_I8) {
+    if (info->type == POSENC_NPY_I64) {
       memcpy(&v, in->data + 8 * i, 8);
     } else {
       int32_t w;

@@ -12,7 +12,7 @@
 struct npy_input {
   const char *label;      /* the option that named the file, for messages */
   const char *path;
-  struct npy_info info;
+  posenc_npy_info info;
   unsigned char *data;    /* the payload (malloc'd), moved to the start, in host byte order */
 };
 

@@ -179,16 +179,6 @@ static void scaling_list(unsigned scalings, char *out, size_t size) {
   }
 }
 
-static int usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
-static int usage_error(const char *fmt, ...) {
-  char message[320];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(message, sizeof message, fmt, ap);
-  va_end(ap);
-  cli_error("%s", message);
-  return EXIT_USAGE;
-}
 
 /* A 32-bit count option (original max position, sequence length). */
 static int convert_u32(const struct raw_args *args, enum option_id id, uint32_t *out) {
@@ -266,32 +256,32 @@ static int convert_variant(const struct raw_args *args, struct rope_request *req
     if (args->value[scaling_options[i].id] && !(scaling_options[i].scalings & (1u << scaling))) {
       char list[96];
       scaling_list(scaling_options[i].scalings, list, sizeof list);
-      return usage_error("%s only applies to --scaling %s", option_label(scaling_options[i].id), list);
+      return cli_usage_error("%s only applies to --scaling %s", option_label(scaling_options[i].id), list);
     }
   if (c->dynamic_qwen_alpha) {
     if (args->value[OPT_FACTOR])
-      return usage_error("--factor is not used by --qwen-alpha (Qwen's rule depends on --seq-len and "
+      return cli_usage_error("--factor is not used by --qwen-alpha (Qwen's rule depends on --seq-len and "
                          "--original-max-pos only)");
     c->factor = 1.0; /* checked by the library, not used */
   } else if (scaling != POSENC_ROPE_SCALING_NONE && !args->value[OPT_FACTOR]) {
-    return usage_error("--scaling %s needs --factor", scaling_names[scaling]);
+    return cli_usage_error("--scaling %s needs --factor", scaling_names[scaling]);
   }
   if (((SC(DYNAMIC) | SC(YARN) | SC(LLAMA3) | SC(LONGROPE)) & (1u << scaling)) && !c->original_max_pos)
-    return usage_error("--scaling %s needs --original-max-pos", scaling_names[scaling]);
+    return cli_usage_error("--scaling %s needs --original-max-pos", scaling_names[scaling]);
   if (scaling == POSENC_ROPE_SCALING_LONGROPE && c->original_max_pos < 2)
-    return usage_error("--scaling longrope needs --original-max-pos of at least 2 (A divides by ln L)");
+    return cli_usage_error("--scaling longrope needs --original-max-pos of at least 2 (A divides by ln L)");
   if (scaling == POSENC_ROPE_SCALING_LONGROPE && (!req->short_path || !req->long_path))
-    return usage_error("--scaling longrope needs --short-factor and --long-factor");
+    return cli_usage_error("--scaling longrope needs --short-factor and --long-factor");
   if (scaling == POSENC_ROPE_SCALING_LLAMA3) {
     double low = c->low_freq_factor != 0.0 ? c->low_freq_factor : 1.0;
     double high = c->high_freq_factor != 0.0 ? c->high_freq_factor : 4.0;
     if (!(high > low))
-      return usage_error("--high-freq-factor (default 4) must be greater than --low-freq-factor (default 1)");
+      return cli_usage_error("--high-freq-factor (default 4) must be greater than --low-freq-factor (default 1)");
   }
   if (args->value[OPT_MROPE_INTERLEAVED] && !args->value[OPT_MROPE_SECTION])
-    return usage_error("--mrope-interleaved needs --mrope-section");
+    return cli_usage_error("--mrope-interleaved needs --mrope-section");
   if (c->hf_compat && req->freq_factors_path)
-    return usage_error("--freq-factors cannot be combined with --hf-compat (HF has no float32 recipe for "
+    return cli_usage_error("--freq-factors cannot be combined with --hf-compat (HF has no float32 recipe for "
                        "ggml's frequency factors)");
   return EXIT_SUCCESS;
 }
@@ -307,19 +297,19 @@ static size_t rotary_dim_of(const posenc_rope_config *c) {
 static int check_dims(const posenc_rope_config *c, const char *source) {
   size_t d = rotary_dim_of(c);
   uint64_t sections = (uint64_t)c->mrope_section[0] + c->mrope_section[1] + c->mrope_section[2];
-  if (c->head_dim < 2) return usage_error("%s: the head dim must be at least 2", source);
+  if (c->head_dim < 2) return cli_usage_error("%s: the head dim must be at least 2", source);
   if (c->rotary_dim && c->rotary_dim > c->head_dim)
-    return usage_error("--rotary-dim %zu exceeds the head dim (%s)", c->rotary_dim, source);
-  if (d % 2 && c->rotary_dim) return usage_error("--rotary-dim %zu: must be even", d);
+    return cli_usage_error("--rotary-dim %zu exceeds the head dim (%s)", c->rotary_dim, source);
+  if (d % 2 && c->rotary_dim) return cli_usage_error("--rotary-dim %zu: must be even", d);
   if (d % 2)
-    return usage_error("%s is odd: RoPE rotates an even number of dims (set --rotary-dim)", source);
+    return cli_usage_error("%s is odd: RoPE rotates an even number of dims (set --rotary-dim)", source);
   if (d > POSENC_ROPE_MAX_DIM)
-    return usage_error("the rotary dim %zu exceeds %d (set --rotary-dim)", d, POSENC_ROPE_MAX_DIM);
+    return cli_usage_error("the rotary dim %zu exceeds %d (set --rotary-dim)", d, POSENC_ROPE_MAX_DIM);
   if (d < 4 && (c->scaling == POSENC_ROPE_SCALING_NTK || c->scaling == POSENC_ROPE_SCALING_DYNAMIC))
-    return usage_error("--scaling %s needs a rotary dim of at least 4 (its exponent is d/(d-2))",
+    return cli_usage_error("--scaling %s needs a rotary dim of at least 4 (its exponent is d/(d-2))",
                        scaling_names[c->scaling]);
   if (c->mrope != POSENC_ROPE_MROPE_NONE && sections != d / 2)
-    return usage_error("--mrope-section %" PRIu32 ",%" PRIu32 ",%" PRIu32 " covers %" PRIu64
+    return cli_usage_error("--mrope-section %" PRIu32 ",%" PRIu32 ",%" PRIu32 " covers %" PRIu64
                        " pairs, but the rotary dim %zu has %zu", c->mrope_section[0], c->mrope_section[1],
                        c->mrope_section[2], sections, d, d / 2);
   return EXIT_SUCCESS;
@@ -330,8 +320,8 @@ static int report_config_status(const struct rope_request *req, posenc_status st
   switch (st) {
     case POSENC_OK: return EXIT_SUCCESS;
     case POSENC_ERR_BASE: return bad_value(OPT_BASE, req->base_text, posenc_strerror(st));
-    case POSENC_ERR_DIM: return usage_error("the head or rotary dims: %s", posenc_strerror(st));
-    case POSENC_ERR_PARAM: return usage_error("the RoPE variant options: %s", posenc_strerror(st));
+    case POSENC_ERR_DIM: return cli_usage_error("the head or rotary dims: %s", posenc_strerror(st));
+    case POSENC_ERR_PARAM: return cli_usage_error("the RoPE variant options: %s", posenc_strerror(st));
     default:
       cli_error("internal error: %s", posenc_strerror(st));
       return EXIT_FAILURE;
@@ -367,7 +357,7 @@ static int validate_config(const struct rope_request *req, const posenc_rope_con
 static int convert_positions_choice(const struct raw_args *args, struct rope_request *req) {
   int rc;
   if (args->value[OPT_POSITIONS] && args->value[OPT_START])
-    return usage_error("--start and --positions exclude each other");
+    return cli_usage_error("--start and --positions exclude each other");
   if ((rc = convert_optional_int32(args, OPT_START, &req->start)) != EXIT_SUCCESS) return rc;
   req->positions_path = args->value[OPT_POSITIONS];
   if (req->positions_path && req->positions_path[0] == '\0')
@@ -378,7 +368,7 @@ static int convert_positions_choice(const struct raw_args *args, struct rope_req
 /* start .. start + n - 1 must stay within int32; what: "rows (--rows)", "tokens (--in)". */
 static int check_range(int32_t start, size_t n, const char *what) {
   if ((uint64_t)(n - 1) > (uint64_t)((int64_t)INT32_MAX - start))
-    return usage_error("--start %" PRId32 " with %zu %s: the last position exceeds 2147483647", start, n,
+    return cli_usage_error("--start %" PRId32 " with %zu %s: the last position exceeds 2147483647", start, n,
                        what);
   return EXIT_SUCCESS;
 }
@@ -425,14 +415,14 @@ static int convert_apply(const struct raw_args *args, struct rope_request *req) 
   if (req->in_path[0] == '\0') return bad_value(OPT_IN, "", "empty file name");
   if (req->k_path && req->k_path[0] == '\0') return bad_value(OPT_K, "", "empty file name");
   if (args->value[OPT_LAYOUT] && !req->cache_rows)
-    return usage_error("--layout only applies with --cache-rows");
+    return cli_usage_error("--layout only applies with --cache-rows");
   if (!req->k_path != !args->value[OPT_K_OUT])
-    return usage_error(req->k_path ? "--k needs --k-out (where the rotated K goes)"
+    return cli_usage_error(req->k_path ? "--k needs --k-out (where the rotated K goes)"
                                    : "--k-out needs --k");
   if (req->k_path && !req->output && !req->k_out)
-    return usage_error("-o and --k-out cannot both be standard output");
+    return cli_usage_error("-o and --k-out cannot both be standard output");
   if (req->k_path && req->output && req->k_out && strcmp(req->output, req->k_out) == 0)
-    return usage_error("-o and --k-out name the same file '%s'", req->output);
+    return cli_usage_error("-o and --k-out name the same file '%s'", req->output);
   return EXIT_SUCCESS;
 }
 
@@ -441,7 +431,7 @@ int build_rope_request(const struct raw_args *args, struct rope_request *req) {
   memset(req, 0, sizeof *req);
   req->leaf = args->leaf;
   if (args->leaf == LEAF_NONE)
-    return usage_error("rope: missing the rope command (expected freqs, table or apply)");
+    return cli_usage_error("rope: missing the rope command (expected freqs, table or apply)");
   if ((rc = convert_variant(args, req)) || (rc = convert_output(args, OPT_OUTPUT, &req->output)))
     return rc;
   switch (args->leaf) {
@@ -502,12 +492,12 @@ static struct rope_state *new_rope_state(void) {
   return state;
 }
 
-static int write_npy(const char *path, const char *descr, const size_t *shape, size_t ndim, void *data,
+static int write_npy(const char *path, posenc_npy_type type, const size_t *shape, size_t ndim, void *data,
                      size_t count, size_t item_size) {
   struct rendered_table rendered;
   int rc;
   table_to_little_endian(data, count, item_size);
-  rc = render_npy_array(descr, shape, ndim, data, count * item_size, &rendered);
+  rc = render_npy_array(type, shape, ndim, data, count * item_size, &rendered);
   if (rc == EXIT_SUCCESS) rc = write_output(path, rendered.spans, rendered.count);
   rendered_table_free(&rendered);
   return rc;
@@ -543,7 +533,7 @@ static int write_freqs_npy(const struct rope_request *req, const posenc_rope *ro
   size_t shape[1];
   shape[0] = rope->pairs;
   memcpy(values, rope->inv_freq, rope->pairs * sizeof values[0]);
-  return write_npy(req->output, "<f8", shape, 1, values, rope->pairs, sizeof values[0]);
+  return write_npy(req->output, POSENC_NPY_F64, shape, 1, values, rope->pairs, sizeof values[0]);
 }
 
 static int run_freqs(const struct rope_request *req) {
@@ -625,7 +615,7 @@ static int compute_table(const struct rope_request *req, struct table_job *job, 
   spec.dtype = req->dtype;
   spec.row_stride = 0;
   if ((st = posenc_rope_cache_bytes(rope, &spec, rows, &bytes)) != POSENC_OK)
-    return usage_error("%zu rows x %zu columns: %s", rows, posenc_rope_cache_width(rope, req->layout),
+    return cli_usage_error("%zu rows x %zu columns: %s", rows, posenc_rope_cache_width(rope, req->layout),
                        posenc_strerror(st));
   if (!(job->cache = malloc(bytes))) {
     cli_error("out of memory: the cache needs %zu bytes", bytes);
@@ -638,7 +628,7 @@ static int compute_table(const struct rope_request *req, struct table_job *job, 
   if (st == POSENC_ERR_POSITION && job->positions.ids)
     return input_error(&job->positions_file, "%s (with --base %s)", posenc_strerror(st), req->base_text);
   if (st == POSENC_ERR_POSITION)
-    return usage_error("--start %" PRId32 " with --rows %zu and --base %s: %s", req->start, rows,
+    return cli_usage_error("--start %" PRId32 " with --rows %zu and --base %s: %s", req->start, rows,
                        req->base_text, posenc_strerror(st));
   if (st != POSENC_OK) {
     cli_error("internal error: %s", posenc_strerror(st));
@@ -695,13 +685,13 @@ struct apply_job {
 
 /* X or K: <f4 or <f2 of shape (tokens, heads, D) or (batch, tokens, heads, D). */
 static int load_tensor(enum option_id id, const char *path, struct tensor_input *t) {
-  const struct npy_info *info = &t->npy.info;
+  const posenc_npy_info *info = &t->npy.info;
   char shape[96];
   int rc = npy_load(option_label(id), path, &t->npy);
   if (rc != EXIT_SUCCESS) return rc;
-  if (info->dtype != NPY_DTYPE_F4 && info->dtype != NPY_DTYPE_F2)
+  if (info->type != POSENC_NPY_F32 && info->type != POSENC_NPY_F16)
     return input_error(&t->npy, "dtype %s, expected <f4 (float32) or <f2 (float16)",
-                       npy_dtype_descr(info->dtype));
+                       npy_dtype_descr(info->type));
   if (info->ndim != 3 && info->ndim != 4)
     return input_error(&t->npy, "shape %s, expected (tokens, heads, head_dim) or "
                        "(batch, tokens, heads, head_dim)", input_shape(&t->npy, shape, sizeof shape));
@@ -711,7 +701,7 @@ static int load_tensor(enum option_id id, const char *path, struct tensor_input 
   t->tokens = info->shape[info->ndim - 3];
   t->heads = info->shape[info->ndim - 2];
   t->dim = info->shape[info->ndim - 1];
-  t->dtype = info->dtype == NPY_DTYPE_F4 ? POSENC_DTYPE_F32 : POSENC_DTYPE_F16;
+  t->dtype = info->type == POSENC_NPY_F32 ? POSENC_DTYPE_F32 : POSENC_DTYPE_F16;
   return EXIT_SUCCESS;
 }
 
@@ -732,7 +722,7 @@ static int load_tensors(const struct rope_request *req, struct apply_job *job) {
  * planes of B * T. */
 static int apply_positions(const struct rope_request *req, struct apply_job *job, size_t naxes) {
   struct npy_input *in = &job->positions_file;
-  const struct npy_info *info = &in->info;
+  const posenc_npy_info *info = &in->info;
   size_t B = job->x.batch, T = job->x.tokens, lead = naxes == 3, a, b;
   int per_batch, fits, rc;
   char shape[96];
@@ -772,7 +762,7 @@ static int apply_config(const struct rope_request *req, const struct apply_job *
   *c = req->config;
   c->head_dim = job->x.dim;
   if (req->head_dim_given && req->head_dim_given != job->x.dim)
-    return usage_error("--head-dim %zu does not match the head dim of --in '%s' (%zu, its last axis)",
+    return cli_usage_error("--head-dim %zu does not match the head dim of --in '%s' (%zu, its last axis)",
                        req->head_dim_given, req->in_path, job->x.dim);
   snprintf(source, sizeof source, "the head dim of --in (%zu)", job->x.dim);
   return validate_config(req, c, source);
@@ -792,20 +782,20 @@ static int apply_cache(const struct rope_request *req, struct apply_job *job,
     if (job->positions.ids)
       return input_error(&job->positions_file, "position %lld is outside the cache rows [0, %zu) of "
                          "--cache-rows", (long long)bad, req->cache_rows);
-    return usage_error("--start %" PRId32 " with %zu tokens: position %lld is outside the cache rows "
+    return cli_usage_error("--start %" PRId32 " with %zu tokens: position %lld is outside the cache rows "
                        "[0, %zu) of --cache-rows", req->start, job->x.tokens, (long long)bad,
                        req->cache_rows);
   }
   st = posenc_rope_cache_bytes(&job->state->rope, &view->spec, req->cache_rows, &bytes);
   if (st != POSENC_OK)
-    return usage_error("--cache-rows %zu: %s", req->cache_rows, posenc_strerror(st));
+    return cli_usage_error("--cache-rows %zu: %s", req->cache_rows, posenc_strerror(st));
   if (!(job->cache = malloc(bytes))) {
     cli_error("out of memory: the cache needs %zu bytes", bytes);
     return EXIT_FAILURE;
   }
   st = posenc_rope_cache_table(&job->state->rope, &view->spec, 0, req->cache_rows, job->cache, bytes);
   if (st == POSENC_ERR_POSITION)
-    return usage_error("--cache-rows %zu with --base %s: %s", req->cache_rows, req->base_text,
+    return cli_usage_error("--cache-rows %zu with --base %s: %s", req->cache_rows, req->base_text,
                        posenc_strerror(st));
   if (st != POSENC_OK) {
     cli_error("internal error: %s", posenc_strerror(st));
@@ -840,7 +830,7 @@ static int rotate(const struct rope_request *req, struct apply_job *job) {
   if (st == POSENC_ERR_POSITION && pos.ids)
     return input_error(&job->positions_file, "%s (with --base %s)", posenc_strerror(st), req->base_text);
   if (st == POSENC_ERR_POSITION)
-    return usage_error("--start %" PRId32 " with --base %s: %s", req->start, req->base_text,
+    return cli_usage_error("--start %" PRId32 " with --base %s: %s", req->start, req->base_text,
                        posenc_strerror(st));
   if (st != POSENC_OK) {
     cli_error("internal error: %s", posenc_strerror(st));
@@ -860,11 +850,11 @@ static int write_tensors(const struct rope_request *req, struct apply_job *job) 
   t[1] = &job->k;
   memset(rendered, 0, sizeof rendered);
   for (i = 0; i < n; i++) {
-    const struct npy_info *info = &t[i]->npy.info;
+    const posenc_npy_info *info = &t[i]->npy.info;
     table_to_little_endian(t[i]->npy.data, info->count, info->item_size);
     if (rc == EXIT_SUCCESS)
-      rc = render_npy_array(npy_dtype_descr(info->dtype), info->shape, info->ndim, t[i]->npy.data,
-                            info->data_size, &rendered[i]);
+      rc = render_npy_array(info->type, info->shape, info->ndim, t[i]->npy.data,
+                            info->data_bytes, &rendered[i]);
     outputs[i].path = i ? req->k_out : req->output;
     outputs[i].spans = rendered[i].spans;
     outputs[i].count = rendered[i].count;

@@ -2,7 +2,10 @@
  *
  *   posenc info                      version, backends (ISAs), self-test
  *   posenc table sinusoidal ...      a sinusoidal table as .npy, raw bytes or a C header
+ *   posenc table learned|sincos2d    a learnable table's initialisation, a 2-D sin-cos table
  *   posenc rope freqs|table|apply    RoPE frequencies, cos/sin caches, rotation (cli_rope.c)
+ *   posenc embed                     x * scale + P[pos] with padding (cli_embed.c)
+ *   posenc analyze TABLE.npy         rank and spectrum of a table (cli_embed.c)
  *
  * Everything is validated and computed in memory before the first byte is written, so a failing
  * run never leaves a partial output (see cli_write.c). */
@@ -16,6 +19,7 @@
 
 #include "cli_args.h"
 #include "cli_common.h"
+#include "cli_embed.h"
 #include "cli_format.h"
 #include "cli_parse.h"
 #include "cli_rope.h"
@@ -34,9 +38,13 @@ static const char main_help[] =
   "Commands:\n"
   "  info                 version, SIMD backends (compiled in, supported, active), self-test\n"
   "  table sinusoidal     write a sinusoidal positional-encoding table\n"
+  "  table learned        write a learnable table's truncated-normal initialisation\n"
+  "  table sincos2d       write a 2-D sin-cos table (MAE / ViT)\n"
   "  rope freqs           print a RoPE variant's frequencies and attention factor\n"
   "  rope table           write a RoPE cos/sin cache as .npy\n"
   "  rope apply           rotate query/key tensors read from .npy files\n"
+  "  embed                add position rows to token embeddings (.npy in, .npy out)\n"
+  "  analyze              rank and singular-value spectrum of a table, beside a sinusoidal one\n"
   "\n"
   "Options (before or after the command):\n"
   "  --isa NAME           backend to use: scalar, sse2, avx2, neon or auto (default: the\n"
@@ -44,7 +52,8 @@ static const char main_help[] =
   "  -h, --help           show this help; 'posenc <command> --help' shows a command's\n"
   "  --version            print the version\n"
   "\n"
-  "Exit status: 0 success, 1 runtime error (I/O, memory, ISA not available here),\n"
+  "Exit status: 0 success, 1 runtime error (I/O, a bad input file, memory, ISA not\n"
+  "available here), "
   "2 usage error. Errors are one line on stderr.\n";
 
 static const char info_help[] =
@@ -57,11 +66,19 @@ static const char info_help[] =
 
 static const char table_help[] =
   "Usage: posenc table sinusoidal --positions N --dim D [options]\n"
+  "       posenc table learned --rows N --dim D --seed S [--init trunc-normal] [--std X] [options]\n"
+  "       posenc table sincos2d --dim D --grid HxW [--cls-token] [--base B] [options]\n"
   "\n"
-  "Writes N rows (positions P .. P+N-1) of D columns, with w_i = B^(-2i/D):\n"
+  "sinusoidal: N rows (positions P .. P+N-1) of D columns, with w_i = B^(-2i/D):\n"
   "  interleaved  row p = sin(p w_0), cos(p w_0), sin(p w_1), ...; odd D ends with a sin column\n"
   "  split        row p = sin(p w_0) .. sin(p w_h-1), cos(p w_0) .. cos(p w_h-1), h = floor(D/2);\n"
   "               odd D ends with a zero column\n"
+  "  --freqs fairseq: w_i = B^(-i/(h-1)); t2t: w_i = M (B/M)^(-i/(h-1)), M = --min-timescale\n"
+  "  (fairseq and tensor2tensor; use them with --layout split for those libraries' tables)\n"
+  "learned: N x D truncated normal (std X, default sqrt(1/D); values beyond 2 std redrawn),\n"
+  "  a function of (S, row, column) only: the same bits on every machine\n"
+  "sincos2d: H*W rows (MAE get_2d_sincos_pos_embed; row h*W + w), columns [0, D/2) encode w\n"
+  "  and [D/2, D) encode h; D a multiple of 4; --cls-token adds a zero row first\n"
   "\n"
   "Options:\n"
   "  --positions N        number of rows, at least 1\n"
@@ -69,6 +86,14 @@ static const char table_help[] =
   "  --base B             frequency base (default 10000)\n"
   "  --start P            first position (default 0); |P| and P+N-1 at most 2147483647\n"
   "  --layout L           interleaved (default) or split\n"
+  "  --freqs R            vaswani (default), fairseq or t2t\n"
+  "  --min-timescale M    t2t's min_timescale (default 1)\n"
+  "  --rows N             learned: number of rows\n"
+  "  --seed S             learned: seed, 0 .. 2^64-1\n"
+  "  --init I             learned: trunc-normal (the only one, default)\n"
+  "  --std X              learned: standard deviation (> 0; default sqrt(1/D))\n"
+  "  --grid HxW           sincos2d: the patch grid, as 14x14\n"
+  "  --cls-token          sincos2d: a zero row before the grid\n"
   "  --dtype T            f32 (default), f16 (IEEE half) or bf16 (bfloat16)\n"
   "  --format F           npy (default), raw or c\n"
   "  --name IDENT         the array's C identifier with --format c (default posenc_table)\n"
@@ -78,7 +103,7 @@ static const char table_help[] =
   "  -h, --help           show this help\n"
   "\n"
   "Formats:\n"
-  "  npy   NumPy .npy 1.0, shape (N, D), dtype <f4 (f32) or <f2 (f16). NumPy has no bfloat16,\n"
+  "  npy   NumPy .npy 1.0, shape (rows, D), dtype <f4 (f32) or <f2 (f16). NumPy has no bfloat16,\n"
   "        so bf16 is stored as <u2 holding the raw bf16 bits; decode with\n"
   "        (a.astype(np.uint32) << 16).view(np.float32)\n"
   "  raw   the values only: little-endian, row-major, no header\n"
@@ -91,11 +116,17 @@ static const char table_help[] =
 
 static const char *const layout_names[] = {"interleaved", "split"}; /* by posenc_layout */
 static const char *const dtype_names[] = {"f32", "f16", "bf16"};     /* by posenc_dtype */
+static const char *const freq_names[] = {"vaswani", "fairseq", "t2t"}; /* by posenc_freq_rule */
+static const char *const init_names[] = {"trunc-normal"};
 
 struct table_request {
-  posenc_sinusoidal_params params;
+  enum leaf leaf;
+  posenc_sinusoidal_params params; /* sinusoidal; dim and dtype for every kind */
+  posenc_sincos_2d_params grid;    /* sincos2d */
+  uint64_t seed;                   /* learned */
+  double std;                      /* learned: 0 means sqrt(1/dim) */
   int32_t start;
-  size_t positions;
+  size_t positions;                /* rows of the output */
   enum table_format format;
   const char *base_text; /* --base as given, for messages */
   const char *name;    /* C identifier, --format c */
@@ -103,18 +134,12 @@ struct table_request {
   size_t bytes;        /* the table's size */
 };
 
-static int convert_table_options(const struct raw_args *args, struct table_request *req) {
-  int layout = POSENC_LAYOUT_INTERLEAVED, dtype = POSENC_DTYPE_F32, format = TABLE_FORMAT_NPY;
-  int32_t start = 0;
-  size_t positions, dim;
-  double base = 10000.0;
+/* Options every table kind shares: --dim, --dtype, --format, --name, -o. */
+static int convert_common_table_options(const struct raw_args *args, struct table_request *req) {
+  int dtype = POSENC_DTYPE_F32, format = TABLE_FORMAT_NPY;
+  size_t dim;
   int rc;
-  if ((rc = convert_count(args, OPT_POSITIONS, &positions)) ||
-      (rc = convert_count(args, OPT_DIM, &dim)) ||
-      (rc = convert_optional_double(args, OPT_BASE, &base)) ||
-      (rc = convert_optional_int32(args, OPT_START, &start)) ||
-      (rc = convert_choice(args, OPT_LAYOUT, layout_names, COUNT_OF(layout_names),
-                           "unknown layout (expected interleaved or split)", &layout)) ||
+  if ((rc = convert_count(args, OPT_DIM, &dim)) ||
       (rc = convert_choice(args, OPT_DTYPE, dtype_names, COUNT_OF(dtype_names),
                            "unknown dtype (expected f32, f16 or bf16)", &dtype)) ||
       (rc = convert_choice(args, OPT_FORMAT, table_format_names, TABLE_FORMAT_COUNT,
@@ -122,15 +147,98 @@ static int convert_table_options(const struct raw_args *args, struct table_reque
       (rc = convert_output(args, OPT_OUTPUT, &req->output)))
     return rc;
   req->params = posenc_sinusoidal_default(dim);
-  req->params.base = base;
-  req->params.layout = (posenc_layout)layout;
   req->params.dtype = (posenc_dtype)dtype;
-  req->start = start;
-  req->positions = positions;
   req->format = (enum table_format)format;
   req->base_text = args->value[OPT_BASE] ? args->value[OPT_BASE] : "10000";
   req->name = args->value[OPT_NAME] ? args->value[OPT_NAME] : "posenc_table";
   return EXIT_SUCCESS;
+}
+
+static int convert_sinusoidal_options(const struct raw_args *args, struct table_request *req) {
+  int layout = POSENC_LAYOUT_INTERLEAVED, freqs = POSENC_FREQ_VASWANI;
+  double base = 10000.0, min_timescale = 0.0;
+  int rc;
+  if ((rc = convert_count(args, OPT_POSITIONS, &req->positions)) ||
+      (rc = convert_optional_double(args, OPT_BASE, &base)) ||
+      (rc = convert_optional_int32(args, OPT_START, &req->start)) ||
+      (rc = convert_choice(args, OPT_LAYOUT, layout_names, COUNT_OF(layout_names),
+                           "unknown layout (expected interleaved or split)", &layout)) ||
+      (rc = convert_choice(args, OPT_FREQS, freq_names, COUNT_OF(freq_names),
+                           "unknown frequency rule (expected vaswani, fairseq or t2t)", &freqs)) ||
+      (rc = convert_optional_real(args, OPT_MIN_TIMESCALE, 1, 1e30, &min_timescale)))
+    return rc;
+  if (args->value[OPT_MIN_TIMESCALE] && freqs != POSENC_FREQ_T2T)
+    return bad_value(OPT_MIN_TIMESCALE, args->value[OPT_MIN_TIMESCALE], "only applies to --freqs t2t");
+  req->params.base = base;
+  req->params.layout = (posenc_layout)layout;
+  req->params.freqs = (posenc_freq_rule)freqs;
+  req->params.min_timescale = min_timescale;
+  return EXIT_SUCCESS;
+}
+
+static int convert_learned_options(const struct raw_args *args, struct table_request *req) {
+  int init = 0, rc;
+  if ((rc = convert_count(args, OPT_ROWS, &req->positions)) ||
+      (rc = convert_choice(args, OPT_INIT, init_names, COUNT_OF(init_names),
+                           "unknown init (expected trunc-normal)", &init)) ||
+      (rc = convert_seed(args, OPT_SEED, &req->seed)) ||
+      (rc = convert_optional_real(args, OPT_STD, 1, 1e30, &req->std)))
+    return rc;
+  if (!args->value[OPT_SEED]) return missing_option(OPT_SEED, args->leaf);
+  return EXIT_SUCCESS;
+}
+
+/* --grid HxW: two counts >= 1. */
+static int convert_grid(const struct raw_args *args, size_t *h, size_t *w) {
+  const char *text = args->value[OPT_GRID], *x;
+  char first[32];
+  size_t len;
+  if (!text) return missing_option(OPT_GRID, args->leaf);
+  x = strchr(text, 'x');
+  len = x ? (size_t)(x - text) : 0;
+  if (!x || len == 0 || len >= sizeof first) return bad_value(OPT_GRID, text, "expected HxW, as 14x14");
+  memcpy(first, text, len);
+  first[len] = '\0';
+  if (parse_size(first, h) != PARSE_OK || parse_size(x + 1, w) != PARSE_OK)
+    return bad_value(OPT_GRID, text, "expected HxW with decimal H and W, as 14x14");
+  if (*h == 0 || *w == 0) return bad_value(OPT_GRID, text, "H and W must be at least 1");
+  return EXIT_SUCCESS;
+}
+
+static int convert_sincos2d_options(const struct raw_args *args, struct table_request *req) {
+  size_t h, w;
+  double base = 10000.0;
+  int rc;
+  if ((rc = convert_grid(args, &h, &w)) || (rc = convert_optional_double(args, OPT_BASE, &base))) return rc;
+  req->grid = posenc_sincos_2d_default(req->params.dim, h, w);
+  req->grid.embed_dim = req->params.dim;
+  req->grid.grid_h = h;
+  req->grid.grid_w = w;
+  req->grid.cls_token = args->value[OPT_CLS_TOKEN] != NULL;
+  req->grid.base = base;
+  req->grid.dtype = req->params.dtype;
+  req->grid.row_stride = 0;
+  if (h > (SIZE_MAX - 1) / w) return bad_value(OPT_GRID, args->value[OPT_GRID], "too many cells");
+  req->positions = h * w + (req->grid.cls_token ? 1 : 0);
+  return EXIT_SUCCESS;
+}
+
+static int convert_table_options(const struct raw_args *args, struct table_request *req) {
+  int rc = convert_common_table_options(args, req);
+  if (rc) return rc;
+  switch (req->leaf) {
+    case LEAF_TABLE_LEARNED: return convert_learned_options(args, req);
+    case LEAF_TABLE_SINCOS2D: return convert_sincos2d_options(args, req);
+    default: return convert_sinusoidal_options(args, req);
+  }
+}
+
+/* n_rows x dim of dtype, dense: the size of the learned and 2-D tables. */
+static posenc_status dense_table_bytes(size_t rows, size_t dim, posenc_dtype dtype, size_t *bytes) {
+  size_t es = posenc_dtype_size(dtype);
+  if (dim > SIZE_MAX / rows || rows * dim > SIZE_MAX / es) return POSENC_ERR_OVERFLOW;
+  *bytes = rows * dim * es;
+  return POSENC_OK;
 }
 
 /* Checks that involve several options, or the library's own limits. */
@@ -140,14 +248,18 @@ static int check_table_request(const struct raw_args *args, struct table_request
   if (args->value[OPT_NAME] && req->format != TABLE_FORMAT_C)
     return bad_value(OPT_NAME, req->name, "only applies to --format c");
   if (name_problem) return bad_value(OPT_NAME, req->name, name_problem);
-  if ((uint64_t)(req->positions - 1) > (uint64_t)((int64_t)INT32_MAX - req->start)) {
+  if (req->leaf == LEAF_TABLE_SINCOS2D && req->params.dim % 4 != 0)
+    return bad_value(OPT_DIM, args->value[OPT_DIM], "must be a multiple of 4 for sincos2d (MAE splits it in 4)");
+  if (req->leaf == LEAF_TABLE_SINUSOIDAL &&
+      (uint64_t)(req->positions - 1) > (uint64_t)((int64_t)INT32_MAX - req->start)) {
     cli_error("--start %" PRId32 " with --positions %zu: the last position exceeds 2147483647",
               req->start, req->positions);
     return EXIT_USAGE;
   }
-  st = posenc_sinusoidal_bytes(&req->params, req->positions, &req->bytes);
+  st = req->leaf == LEAF_TABLE_SINUSOIDAL ? posenc_sinusoidal_bytes(&req->params, req->positions, &req->bytes)
+     : dense_table_bytes(req->positions, req->params.dim, req->params.dtype, &req->bytes);
   if (st != POSENC_OK) {
-    cli_error("--positions %zu x --dim %zu: %s", req->positions, req->params.dim, posenc_strerror(st));
+    cli_error("%zu rows x --dim %zu: %s", req->positions, req->params.dim, posenc_strerror(st));
     return EXIT_USAGE;
   }
   return EXIT_SUCCESS;
@@ -155,8 +267,10 @@ static int check_table_request(const struct raw_args *args, struct table_request
 
 static int build_table_request(const struct raw_args *args, struct table_request *req) {
   int rc;
+  memset(req, 0, sizeof *req);
+  req->leaf = args->leaf;
   if (!args->kind) {
-    cli_error("table: missing the table kind (expected sinusoidal)");
+    cli_error("table: missing the table kind (expected sinusoidal, learned or sincos2d)");
     return EXIT_USAGE;
   }
   rc = convert_table_options(args, req);
@@ -180,13 +294,32 @@ static char *format_new_string(const char *fmt, ...) {
   return text;
 }
 
-/* "posenc table sinusoidal ..." with every parameter spelled out: a C header's provenance. */
+/* "posenc table ..." with every parameter spelled out: a C header's provenance. */
 static char *canonical_command(const struct table_request *req) {
-  return format_new_string("posenc table sinusoidal --positions %zu --dim %zu --base %.17g"
-                           " --start %" PRId32 " --layout %s --dtype %s --format %s --name %s",
-                           req->positions, req->params.dim, req->params.base, req->start,
-                           layout_names[req->params.layout], dtype_names[req->params.dtype],
-                           table_format_names[req->format], req->name);
+  const char *dtype = dtype_names[req->params.dtype], *format = table_format_names[req->format];
+  switch (req->leaf) {
+    case LEAF_TABLE_LEARNED:
+      return format_new_string("posenc table learned --rows %zu --dim %zu --init trunc-normal --seed %" PRIu64
+                               " --std %.17g --dtype %s --format %s --name %s", req->positions,
+                               req->params.dim, req->seed, req->std, dtype, format, req->name);
+    case LEAF_TABLE_SINCOS2D:
+      return format_new_string("posenc table sincos2d --dim %zu --grid %zux%zu%s --base %.17g --dtype %s"
+                               " --format %s --name %s", req->params.dim, req->grid.grid_h, req->grid.grid_w,
+                               req->grid.cls_token ? " --cls-token" : "", req->grid.base, dtype, format,
+                               req->name);
+    default: {
+      char rule[96] = ""; /* the frequency rule only when it is not the default */
+      if (req->params.freqs == POSENC_FREQ_T2T)
+        snprintf(rule, sizeof rule, " --freqs t2t --min-timescale %.17g",
+                 req->params.min_timescale ? req->params.min_timescale : 1.0);
+      else if (req->params.freqs != POSENC_FREQ_VASWANI)
+        snprintf(rule, sizeof rule, " --freqs %s", freq_names[req->params.freqs]);
+      return format_new_string("posenc table sinusoidal --positions %zu --dim %zu --base %.17g"
+                               " --start %" PRId32 " --layout %s%s --dtype %s --format %s --name %s",
+                               req->positions, req->params.dim, req->params.base, req->start,
+                               layout_names[req->params.layout], rule, dtype, format, req->name);
+    }
+  }
 }
 
 /* ---- running table ------------------------------------------------------------------------- */
@@ -200,9 +333,22 @@ static int report_table_status(posenc_status st, const struct table_request *req
       cli_error("--start %" PRId32 " with --positions %zu and --base %s: %s", req->start,
                 req->positions, req->base_text, posenc_strerror(st));
       return EXIT_USAGE;
+    case POSENC_ERR_DIM:
+      cli_error("--dim %zu: %s for this table kind", req->params.dim, posenc_strerror(st));
+      return EXIT_USAGE;
     default:
       cli_error("internal error: %s", posenc_strerror(st));
       return EXIT_FAILURE;
+  }
+}
+
+static posenc_status fill_table(const struct table_request *req, unsigned char *table) {
+  switch (req->leaf) {
+    case LEAF_TABLE_LEARNED:
+      return posenc_learned_init(req->seed, req->std, req->positions, req->params.dim, req->params.dtype, 0,
+                                 table, req->bytes);
+    case LEAF_TABLE_SINCOS2D: return posenc_sincos_2d(&req->grid, table, req->bytes);
+    default: return posenc_sinusoidal_table(&req->params, req->start, req->positions, table, req->bytes);
   }
 }
 
@@ -213,7 +359,7 @@ static int compute_table(const struct table_request *req, unsigned char **table)
     cli_error("out of memory: the table needs %zu bytes", req->bytes);
     return EXIT_FAILURE;
   }
-  st = posenc_sinusoidal_table(&req->params, req->start, req->positions, *table, req->bytes);
+  st = fill_table(req, *table);
   if (st != POSENC_OK) {
     free(*table);
     *table = NULL;
@@ -241,7 +387,7 @@ static int render_and_write(const struct table_request *req, const unsigned char
   }
   c_info.name = req->name;
   c_info.command = command;
-  c_info.first_position = req->start;
+  c_info.first_position = req->leaf == LEAF_TABLE_SINUSOIDAL ? req->start : 0;
   rc = render_table(&view, req->format, &c_info, &rendered);
   if (rc == EXIT_SUCCESS) rc = write_output(req->output, rendered.spans, rendered.count);
   rendered_table_free(&rendered);
@@ -343,6 +489,8 @@ static int print_help(const struct raw_args *args) {
     case CMD_ROPE:
       rope_help(args->leaf, stdout);
       return finish_stdout();
+    case CMD_EMBED: return print_text(embed_help);
+    case CMD_ANALYZE: return print_text(analyze_help);
     case CMD_NONE: case CMD_COUNT: break;
   }
   return print_text(main_help);
@@ -354,13 +502,15 @@ int main(int argc, char **argv) {
   struct raw_args args;
   struct table_request req;
   struct rope_request rope_req;
+  struct embed_request embed_req;
+  struct analyze_request analyze_req;
   posenc_isa isa;
   int rc = parse_argv(argc, argv, &args);
   if (rc != EXIT_SUCCESS) return rc;
   if (args.value[OPT_HELP]) return print_help(&args);
   if (args.value[OPT_VERSION]) return print_text("posenc " POSENC_VERSION_STRING "\n");
   if (args.command == CMD_NONE) {
-    cli_error("missing command (expected info, table or rope; see 'posenc --help')");
+    cli_error("missing command (expected info, table, rope, embed or analyze; see 'posenc --help')");
     return EXIT_USAGE;
   }
   /* usage errors first, then what depends on this machine */
@@ -369,10 +519,16 @@ int main(int argc, char **argv) {
     return rc;
   if (args.command == CMD_ROPE && (rc = build_rope_request(&args, &rope_req)) != EXIT_SUCCESS)
     return rc;
+  if (args.command == CMD_EMBED && (rc = build_embed_request(&args, &embed_req)) != EXIT_SUCCESS)
+    return rc;
+  if (args.command == CMD_ANALYZE && (rc = build_analyze_request(&args, &analyze_req)) != EXIT_SUCCESS)
+    return rc;
   if ((rc = apply_isa(args.value[OPT_ISA], isa)) != EXIT_SUCCESS) return rc;
   switch (args.command) {
     case CMD_TABLE: return run_table(&req);
     case CMD_ROPE: return run_rope(&rope_req);
+    case CMD_EMBED: return run_embed(&embed_req);
+    case CMD_ANALYZE: return run_analyze(&analyze_req);
     default: return run_info(args.value[OPT_ISA]);
   }
 }

@@ -1580,6 +1580,415 @@ def run_rope_cases(results, available_isas):
               f'posenc --hf-compat {e_hfc:.3g}, posenc default {e_ex:.3g}')
 
 
+
+# ---- issue 4: table --freqs / learned / sincos2d, embed, analyze ---------------------------------
+
+def table_npy(args):
+    return load_npy(run_ok(['table'] + args))
+
+
+def test_table_freq_rule(rule, n, d, base, min_ts):
+    """fairseq: w_i = base^(-i/(h-1)); t2t: w_i = m (base/m)^(-i/(h-1)); split [sin | cos] tables
+    within f32 rounding of a float64 reference (positions < 200: the reference is exact enough)."""
+    extra = ['--freqs', rule, '--layout', 'split'] + (['--min-timescale', str(min_ts)] if min_ts else [])
+    got = table_npy(['sinusoidal', '--positions', str(n), '--dim', str(d), '--base', str(base)] + extra)
+    h = d // 2
+    m = min_ts or 1.0
+    i = np.arange(h, dtype=np.float64)
+    omega = base ** (-i / (h - 1)) if rule == 'fairseq' else m * (base / m) ** (-i / max(h - 1, 1))
+    ang = np.arange(n, dtype=np.float64)[:, None] * omega[None, :]
+    ref = np.zeros((n, d))
+    ref[:, :h], ref[:, h:2 * h] = np.sin(ang), np.cos(ang)
+    err = np.abs(got.astype(np.float64) - ref).max()
+    assert got.shape == (n, d) and got.dtype == np.float32
+    assert err <= 6e-8, f'max error {err:.3g}'
+    if rule == 'fairseq':  # the last frequency is exactly 1/base: row 1's last sin is sin(1/base)
+        assert abs(float(got[1, h - 1]) - math.sin(1.0 / base)) <= 3e-8 * max(1.0, abs(math.sin(1.0 / base)))
+    return f'max error {err:.2g}'
+
+
+def test_table_freqs_default_and_header():
+    base = run_ok(table_args(9, 10))
+    assert run_ok(table_args(9, 10, extra=['--freqs', 'vaswani'])) == base, '--freqs vaswani is the default'
+    assert run_ok(table_args(9, 10, extra=['--freqs', 'fairseq'])) != base
+    text = run_ok(table_args(3, 8, fmt='c', extra=['--freqs', 't2t', '--min-timescale', '2'])).decode()
+    assert '--freqs t2t --min-timescale 2' in text, 'provenance lacks the frequency rule'
+
+
+def test_table_learned():
+    a = table_npy(['learned', '--rows', '4096', '--dim', '64', '--seed', '7'])
+    assert a.shape == (4096, 64) and a.dtype == np.float32
+    std = math.sqrt(1 / 64)
+    assert np.abs(a).max() <= 2 * std * (1 + 1e-6), 'a value beyond 2 std'
+    # truncated at +-2 sigma: std 0.8796 sigma, mean 0
+    assert abs(a.std() / std - 0.8796) < 0.01, f'std ratio {a.std() / std:.4f}'
+    assert abs(a.mean()) < 0.005 * std * 10, f'mean {a.mean():.3g}'
+    again = table_npy(['learned', '--rows', '4096', '--dim', '64', '--seed', '7'])
+    assert same_bits(a, again), 'not deterministic'
+    fewer = table_npy(['learned', '--rows', '10', '--dim', '64', '--seed', '7'])
+    assert same_bits(fewer, a[:10]), 'a shorter table is not a prefix'
+    other = table_npy(['learned', '--rows', '10', '--dim', '64', '--seed', '8'])
+    assert not np.array_equal(other, fewer), 'the seed is ignored'
+    wide = table_npy(['learned', '--rows', '2000', '--dim', '8', '--seed', '7', '--std', '0.02'])
+    assert np.abs(wide).max() <= 0.04 * (1 + 1e-6) and abs(wide.std() / 0.02 - 0.8796) < 0.02, '--std'
+    bf = table_npy(['learned', '--rows', '10', '--dim', '64', '--seed', '7', '--dtype', 'bf16'])
+    assert bf.dtype == np.uint16
+    assert np.abs(bf16_from_bits(bf) - fewer).max() <= np.abs(fewer).max() * 2.0 ** -8, 'bf16 != rounded f32'
+
+
+def mae_2d(d, gh, gw, cls):
+    """MAE's get_2d_sincos_pos_embed, in float64."""
+    def one_d(dim, pos):
+        omega = 1.0 / 10000 ** (np.arange(dim // 2, dtype=np.float64) / (dim / 2.0))
+        out = np.einsum('m,d->md', pos.reshape(-1), omega)
+        return np.concatenate([np.sin(out), np.cos(out)], axis=1)
+    grid = np.meshgrid(np.arange(gw, dtype=np.float64), np.arange(gh, dtype=np.float64))  # w first
+    grid = np.stack(grid, axis=0).reshape([2, 1, gh, gw])
+    emb = np.concatenate([one_d(d // 2, grid[0]), one_d(d // 2, grid[1])], axis=1)
+    return np.concatenate([np.zeros([1, d]), emb], axis=0) if cls else emb
+
+
+def test_table_sincos2d(d, gh, gw, cls):
+    got = table_npy(['sincos2d', '--dim', str(d), '--grid', f'{gh}x{gw}'] + (['--cls-token'] if cls else []))
+    ref = mae_2d(d, gh, gw, cls)
+    assert got.shape == ref.shape, f'shape {got.shape} != {ref.shape}'
+    err = np.abs(got - ref).max()
+    assert err <= 6e-8, f'max error {err:.3g}'
+    if cls:
+        assert not got[0].any(), 'cls row not zero'
+    return f'max error {err:.2g}'
+
+
+TL = ['table', 'learned']
+TG = ['table', 'sincos2d']
+ISSUE4_USAGE_ERRORS = [
+    (T + P4D8 + ['--freqs', 'bogus'], '--freqs'),
+    (T + P4D8 + ['--min-timescale', '2'], '--min-timescale'),
+    (T + P4D8 + ['--freqs', 't2t', '--min-timescale', '0'], '--min-timescale'),
+    (T + ['--positions', '4', '--dim', '2', '--freqs', 'fairseq'], '--dim'),
+    (TL + ['--dim', '8', '--seed', '1'], '--rows'),
+    (TL + ['--rows', '4', '--seed', '1'], '--dim'),
+    (TL + ['--rows', '4', '--dim', '8'], '--seed'),
+    (TL + ['--rows', '4', '--dim', '8', '--seed', '-1'], '--seed'),
+    (TL + ['--rows', '4', '--dim', '8', '--seed', '18446744073709551616'], '--seed'),
+    (TL + ['--rows', '4', '--dim', '8', '--seed', '1', '--init', 'xavier'], '--init'),
+    (TL + ['--rows', '4', '--dim', '8', '--seed', '1', '--std', '-1'], '--std'),
+    (TL + ['--rows', '4', '--dim', '8', '--seed', '1', '--positions', '4'], '--positions'),
+    (TG + ['--dim', '8'], '--grid'),
+    (TG + ['--dim', '6', '--grid', '2x2'], '--dim'),
+    (TG + ['--dim', '8', '--grid', '2x'], '--grid'),
+    (TG + ['--dim', '8', '--grid', '0x3'], '--grid'),
+    (TG + ['--dim', '8', '--grid', '2*3'], '--grid'),
+    (TG + ['--dim', '8', '--grid', '2x2', '--start', '1'], '--start'),
+    (['analyze'], 'missing the table file'),
+    (['analyze', 'a.npy', 'b.npy'], 'b.npy'),
+    (['analyze', 'a.npy', '--top', '0'], '--top'),
+]
+
+
+def test_issue4_usage(args, needle):
+    before = listing()
+    proc = run(args)
+    assert proc.returncode == 2, f'exit {proc.returncode}: {proc.stderr.decode()!r}'
+    assert proc.stdout == b''
+    assert_one_error_line(proc.stderr, needle)
+    assert listing() == before
+
+
+# -- embed
+
+def embed_run(args, out_name='ey.npy'):
+    out = os.path.join(WORKDIR, out_name)
+    run_ok(['embed'] + args + ['-o', out])
+    y = np.load(out)
+    os.remove(out)
+    return y
+
+
+def embed_reference(x, P, pos, pad, scale):
+    """y = fl32(fl32(x * scale) + P[pos]); padding rows +0.0 (numpy float32: two roundings)."""
+    y = (x.astype(np.float32) * np.float32(scale)).astype(np.float32) + P[pos].astype(np.float32)
+    y[pad] = 0.0
+    return y
+
+
+def embed_inputs(B, T, D, n_rows, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((B, T, D)).astype(np.float32)
+    P = rng.standard_normal((n_rows, D)).astype(np.float32)
+    ids = rng.integers(2, 50, size=(B, T)).astype(np.int64)
+    ids[0, -2:] = 1                      # right padding
+    if B > 1:
+        ids[1, :3] = 1                   # left padding
+    return x, P, ids
+
+
+def test_embed_modes(mode):
+    B, T, D, N, pad_id = 3, 7, 16, 40, 1
+    x, P, ids = embed_inputs(B, T, D, N, 11)
+    xp, pp, ip = save_npy('ex.npy', x), save_npy('eP.npy', P), save_npy('eids.npy', ids)
+    real = ids != pad_id
+    args = ['--in', xp, '--ids', ip, '--padding-id', str(pad_id), '--table', pp, '--positions', mode]
+    if mode == 'range':
+        pos = np.broadcast_to(np.arange(T) + 5, (B, T)); args += ['--start', '5']
+    elif mode == 'cumsum':
+        pos = np.where(real, 2 + np.cumsum(real, axis=1) - 1, 0); args += ['--start', '2']
+    elif mode == 'fairseq':
+        pos = np.where(real, np.cumsum(real, axis=1) + pad_id, pad_id)
+    else:
+        pos = np.random.default_rng(3).integers(0, N, size=(B, T)).astype(np.int32)
+        args += ['--pos-ids', save_npy('epos.npy', pos)]
+    y = embed_run(args + ['--scale', '1.5'])
+    ref = embed_reference(x, P, pos, ~real, 1.5)
+    assert same_bits(y, ref), f'max diff {np.abs(y - ref).max():.3g}'
+    assert not y[~real].any() and not np.signbit(y[~real]).any(), 'padding rows must be +0.0'
+    default = embed_run(args)  # scale fl32(sqrt(D))
+    assert same_bits(default, embed_reference(x, P, pos, ~real, np.float32(math.sqrt(D)))), 'default scale'
+
+
+def test_embed_mask_sinusoidal_2d():
+    """(T, D) input with a boolean mask and on-the-fly sinusoidal rows == the table posenc writes."""
+    T, D = 9, 12
+    x = np.random.default_rng(5).standard_normal((T, D)).astype(np.float32)
+    mask = np.ones(T, bool)
+    mask[[0, 4]] = False
+    sin_table = load_npy(run_ok(table_args(T, D)))
+    y = embed_run(['--in', save_npy('ex2.npy', x), '--mask', save_npy('em.npy', mask), '--sinusoidal',
+                   '--scale', '1'])
+    ref = embed_reference(x, sin_table, np.arange(T), ~mask, 1.0)
+    assert y.shape == (T, D) and same_bits(y, ref), f'max diff {np.abs(y - ref).max():.3g}'
+    # an int mask reads the same
+    y2 = embed_run(['--in', save_npy('ex2.npy', x), '--mask', save_npy('em2.npy', mask.astype(np.int32)),
+                    '--sinusoidal', '--scale', '1'])
+    assert same_bits(y, y2)
+
+
+def test_embed_oob():
+    B, T, D, N = 2, 6, 8, 4
+    x, P, ids = embed_inputs(B, T, D, N, 21)
+    ids[:] = 5  # no padding
+    base = ['--in', save_npy('ox.npy', x), '--ids', save_npy('oi.npy', ids), '--padding-id', '0',
+            '--table', save_npy('oP.npy', P), '--scale', '1']
+    pos = np.broadcast_to(np.arange(T), (B, T))
+    none = np.zeros((B, T), bool)
+    y = embed_run(base + ['--oob', 'clamp'])
+    assert same_bits(y, embed_reference(x, P, np.minimum(pos, N - 1), none, 1.0)), 'clamp'
+    y = embed_run(base + ['--oob', 'sinusoidal'])
+    sin_rows = load_npy(run_ok(table_args(T, D)))
+    mixed = np.concatenate([P, sin_rows[N:]])
+    assert same_bits(y, embed_reference(x, mixed, pos, none, 1.0)), 'sinusoidal fallback'
+    before = listing()
+    proc = run(['embed'] + base + ['-o', os.path.join(WORKDIR, 'oy.npy')])
+    assert proc.returncode == 1, f'exit {proc.returncode}'
+    assert_one_error_line(proc.stderr, '--oob')
+    assert listing() == before, 'an output was written'
+
+
+def test_embed_dropout_dtype():
+    B, T, D, N = 2, 64, 32, 64
+    x, P, ids = embed_inputs(B, T, D, N, 31)
+    base = ['--in', save_npy('dx.npy', x), '--ids', save_npy('di.npy', ids), '--padding-id', '1',
+            '--table', save_npy('dP.npy', P), '--scale', '2']
+    real = ids != 1
+    ref = embed_reference(x, P, np.broadcast_to(np.arange(T), (B, T)), ~real, 2.0)
+    y = embed_run(base + ['--dropout', '0.25', '--seed', '9'])
+    keep = y != 0
+    kept = keep & real[:, :, None]
+    frac = 1 - kept.sum() / (real.sum() * D)
+    assert abs(frac - 0.25) < 0.03, f'dropped fraction {frac:.3f}'
+    assert same_bits(y[kept], (ref[kept] * np.float32(1 / 0.75)).astype(np.float32)), 'kept values != ref * 1/(1-p)'
+    assert not y[~real].any()
+    assert same_bits(y, embed_run(base + ['--dropout', '0.25', '--seed', '9'])), 'not deterministic'
+    assert not np.array_equal(y, embed_run(base + ['--dropout', '0.25', '--seed', '10'])), 'seed ignored'
+    assert same_bits(embed_run(base + ['--dropout', '0']), ref), 'p = 0 must equal no dropout'
+    h = embed_run(base + ['--dtype', 'f16'])
+    assert same_bits(h, ref.astype(np.float16)), 'f16 output is not the f32 result rounded once'
+    b = embed_run(base + ['--dtype', 'bf16'])
+    assert b.dtype == np.uint16 and np.array_equal(b, bf16_round(ref)), 'bf16 output'
+    # f16 input: read as f16 values, output f16 by default
+    x16 = x.astype(np.float16)
+    y16 = embed_run(['--in', save_npy('dx16.npy', x16)] + base[2:])
+    assert y16.dtype == np.float16
+    ref16 = embed_reference(x16.astype(np.float32), P, np.broadcast_to(np.arange(T), (B, T)), ~real, 2.0)
+    assert same_bits(y16, ref16.astype(np.float16)), 'f16 input'
+
+
+def embed_error_cases():
+    x = save_npy('ux.npy', np.zeros((2, 3, 8), np.float32))
+    ids = save_npy('uids.npy', np.full((2, 3), 4, np.int32))
+    P = save_npy('uP.npy', np.zeros((10, 8), np.float32))
+    base = ['embed', '--in', x, '--ids', ids, '--padding-id', '0']
+    usage = [
+        (['embed', '--ids', ids, '--padding-id', '0', '--table', P], '--in'),
+        (['embed', '--in', x, '--table', P], '--mask'),
+        (base, '--sinusoidal'),
+        (base + ['--table', P, '--sinusoidal'], 'exclude'),
+        (['embed', '--in', x, '--ids', ids, '--table', P], '--padding-id'),
+        (['embed', '--in', x, '--mask', ids, '--table', P, '--positions', 'fairseq'], '--padding-id'),
+        (base + ['--table', P, '--positions', 'ids'], '--pos-ids'),
+        (base + ['--table', P, '--pos-ids', ids], '--pos-ids'),
+        (base + ['--table', P, '--positions', 'fairseq', '--start', '2'], '--start'),
+        (base + ['--sinusoidal', '--oob', 'clamp'], '--oob'),
+        (base + ['--table', P, '--positions', 'diagonal'], '--positions'),
+        (base + ['--table', P, '--oob', 'wrap'], '--oob'),
+        (base + ['--table', P, '--dropout', '1', '--seed', '1'], '--dropout'),
+        (base + ['--table', P, '--dropout', '-0.1', '--seed', '1'], '--dropout'),
+        (base + ['--table', P, '--dropout', '0.1'], '--seed'),
+        (base + ['--table', P, '--seed', '1'], '--seed'),
+        (base + ['--table', P, '--scale', 'nan'], '--scale'),
+        (base + ['--table', P, '--scale', '1e39'], '--scale'),
+        (base + ['--table', P, '--dtype', 'f64'], '--dtype'),
+        (base + ['--table', P, '--layout', 'split'], '--layout'),
+        (base[:-2] + ['--padding-id', '99', '--table', P, '--positions', 'fairseq'], '--padding-id'),
+    ]
+    inputs = [  # exit 1: the files are wrong
+        (['embed', '--in', save_npy('u1.npy', np.zeros(8, np.float32)), '--ids', ids, '--padding-id', '0',
+          '--table', P], '--in'),
+        (['embed', '--in', save_npy('u2.npy', np.zeros((2, 3, 8), np.int32)), '--ids', ids, '--padding-id', '0',
+          '--table', P], 'dtype'),
+        (base + ['--table', save_npy('u3.npy', np.zeros((10, 7), np.float32))], '--table'),
+        (base + ['--table', save_npy('u4.npy', np.zeros((10, 8), np.int32))], 'dtype'),
+        (['embed', '--in', x, '--ids', save_npy('u5.npy', np.zeros((3, 2), np.int32)), '--padding-id', '0',
+          '--table', P], '--ids'),
+        (['embed', '--in', x, '--mask', save_npy('u6.npy', np.zeros((2, 3), np.float32)), '--table', P], 'dtype'),
+        (base + ['--table', P, '--positions', 'ids', '--pos-ids', save_npy('u7.npy', np.full((2, 3), -1, np.int32))],
+         'position'),
+        (base + ['--table', save_npy('u8.npy', np.zeros((2, 8), np.float32))], 'rows'),
+        (['embed', '--in', os.path.join(WORKDIR, 'missing.npy'), '--ids', ids, '--padding-id', '0', '--table', P],
+         'missing.npy'),
+    ]
+    return [(a, n, 2) for a, n in usage] + [(a, n, 1) for a, n in inputs]
+
+
+def test_embed_error(args, needle, rc):
+    out = os.path.join(WORKDIR, 'uy.npy')
+    before = listing()
+    proc = run(args + ['-o', out])
+    assert proc.returncode == rc, f'exit {proc.returncode}, expected {rc}: {proc.stderr.decode()!r}'
+    assert proc.stdout == b''
+    assert_one_error_line(proc.stderr, needle)
+    assert listing() == before, 'the directory changed'
+    return proc.stderr.decode().strip()
+
+
+# -- analyze
+
+def analyze(path, top=None):
+    out = run_ok(['analyze', path] + (['--top', str(top)] if top else [])).decode()
+    rows = {}
+    for line in out.splitlines()[2:]:
+        name, a, b = line.split()
+        rows[name] = (a, b)
+    return rows
+
+
+def numpy_spectrum(a):
+    """rank with numpy matrix_rank's float32 tolerance, k90, k99, entropy rank, energy, sigma."""
+    a64 = a.astype(np.float64)
+    s = np.linalg.svd(a64, compute_uv=False)
+    s = np.concatenate([s, np.zeros(a.shape[1] - len(s))])  # posenc reports D values (rows < D: zeros)
+    tol = s.max() * max(a.shape) * np.finfo(np.float32).eps
+    e = np.cumsum(s ** 2)
+    q = s[s > tol] / s[s > tol].sum()  # the entropy rank leaves out the values below the tolerance
+    return dict(rank=int((s > tol).sum()), k90=int(np.argmax(e >= 0.9 * e[-1]) + 1),
+                k99=int(np.argmax(e >= 0.99 * e[-1]) + 1), entropy=math.exp(-(q * np.log(q)).sum()),
+                energy=float(e[-1]), sigma=s, tol=tol)
+
+
+def check_spectrum_column(rows, col, a, what):
+    ref = numpy_spectrum(a)
+    s = ref['sigma']
+    near = np.abs(s / ref['tol'] - 1) < 1e-6
+    if not near.any():
+        assert int(rows['rank'][col]) == ref['rank'], f'{what}: rank {rows["rank"][col]} != {ref["rank"]}'
+    assert int(rows['k90'][col]) == ref['k90'], f'{what}: k90 {rows["k90"][col]} != {ref["k90"]}'
+    assert int(rows['k99'][col]) == ref['k99'], f'{what}: k99 {rows["k99"][col]} != {ref["k99"]}'
+    assert abs(float(rows['entropy_rank'][col]) / ref['entropy'] - 1) < 1e-9, f'{what}: entropy rank'
+    assert abs(float(rows['energy'][col]) / ref['energy'] - 1) < 1e-12, f'{what}: energy'
+    for i in range(len([k for k in rows if k.startswith('sigma_')])):
+        got = float(rows[f'sigma_{i + 1}'][col])
+        # from the eigenvalues of P^T P: error ~ eps * d * sigma_1^2 / sigma_i (sqrt(eps) sigma_1 for noise)
+        bound = 1e-12 * s[i] + 1e-13 * s[0] ** 2 / s[i] if s[i] >= 1e-6 * s[0] else 1e-7 * s[0] + 1e-300
+        assert abs(got - s[i]) <= bound, f'{what}: sigma_{i + 1} {got!r} != {s[i]!r}'
+
+
+def test_analyze(name, array, top, expect_rank):
+    path = save_npy(f'an_{name}.npy', array)
+    rows = analyze(path, top)
+    n_sigma = len([k for k in rows if k.startswith('sigma_')])
+    assert n_sigma == min(top or 8, array.shape[1]), f'{n_sigma} sigma lines'
+    as_f32 = array.astype(np.float32) if array.dtype != np.uint16 else bf16_from_bits(array)
+    check_spectrum_column(rows, 0, as_f32, 'table')
+    sin_table = load_npy(run_ok(table_args(*array.shape)))
+    check_spectrum_column(rows, 1, sin_table, 'sinusoidal')
+    if expect_rank is not None:
+        assert int(rows['rank'][0]) == expect_rank, f'rank {rows["rank"][0]}, want {expect_rank}'
+        assert np.linalg.matrix_rank(as_f32) == expect_rank, 'numpy disagrees with the designed rank'
+    return f'rank {rows["rank"][0]} (sinusoidal {rows["rank"][1]}), k90 {rows["k90"][0]}'
+
+
+def analyze_cases():
+    rng = np.random.default_rng(41)
+    low = (rng.standard_normal((300, 3)) @ rng.standard_normal((3, 32))).astype(np.float32)
+    learned = load_npy(run_ok(TL + ['--rows', '512', '--dim', '64', '--seed', '3']))
+    return [
+        ('rank 3 of 300x32', low, 5, 3),
+        ('rank 3 of 300x32 as f64', low.astype(np.float64), 40, 3),
+        ('rank 3 of 300x32 rounded to f16 (no longer low rank)', low.astype(np.float16), None, None),
+        ('random 50x8', rng.standard_normal((50, 8)).astype(np.float32), 8, 8),
+        ('learned 512x64', learned, 64, 64),
+        ('sinusoidal 64x16', load_npy(run_ok(table_args(64, 16))), 16, None),
+        ('sinusoidal 256x8 (full rank)', load_npy(run_ok(table_args(256, 8))), None, 8),
+        ('bf16 bits 40x8', bf16_round(rng.standard_normal((40, 8)).astype(np.float32)), 3, 8),
+        ('one row', np.arange(1, 6, dtype=np.float32).reshape(1, 5), None, 1),
+    ]
+
+
+def test_analyze_errors():
+    cases = [
+        (save_npy('ae1.npy', np.zeros((2, 3, 4), np.float32)), 'shape'),
+        (save_npy('ae2.npy', np.zeros((4, 4), np.int32)), 'dtype'),
+        (save_npy('ae3.npy', np.array([[1.0, np.nan], [0.0, 1.0]], np.float32)), 'NaN'),
+        (save_npy('ae4.npy', np.zeros((0, 4), np.float32)), 'shape'),
+        (os.path.join(WORKDIR, 'nope.npy'), 'nope.npy'),
+    ]
+    for path, needle in cases:
+        proc = run(['analyze', path])
+        assert proc.returncode == 1, f'{path}: exit {proc.returncode}: {proc.stderr.decode()!r}'
+        assert proc.stdout == b''
+        assert_one_error_line(proc.stderr, needle)
+
+
+def run_issue4_cases(results):
+    for rule, n, d, base, min_ts in (('fairseq', 50, 16, 10000.0, None), ('fairseq', 7, 9, 100.0, None),
+                                     ('t2t', 50, 16, 10000.0, None), ('t2t', 30, 12, 1e4, 2.0),
+                                     ('t2t', 20, 2, 10000.0, 0.5)):
+        results.case(f'table sinusoidal --freqs {rule} {n}x{d} base {base} min {min_ts}',
+                     test_table_freq_rule, rule, n, d, base, min_ts)
+    results.case('table sinusoidal --freqs: default and C provenance', test_table_freqs_default_and_header)
+    results.case('table learned: truncated normal, seeded, prefix-stable', test_table_learned)
+    for d, gh, gw, cls in ((16, 4, 4, False), (8, 2, 3, True), (32, 14, 14, False), (4, 1, 5, True)):
+        results.case(f'table sincos2d {d} {gh}x{gw} cls {cls} vs MAE', test_table_sincos2d, d, gh, gw, cls)
+    for args, needle in ISSUE4_USAGE_ERRORS:
+        results.case(f'usage error: {shlex.join(args)}', test_issue4_usage, args, needle)
+    for mode in ('range', 'ids', 'fairseq', 'cumsum'):
+        results.case(f'embed --positions {mode} vs numpy', test_embed_modes, mode)
+    results.case('embed --mask --sinusoidal, (T, D) input', test_embed_mask_sinusoidal_2d)
+    results.case('embed --oob clamp / sinusoidal / error', test_embed_oob)
+    results.case('embed --dropout and --dtype', test_embed_dropout_dtype)
+    for args, needle, rc in embed_error_cases():
+        shown = ' '.join(os.path.basename(a) for a in args)
+        results.case(f'embed error (exit {rc}): {shown}', test_embed_error, args, needle, rc)
+    for name, array, top, rank in analyze_cases():
+        results.case(f'analyze {name} vs numpy svd', test_analyze, name, array, top, rank)
+    results.case('analyze: bad tables -> exit 1', test_analyze_errors)
+    for args, needles in ((['--help'], ['embed', 'analyze', 'learned', 'sincos2d']),
+                          (['embed', '--help'], ['--padding-id', '--oob', '--dropout', 'fairseq', 'cumsum']),
+                          (['analyze', '--help'], ['rank', 'k90', 'entropy', '--top']),
+                          (['table', '--help'], ['--freqs', '--min-timescale', '--seed', '--grid', '--cls-token'])):
+        results.case(f'help: {" ".join(args)}', test_help, args, needles)
+
+
 class Results:
     def __init__(self):
         self.passed = self.failed = 0
@@ -1661,6 +2070,7 @@ def main():
         if os.path.exists('/dev/full'):
             results.case('stdout write error -> exit 1', test_stdout_full)
         run_rope_cases(results, available)
+        run_issue4_cases(results)
         results.case('no temporary files left', test_no_leftovers)
     print(f'{results.passed} passed, {results.failed} failed')
     sys.exit(1 if results.failed else 0)
