@@ -450,6 +450,19 @@ static void POSENC_I_K(to_f32)(const unsigned char *src, posenc_dtype dtype, flo
 }
 
 /* ---- masked add (posenc_i_scalar_add_fwd / _bwd in posenc.h, bit for bit) ---------------- */
+/* 32-bit lane products mod 2^32. Without native AVX2, SIMDe 0.7.4's simde_mm256_mullo_epi32
+ * multiplies signed ints (undefined on overflow; UBSan reports it); its 128-bit form is defined
+ * for every input (SSE4.1 or NEON natively, else 64-bit products). */
+POSENC_I_INLINE simde__m256i POSENC_I_K(mul32)(simde__m256i a, simde__m256i b) {
+#if defined(POSENC_I_BUILTIN_AVX2)
+  return simde_mm256_mullo_epi32(a, b);
+#else
+  return simde_mm256_set_m128i(
+      simde_mm_mullo_epi32(simde_mm256_extracti128_si256(a, 1), simde_mm256_extracti128_si256(b, 1)),
+      simde_mm_mullo_epi32(simde_mm256_castsi256_si128(a), simde_mm256_castsi256_si128(b)));
+#endif
+}
+
 /* The dropout factor of 8 columns col .. col+7: 0 where lowbias32(key ^ col*0x9E3779B9) <
  * threshold (unsigned; thr_s is threshold ^ 2^31 for the signed compare), else keep_scale. */
 POSENC_I_INLINE simde__m256 POSENC_I_K(keep8)(uint32_t key, size_t col, simde__m256i thr_s, simde__m256 ks) {
@@ -457,11 +470,11 @@ POSENC_I_INLINE simde__m256 POSENC_I_K(keep8)(uint32_t key, size_t col, simde__m
   const simde__m256i sign = simde_mm256_set1_epi32((int32_t)0x80000000u);
   simde__m256i c = simde_mm256_add_epi32(simde_mm256_set1_epi32((int32_t)(uint32_t)col), lane);
   simde__m256i h = simde_mm256_xor_si256(simde_mm256_set1_epi32((int32_t)key),
-                                         simde_mm256_mullo_epi32(c, simde_mm256_set1_epi32((int32_t)0x9E3779B9u)));
+                                         POSENC_I_K(mul32)(c, simde_mm256_set1_epi32((int32_t)0x9E3779B9u)));
   h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
-  h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x7feb352du));
+  h = POSENC_I_K(mul32)(h, simde_mm256_set1_epi32((int32_t)0x7feb352du));
   h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 15));
-  h = simde_mm256_mullo_epi32(h, simde_mm256_set1_epi32((int32_t)0x846ca68bu));
+  h = POSENC_I_K(mul32)(h, simde_mm256_set1_epi32((int32_t)0x846ca68bu));
   h = simde_mm256_xor_si256(h, simde_mm256_srli_epi32(h, 16));
   return simde_mm256_andnot_ps(simde_mm256_castsi256_ps(simde_mm256_cmpgt_epi32(thr_s, simde_mm256_xor_si256(h, sign))), ks);
 }
