@@ -2813,6 +2813,21 @@ static posenc_status posenc_i_tb_span(size_t n, size_t dim, size_t stride, size_
   return POSENC_OK;
 }
 
+/* An output table of n_rows x dim elements of dtype, row_stride apart (0: dim), in out_bytes:
+ * NULL, SIZE, DTYPE, STRIDE, OVERFLOW, BUFFER, checked in that order. */
+static posenc_status posenc_i_tb_check_out(const void *out, size_t out_bytes, size_t n_rows, size_t dim,
+                                           posenc_dtype dtype, size_t row_stride, size_t *es, size_t *stride) {
+  size_t need;
+  if (!out) return POSENC_ERR_NULL;
+  if (n_rows == 0 || dim == 0) return POSENC_ERR_SIZE;
+  *es = posenc_dtype_size(dtype);
+  if (*es == 0) return POSENC_ERR_DTYPE;
+  *stride = row_stride ? row_stride : dim;
+  if (*stride < dim) return POSENC_ERR_STRIDE;
+  if (posenc_i_tb_span(n_rows, dim, *stride, *es, &need) != POSENC_OK) return POSENC_ERR_OVERFLOW;
+  return out_bytes < need ? POSENC_ERR_BUFFER : POSENC_OK;
+}
+
 /* Round to odd at 24 bits (f32 precision): truncate x toward zero to an f32, and set the last
  * bit if that was inexact. Rounding the result to nearest even at <= 22 bits (f16, bf16) is the
  * correct rounding of x itself. x finite and within the f32 range. */
@@ -2939,16 +2954,11 @@ static double posenc_i_tb_trunc_normal(uint64_t e) {
 POSENC_API posenc_status posenc_learned_init(uint64_t seed, double std, size_t n_rows, size_t dim,
                                              posenc_dtype dtype, size_t row_stride,
                                              void *out, size_t out_bytes) {
-  size_t es, stride, need, p, j;
+  size_t es, stride, p, j;
   uint64_t k0;
-  if (!out) return POSENC_ERR_NULL;
-  if (n_rows == 0 || dim == 0) return POSENC_ERR_SIZE;
-  es = posenc_dtype_size(dtype);
-  if (es == 0) return POSENC_ERR_DTYPE;
-  stride = row_stride ? row_stride : dim;
-  if (stride < dim) return POSENC_ERR_STRIDE;
-  if (posenc_i_tb_span(n_rows, dim, stride, es, &need) != POSENC_OK) return POSENC_ERR_OVERFLOW;
-  if (out_bytes < need) return POSENC_ERR_BUFFER;
+  posenc_status st;
+  st = posenc_i_tb_check_out(out, out_bytes, n_rows, dim, dtype, row_stride, &es, &stride);
+  if (st != POSENC_OK) return st;
   if (!(std >= 0.0 && std <= 1e30)) return POSENC_ERR_PARAM; /* also NaN */
   if (std == 0.0) std = posenc_i_tb_rsqrt_int((uint64_t)dim);
   k0 = posenc_i_tb_mix(seed ^ 0x6a09e667f3bcc909ull);
@@ -3037,16 +3047,11 @@ POSENC_API posenc_status posenc_table_resize(const posenc_table *src, size_t new
 POSENC_API posenc_status posenc_index_table(posenc_index_kind kind, uint32_t max_len, int32_t start,
                                             size_t n_rows, size_t dim, posenc_dtype dtype,
                                             size_t row_stride, void *out, size_t out_bytes) {
-  size_t es, stride, need, r, j;
+  size_t es, stride, r, j;
   double lim;
-  if (!out) return POSENC_ERR_NULL;
-  if (n_rows == 0 || dim == 0) return POSENC_ERR_SIZE;
-  es = posenc_dtype_size(dtype);
-  if (es == 0) return POSENC_ERR_DTYPE;
-  stride = row_stride ? row_stride : dim;
-  if (stride < dim) return POSENC_ERR_STRIDE;
-  if (posenc_i_tb_span(n_rows, dim, stride, es, &need) != POSENC_OK) return POSENC_ERR_OVERFLOW;
-  if (out_bytes < need) return POSENC_ERR_BUFFER;
+  posenc_status st;
+  st = posenc_i_tb_check_out(out, out_bytes, n_rows, dim, dtype, row_stride, &es, &stride);
+  if (st != POSENC_OK) return st;
   if (kind != POSENC_INDEX_INTEGER && kind != POSENC_INDEX_NORMALIZED) return POSENC_ERR_PARAM;
   if (kind == POSENC_INDEX_NORMALIZED && max_len == 0) return POSENC_ERR_PARAM;
   if (n_rows - 1 > (size_t)((int64_t)INT32_MAX - (int64_t)start)) return POSENC_ERR_POSITION;
