@@ -429,7 +429,8 @@ POSENC_API posenc_embed_config posenc_embed_default(size_t dim);
 /* The position of every token (b, t) as the add will use it, before the OOB policy: -1 for a
  * padding row. out has batch*tokens entries. Errors, nothing written: NULL, SIZE, OVERFLOW,
  * PARAM (unknown mode), POSITION (a real token's position < 0 or past INT32_MAX), PADDING
- * (FAIRSEQ with a padding_id < 0). Positions of padding rows (IDS) are never read or checked. */
+ * (FAIRSEQ with a padding_id < 0), ALIAS (out overlaps positions, token_ids or mask). Positions
+ * of padding rows (IDS) are never read or checked. */
 POSENC_API posenc_status posenc_embed_positions(const posenc_embed_tokens *tokens, int32_t *out);
 
 /* y = masked add of x (out may equal x exactly: in place, same data, dtype and strides; any other
@@ -440,8 +441,8 @@ POSENC_API posenc_status posenc_embed_positions(const posenc_embed_tokens *token
  * it is the source or the OOB_SINUSOIDAL fallback), DTYPE, STRIDE (a stride < dim), OVERFLOW,
  * PARAM (dropout_p outside [0, 1) or NaN, scale not finite, unknown mode or policy), POSITION (a
  * real token's position < 0 or past INT32_MAX, or >= n_rows under OOB_ERROR), PADDING (FAIRSEQ
- * padding_id < 0 or >= n_rows), ALIAS (y overlaps P or itself, or partially overlaps x), BASE
- * and the sinusoidal parameter errors. */
+ * padding_id < 0 or >= n_rows), ALIAS (y overlaps P or itself, partially overlaps x, or overlaps
+ * positions, token_ids or mask), BASE and the sinusoidal parameter errors. */
 POSENC_API posenc_status posenc_embed_forward(const posenc_embed_config *config,
                                               const posenc_embed_tokens *tokens,
                                               const posenc_embed_tensor *x,
@@ -455,8 +456,8 @@ POSENC_API posenc_status posenc_embed_forward(const posenc_embed_config *config,
  * served by OOB_SINUSOIDAL; OOB_CLAMP rows accumulate into row n_rows-1; padding rows add nothing.
  * The sums run in a fixed order, so every backend and every run give the same bits. keep is the
  * forward's mask (same config: same p and seed). Errors: those of forward (the table's values are
- * not read), plus STRIDE (grad_table_stride < dim) and ALIAS when grad_table overlaps grad_y or
- * grad_x, or grad_x partially overlaps grad_y. */
+ * not read), plus STRIDE (grad_table_stride < dim) and ALIAS when grad_table overlaps grad_y,
+ * grad_x or a token array, or grad_x partially overlaps grad_y or overlaps a token array. */
 POSENC_API posenc_status posenc_embed_backward(const posenc_embed_config *config,
                                                const posenc_embed_tokens *tokens,
                                                const posenc_embed_tensor *grad_y,
@@ -2432,11 +2433,24 @@ static posenc_status posenc_i_check_tokens(const posenc_embed_tokens *tk) {
   return POSENC_OK;
 }
 
+/* 1 if bytes [lo, hi) meet a token array that is read (positions, ids, mask): a write there
+ * would change positions after they were checked. */
+static int posenc_i_tokens_meet(const posenc_embed_tokens *tk, size_t lo, size_t hi) {
+  size_t n = tk->batch * tk->tokens, n4 = n <= SIZE_MAX / 4 ? n * 4 : SIZE_MAX - 3; /* n: checked */
+  const unsigned char *out = (const unsigned char *)(uintptr_t)lo;
+  return (tk->mode == POSENC_POS_IDS && posenc_i_ranges_meet(out, hi - lo, (const unsigned char *)tk->positions, n4)) ||
+         (tk->token_ids && posenc_i_ranges_meet(out, hi - lo, (const unsigned char *)tk->token_ids, n4)) ||
+         (tk->mask && posenc_i_ranges_meet(out, hi - lo, tk->mask, n));
+}
+
 POSENC_API posenc_status posenc_embed_positions(const posenc_embed_tokens *tokens, int32_t *out) {
   size_t b, t;
   posenc_status st = posenc_i_check_tokens(tokens);
   if (st != POSENC_OK) return st;
   if (!out) return POSENC_ERR_NULL;
+  if (posenc_i_tokens_meet(tokens, (size_t)(uintptr_t)out,
+                           (size_t)(uintptr_t)out + tokens->batch * tokens->tokens * sizeof *out))
+    return POSENC_ERR_ALIAS;
   for (b = 0; b < tokens->batch; b++) { /* validate everything first */
     int64_t count = 0, pos = 0;
     for (t = 0; t < tokens->tokens; t++)
@@ -2749,7 +2763,9 @@ POSENC_API posenc_status posenc_embed_forward(const posenc_embed_config *config,
   if (st != POSENC_OK) return st;
   st = posenc_i_tens_check(y, pl.B, pl.T, pl.D, &pl.y);
   if (st != POSENC_OK) return st;
-  if (posenc_i_tens_self_overlap(&pl.y, pl.B, pl.T, pl.D) || posenc_i_tens_alias(&pl.x, &pl.y)) return POSENC_ERR_ALIAS;
+  if (posenc_i_tens_self_overlap(&pl.y, pl.B, pl.T, pl.D) || posenc_i_tens_alias(&pl.x, &pl.y) ||
+      posenc_i_tokens_meet(tokens, pl.y.lo, pl.y.hi))
+    return POSENC_ERR_ALIAS;
   if (pl.table) {
     size_t lo = (size_t)(uintptr_t)pl.P, hi = lo + ((pl.n_rows - 1) * pl.pstride + pl.D) * pl.pes;
     if (posenc_i_spans_overlap(lo, hi, pl.y.lo, pl.y.hi)) return POSENC_ERR_ALIAS;
@@ -2775,7 +2791,8 @@ POSENC_API posenc_status posenc_embed_backward(const posenc_embed_config *config
   if (grad_x) {
     st = posenc_i_tens_check(grad_x, pl.B, pl.T, pl.D, &pl.y);
     if (st != POSENC_OK) return st;
-    if (posenc_i_tens_self_overlap(&pl.y, pl.B, pl.T, pl.D) || posenc_i_tens_alias(&pl.x, &pl.y))
+    if (posenc_i_tens_self_overlap(&pl.y, pl.B, pl.T, pl.D) || posenc_i_tens_alias(&pl.x, &pl.y) ||
+        posenc_i_tokens_meet(tokens, pl.y.lo, pl.y.hi))
       return POSENC_ERR_ALIAS;
   } else {
     pl.y.data = NULL; pl.y.dtype = POSENC_DTYPE_F32; pl.y.es = 4; pl.y.ts = pl.D; pl.y.bs = pl.D;
@@ -2792,7 +2809,8 @@ POSENC_API posenc_status posenc_embed_backward(const posenc_embed_config *config
     lo = (size_t)(uintptr_t)grad_table;
     if (lo > SIZE_MAX - last * 4) return POSENC_ERR_OVERFLOW;
     hi = lo + last * 4;
-    if (posenc_i_spans_overlap(lo, hi, pl.x.lo, pl.x.hi) || (pl.y.data && posenc_i_spans_overlap(lo, hi, pl.y.lo, pl.y.hi)))
+    if (posenc_i_spans_overlap(lo, hi, pl.x.lo, pl.x.hi) || (pl.y.data && posenc_i_spans_overlap(lo, hi, pl.y.lo, pl.y.hi)) ||
+        posenc_i_tokens_meet(tokens, lo, hi))
       return POSENC_ERR_ALIAS;
   }
   posenc_i_embed_walk(&pl, config, tokens, 1, grad_table, gts);
@@ -3172,7 +3190,7 @@ static posenc_status posenc_i_table_extent(const posenc_table *t, size_t *stride
 }
 
 POSENC_API size_t posenc_spectrum_work(size_t dim) {
-  if (dim == 0 || dim > SIZE_MAX / sizeof(double) / (dim + 1)) return 0;
+  if (dim == 0 || dim >= SIZE_MAX / sizeof(double) || dim > SIZE_MAX / sizeof(double) / (dim + 1)) return 0;
   return dim * (dim + 1);
 }
 

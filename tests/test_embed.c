@@ -588,6 +588,13 @@ static void test_bad_input(void) {
   BAD(POSENC_ERR_ALIAS, "x in place with other strides", tx.data = y; tx.token_stride = D; tx.batch_stride = T * D + 8);
   BAD(POSENC_ERR_ALIAS, "x in place with another dtype", tx.data = y; ty.dtype = BF16);
   BAD(POSENC_ERR_ALIAS, "y rows overlap each other", ty.batch_stride = D);
+  /* token arrays are read again while y is written: y must not meet them */
+  BAD(POSENC_ERR_ALIAS, "y overlaps the mask", tk.mask = (const uint8_t *)(y + 3));
+  BAD(POSENC_ERR_ALIAS, "y overlaps the token ids", tk.token_ids = (const int32_t *)(y + B * T * D - 2));
+  memcpy(big + 8, ids_pos, sizeof ids_pos); /* valid ids inside the buffer y is given */
+  BAD(POSENC_ERR_ALIAS, "y overlaps the positions", tk.mode = POSENC_POS_IDS; tk.positions = (const int32_t *)(big + 8);
+      ty.data = big);
+  CHECK(memcmp(big + 8, ids_pos, sizeof ids_pos) == 0, "positions untouched");
   BAD(POSENC_ERR_PARAM, "dropout 1", cfg.dropout_p = 1.0);
   BAD(POSENC_ERR_PARAM, "dropout -0.1", cfg.dropout_p = -0.1);
   BAD(POSENC_ERR_PARAM, "dropout NaN", cfg.dropout_p = NAN);
@@ -627,6 +634,14 @@ static void test_bad_input(void) {
     BADB(POSENC_ERR_PARAM, "dropout NaN", cfg.dropout_p = NAN);
     BADB(POSENC_ERR_ALIAS, "grad_x partially overlaps grad_y", tx.data = y; ty.data = y + 3);
     BADB(POSENC_ERR_NULL, "grad_y NULL", tx.data = NULL);
+    BADB(POSENC_ERR_ALIAS, "grad_x overlaps the mask", tk.mask = (const uint8_t *)(y + 5));
+    BADB(POSENC_ERR_ALIAS, "grad_table overlaps the token ids", tk.token_ids = (const int32_t *)(gt + 3));
+  }
+  { /* posenc_embed_positions writing over the ids it reads */
+    int32_t ids[B * T];
+    for (i = 0; i < B * T; i++) ids[i] = 1;
+    tk = tk0; tk.token_ids = ids; tk.padding_id = 0; tk.mode = POSENC_POS_FAIRSEQ;
+    CHECK(posenc_embed_positions(&tk, ids + 1) == POSENC_ERR_ALIAS && ids[1] == 1, "positions over the ids");
   }
   /* NaN in the table propagates; padding rows stay +0 */
   {

@@ -247,7 +247,8 @@ static void test_bad_spectrum(void) {
   static const float specials[3] = {NAN, INFINITY, -INFINITY};
   for (i = 0; i < N * D; i++) P[i] = (float)lcg_unit();
   CHECK(posenc_spectrum_work(4) == 20 && posenc_spectrum_work(1) == 2, "work sizes");
-  CHECK(posenc_spectrum_work(0) == 0 && posenc_spectrum_work(SIZE_MAX / 2) == 0, "work overflow -> 0");
+  CHECK(posenc_spectrum_work(0) == 0 && posenc_spectrum_work(SIZE_MAX / 2) == 0 &&
+        posenc_spectrum_work(SIZE_MAX) == 0 && posenc_spectrum_work(SIZE_MAX / 8) == 0, "work overflow -> 0");
   memset(&before, 0x5a, sizeof before);
 #define EXPECT(call, want, what) do {                                                   \
     posenc_status st_;                                                                   \
