@@ -62,7 +62,8 @@ typedef enum posenc_status {
   POSENC_ERR_PARAM = -13,    /* a parameter is not finite or out of its range (factor, beta, ...) */
   POSENC_ERR_ALIAS = -14,    /* buffers overlap, or strides make a tensor overlap itself */
   POSENC_ERR_PADDING = -15,  /* a padding id or padding row is out of range of the table */
-  POSENC_ERR_FORMAT = -16    /* malformed serialized data (a .npy header) */
+  POSENC_ERR_FORMAT = -16,   /* malformed serialized data (a .npy header) */
+  POSENC_ERR_TABLE = -17     /* a table is too small for its configuration (bias rows < buckets) */
 } posenc_status;
 
 POSENC_API const char *posenc_strerror(posenc_status status);
@@ -626,6 +627,136 @@ POSENC_API posenc_status posenc_npy_header(posenc_npy_type type, size_t ndim, co
                                            void *out, size_t out_cap, size_t *len);
 
 /* ---------------------------------------------------------------------------------------------
+ * Position biases inside attention: ALiBi, T5 and DeBERTa buckets, Transformer-XL's relative
+ * sinusoid, masks, and the position-dependent attention scales.
+ *
+ * Score tiles. A tile is a block of attention scores [heads][rows][cols] in f32 or f16, for
+ * queries at positions q_pos .. q_pos+rows-1 and keys at k_pos .. k_pos+cols-1 (q_pos is the KV
+ * offset while decoding; a flash-attention-style caller hands over one tile at a time with the
+ * tile's origin). Element (h, i, j) is at index h*head_stride + i*row_stride + j. The strides
+ * must not make the tile overlap itself: with the smaller stride first, inner >= cols and
+ * outer >= (count_inner-1)*inner + cols (dense [h][q][k] and [q][h][k] both pass), else ERR_ALIAS.
+ *
+ * Masks, applied in the same pass as the bias: an entry is masked when
+ *   causal and k > q,  or  window > 0 and q - k >= window,  or  key_keep && key_keep[j] == 0.
+ * A masked entry is set to -inf (by selection: whatever it held, NaN included, becomes -inf);
+ * every other entry becomes fl(s + b), computed in f32 and rounded once to the tile's dtype.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct posenc_score_tile {
+  void *scores;               /* element (0, 0, 0) */
+  posenc_dtype dtype;         /* POSENC_DTYPE_F32 or POSENC_DTYPE_F16 (else ERR_DTYPE) */
+  size_t heads, rows, cols;   /* each >= 1 (else ERR_SIZE) */
+  size_t row_stride;          /* elements; 0 means cols */
+  size_t head_stride;         /* elements; 0 means rows * row_stride */
+  int32_t q_pos, k_pos;       /* positions of row 0 and column 0; the last ones fit int32 */
+} posenc_score_tile;
+
+typedef struct posenc_score_mask {
+  int causal;                 /* 1: mask keys after the query (k > q) */
+  int32_t window;             /* > 0: sliding window, mask q - k >= window; 0: none */
+  const uint8_t *key_keep;    /* NULL, or one byte per column of the tile: 0 masks (key padding) */
+} posenc_score_mask;
+
+/* Applies only the mask (RoPE and NoPE models). mask NULL means no mask (the call then only
+ * validates). Errors, nothing written: NULL, SIZE, DTYPE, OVERFLOW, POSITION (the last row or
+ * column position past INT32_MAX), PARAM (window < 0), ALIAS (tile overlaps itself or key_keep). */
+POSENC_API posenc_status posenc_mask_apply(const posenc_score_tile *tile, const posenc_score_mask *mask);
+
+/* ALiBi slopes for heads h = 0..heads-1 (the original get_slopes, identical in set and order to
+ * Bloom, MPT with alibi_bias_max and ggml with max_bias): c = 2^floor(log2 heads),
+ *   m_h = 2^(-B*(h+1)/c)            for h < c
+ *   m_h = 2^(-B*(2(h-c)+1)/(2c))    for h >= c           (B = max_bias; 8 in every model)
+ * Each slope is the correctly rounded f32 of the exact 2^e, e computed in double (exact for
+ * B = 8; Bloom's float32 base^k and ggml's powf can differ from it by an ulp for non-powers of
+ * two). Errors, nothing written: NULL, SIZE (heads == 0), PARAM (B not finite or not in (0, 1e4]). */
+POSENC_API posenc_status posenc_alibi_slopes(size_t heads, double max_bias, float *slopes);
+
+/* Which integer distance D the ALiBi bias b = fl32(m * (float)D) uses (q, k: positions). */
+typedef enum posenc_alibi_form {
+  POSENC_ALIBI_SYMMETRIC = 0, /* D = -|k - q|: bidirectional (MPT non-causal) */
+  POSENC_ALIBI_RELATIVE = 1,  /* D = k - q: causal models (<= 0 on every visible key) */
+  POSENC_ALIBI_KEY = 2        /* D = k - key_origin: the original and Bloom (m*j, key_origin 0,
+                                 or the count of left pads), MPT causal (key_origin = keys-1);
+                                 a constant per row away from RELATIVE: same softmax */
+} posenc_alibi_form;
+
+/* Adds the ALiBi bias of head h (slopes[h], for example posenc_alibi_slopes + the tile's first
+ * head) to every unmasked entry and masks the rest, in one pass:
+ *   s = fl(s + fl32(m_h * (float)D))   (D exact: |D| <= 2^24 is required)
+ * Error against the exact s + (-m|k-q|) with the exact slope: at most ulp(b) + ulp(s')/2 for f32
+ * (the slope's rounding, at most ulp(b)/2, plus the product's); f16 tiles round once more.
+ * Errors, nothing written: the errors of posenc_mask_apply, and NULL (slopes), PARAM (unknown
+ * form, a slope not finite), POSITION (some |D| > 2^24), ALIAS (slopes inside the tile). */
+POSENC_API posenc_status posenc_alibi_add(const posenc_score_tile *tile, const posenc_score_mask *mask,
+                                          posenc_alibi_form form, int32_t key_origin, const float *slopes);
+
+/* T5 relative buckets (HF _relative_position_bucket), relative position r = k - q:
+ *   bidirectional: n = num_buckets/2, offset n if r > 0, a = |r|;  causal: n = num_buckets,
+ *   offset 0, a = max(-r, 0).  e = n/2 (the exact range).
+ *   bucket = offset + (a < e ? a : min(e + floor(ln(a/e) / ln(max_distance/e) * (n - e)), n - 1))
+ * computed exactly (the floor of the exact real value; ties such as a = 16 at the defaults, where
+ * the real quotient is exactly 2, land on the upper bucket). HF's float32 gives the same buckets
+ * for the default configurations (tested to |r| = 10^6). */
+typedef struct posenc_t5_buckets {
+  uint32_t num_buckets;       /* 32 in T5; bidirectional: even and >= 4, causal: >= 2; <= 1024 */
+  uint32_t max_distance;      /* 128 in T5; must exceed e = n/2 */
+  int bidirectional;          /* 1: encoders (HF: not is_decoder); 0: causal decoders */
+} posenc_t5_buckets;
+
+/* Errors: NULL, DIM (odd num_buckets when bidirectional, or too few or too many), PARAM
+ * (max_distance <= e or > INT32_MAX). */
+POSENC_API posenc_status posenc_t5_check(const posenc_t5_buckets *cfg);
+/* out[i] = bucket of r = first + i for i < count (first + count - 1 <= INT32_MAX). Errors, nothing
+ * written: those of posenc_t5_check, NULL (out), SIZE (count 0), POSITION. */
+POSENC_API posenc_status posenc_t5_bucket_range(const posenc_t5_buckets *cfg, int32_t first, size_t count,
+                                                int32_t *out);
+
+/* Adds T5's learned bias to the tile under the mask: entry (h, i, j) += table[bucket(k - q)][head0 + h],
+ * table = nn.Embedding(num_buckets, n_heads).weight (f32, f16 or bf16, converted exactly).
+ * The result is fl(s + v) (exact bias, one rounding). Errors, nothing written: those of
+ * posenc_mask_apply and posenc_t5_check, NULL (table), DTYPE (table), TABLE (table rows <
+ * num_buckets, or dim < head0 + heads), ALIAS (table inside the tile). */
+POSENC_API posenc_status posenc_t5_bias_add(const posenc_score_tile *tile, const posenc_score_mask *mask,
+                                            const posenc_t5_buckets *cfg, const posenc_table *table,
+                                            size_t head0);
+
+/* DeBERTa v2/v3 make_log_bucket_position, relative position r = q - k (note: opposite to T5):
+ *   mid = bucket_size/2; |r| <= mid: r; else sign(r) * (mid + ceil(ln(|r|/mid) / ln((max_position-1)/mid) * (mid-1)))
+ * computed exactly (the ceiling of the exact real value), not clamped (DeBERTa clamps at use:
+ * c2p index clamp(r + span, 0, 2*span-1)). bucket_size 0 means no buckets: r itself.
+ * Errors, nothing written: NULL, SIZE, DIM (bucket_size odd, or 2), PARAM (max_position - 1 <= mid
+ * when bucket_size > 0), POSITION (first + count - 1 past INT32_MAX). */
+POSENC_API posenc_status posenc_deberta_bucket_range(uint32_t bucket_size, uint32_t max_position, int32_t first,
+                                                     size_t count, int32_t *out);
+/* build_relative_position: out[q][k] = bucket(q - k) for q < q_len, k < k_len (int32, dense).
+ * Same errors, plus OVERFLOW (q_len*k_len) and BUFFER (out_count < q_len*k_len). */
+POSENC_API posenc_status posenc_deberta_relative(size_t q_len, size_t k_len, uint32_t bucket_size,
+                                                 uint32_t max_position, int32_t *out, size_t out_count);
+
+/* Transformer-XL's relative sinusoid R: klen rows for positions klen-1, klen-2, ..., 0 (clamped to
+ * clamp_len when clamp_len > 0), each [sin(p w_0) .. sin(p w_{d/2-1}) | cos(p w_0) ..], w_i =
+ * base^(-2i/d): the core's split sinusoidal rows (same accuracy, same bits), row_stride dense.
+ * Errors: those of posenc_sinusoidal_table (params->layout must be SPLIT, else ERR_LAYOUT),
+ * PARAM (clamp_len < 0). */
+POSENC_API posenc_status posenc_txl_relative(const posenc_sinusoidal_params *params, size_t klen,
+                                             int32_t clamp_len, void *out, size_t out_bytes);
+
+/* Position-dependent attention scales, in double (relative error below 1e-15):
+ * Qwen LogN: factor for the query at position pos (0-based) = ln(pos+1)/ln(train_len) when
+ *   pos+1 > train_len, else 1 (HF Qwen multiplies q by it after RoPE; train_len >= 2).
+ * YaRN: mscale(s, m) = 0.1*m*ln(s) + 1 for s > 1, else 1 (cos and sin are scaled by it, logits by
+ *   its square); DeepSeek: softmax scale = mscale(s, mscale_all_dim)^2 / sqrt(head_dim).
+ * Llama-4 (NoPE layers): q *= ln(floor((pos+1)/floor_scale) + 1) * attn_scale + 1.
+ * Invalid arguments (train_len < 2, s or m not finite, s <= 0, head_dim 0, floor_scale 0) give NaN. */
+POSENC_API double posenc_logn_scale(uint32_t pos, uint32_t train_len);
+POSENC_API double posenc_yarn_mscale(double factor, double mscale);
+POSENC_API double posenc_deepseek_softmax_scale(size_t head_dim, double factor, double mscale_all_dim);
+POSENC_API double posenc_llama4_attn_scale(uint32_t pos, uint32_t floor_scale, double attn_scale);
+/* LogN factors of the queries at positions first .. first+count-1, rounded to f32 (what Qwen
+ * multiplies by). Errors: NULL, SIZE, PARAM (train_len < 2), POSITION (past INT32_MAX). */
+POSENC_API posenc_status posenc_logn_scales(uint32_t train_len, int32_t first, size_t count, float *out);
+
+/* ---------------------------------------------------------------------------------------------
  * Backends and dispatch.
  *
  * The best backend that is compiled in and supported by the CPU is chosen on first use
@@ -751,6 +882,28 @@ typedef struct posenc_i_add_job {
   int stream;                                                        /* forward: non-temporal y stores */
 } posenc_i_add_job;
 
+/* The bias add into one row of attention scores, segment by segment: columns [begin, seg[0].end),
+ * then [seg[0].end, seg[1].end), ... Every value is f32 and is rounded once to the row's dtype:
+ *   FILL:   -inf
+ *   MASK:   s, or -inf where keep && keep[j] == 0 (keep NULL: the segment is not touched)
+ *   CONST:  s + a, or -inf where keep && keep[j] == 0
+ *   LINEAR: s + fl32(a * (float)(c + j)), or -inf likewise; j is the column, c an integer,
+ *           |c + j| <= 2^24 (exact in f32) */
+enum { POSENC_I_SEG_FILL = 0, POSENC_I_SEG_MASK = 1, POSENC_I_SEG_CONST = 2, POSENC_I_SEG_LINEAR = 3 };
+typedef struct posenc_i_bias_seg {
+  size_t end;
+  int kind;
+  float a, c;
+} posenc_i_bias_seg;
+typedef struct posenc_i_bias_job {
+  unsigned char *row;            /* column 0 */
+  posenc_dtype dtype;            /* F32 or F16 */
+  const uint8_t *keep;           /* column 0's byte, or NULL */
+  size_t begin;
+  const posenc_i_bias_seg *seg;
+  size_t nseg;
+} posenc_i_bias_job;
+
 typedef struct posenc_i_backend {
   posenc_isa isa;
   void (*sincos_rows)(const posenc_i_job *job);
@@ -759,6 +912,7 @@ typedef struct posenc_i_backend {
   void (*to_f32)(const unsigned char *src, posenc_dtype dtype, float *dst, size_t n, int negate);
   void (*add_fwd)(const posenc_i_add_job *job);  /* masked add rows; NULL: the scalar kernel */
   void (*add_bwd)(const posenc_i_add_job *job);  /* its backward; NULL: the scalar kernel */
+  void (*bias_row)(const posenc_i_bias_job *job); /* NULL: the scalar kernel */
 } posenc_i_backend;
 
 #ifdef __cplusplus
@@ -879,6 +1033,7 @@ POSENC_API const char *posenc_strerror(posenc_status status) {
     case POSENC_ERR_ALIAS: return "buffers overlap or strides alias";
     case POSENC_ERR_PADDING: return "padding id or padding row out of range of the table";
     case POSENC_ERR_FORMAT: return "malformed serialized data";
+    case POSENC_ERR_TABLE: return "a table is too small for its configuration (rows < buckets, columns < heads)";
   }
   return "unknown status";
 }
@@ -1127,7 +1282,7 @@ static void posenc_i_scalar_to_f32(const unsigned char *src, posenc_dtype dtype,
 
 static const posenc_i_backend posenc_i_backend_scalar = {POSENC_ISA_SCALAR, posenc_i_scalar_sincos_rows,
                                                          posenc_i_scalar_rotate, posenc_i_scalar_to_f32,
-                                                         NULL, NULL}; /* add: wip/embed_impl.h's scalar kernels */
+                                                         NULL, NULL, NULL}; /* NULL: the scalar kernels */
 
 /* ---- backends: which are compiled in ------------------------------------------------------
  * A build with run-time dispatch compiles posenc_simd.h once per ISA (src/posenc_<isa>.c) and
@@ -3565,6 +3720,631 @@ POSENC_API posenc_status posenc_npy_header(posenc_npy_type type, size_t ndim, co
   o[total - 1] = '\n';
   *len = total;
   return POSENC_OK;
+}
+
+/* =============================================================================================
+ * Position biases: ALiBi, T5 and DeBERTa buckets, Transformer-XL, masks, attention scales
+ * =========================================================================================== */
+
+/* The scalar bias-row kernel: the definition every SIMD kernel reproduces bit for bit. */
+static void posenc_i_scalar_bias_row(const posenc_i_bias_job *job) {
+  const size_t es = job->dtype == POSENC_DTYPE_F32 ? 4 : 2;
+  const float ninf = posenc_i_bitsf(0xff800000u);
+  size_t j = job->begin, k;
+  for (k = 0; k < job->nseg; k++) {
+    const posenc_i_bias_seg *sg = &job->seg[k];
+    if (sg->kind == POSENC_I_SEG_MASK && !job->keep) { j = sg->end; continue; }
+    for (; j < sg->end; j++) {
+      unsigned char *p = job->row + j * es;
+      float v;
+      if (sg->kind == POSENC_I_SEG_FILL || (job->keep && job->keep[j] == 0)) v = ninf;
+      else if (sg->kind == POSENC_I_SEG_MASK) continue;
+      else if (sg->kind == POSENC_I_SEG_CONST) v = posenc_i_load(p, job->dtype) + sg->a;
+      else v = posenc_i_load(p, job->dtype) + sg->a * (float)((int64_t)sg->c + (int64_t)j);
+      posenc_i_store(p, job->dtype, v);
+    }
+  }
+}
+
+/* ---- score tiles --------------------------------------------------------------------------- */
+typedef struct posenc_i_tile {
+  unsigned char *base;
+  posenc_dtype dtype;
+  size_t es, heads, rows, cols, rs, hs;   /* strides in bytes */
+  size_t extent;                          /* bytes from base to the end of the last element */
+  int64_t q0, k0, window;                 /* window: 0 none */
+  int causal;
+  const uint8_t *keep;
+  void (*row)(const posenc_i_bias_job *job);
+} posenc_i_tile;
+
+static posenc_status posenc_i_tile_check(const posenc_score_tile *t, const posenc_score_mask *m,
+                                         posenc_i_tile *pt) {
+  size_t rs, hs, in_s, in_n, out_s, out_n, ext;
+  const posenc_i_backend *be;
+  if (!t || !t->scores) return POSENC_ERR_NULL;
+  if (t->dtype != POSENC_DTYPE_F32 && t->dtype != POSENC_DTYPE_F16) return POSENC_ERR_DTYPE;
+  if (!t->heads || !t->rows || !t->cols) return POSENC_ERR_SIZE;
+  if (m && m->window < 0) return POSENC_ERR_PARAM;
+  if (t->rows - 1 > (size_t)INT32_MAX || t->cols - 1 > (size_t)INT32_MAX ||
+      (int64_t)t->q_pos + (int64_t)(t->rows - 1) > INT32_MAX || (int64_t)t->k_pos + (int64_t)(t->cols - 1) > INT32_MAX)
+    return POSENC_ERR_POSITION;
+  rs = t->row_stride ? t->row_stride : t->cols;
+  if (t->head_stride) hs = t->head_stride;
+  else if (t->rows > SIZE_MAX / rs) return POSENC_ERR_OVERFLOW;
+  else hs = t->rows * rs;
+  /* no overlap: the smaller stride (of the dimensions longer than 1) is the inner one */
+  in_s = 0; in_n = 1; out_s = 0; out_n = 1;
+  if (t->rows > 1 && t->heads > 1) {
+    int rows_inner = rs <= hs;
+    in_s = rows_inner ? rs : hs; in_n = rows_inner ? t->rows : t->heads;
+    out_s = rows_inner ? hs : rs; out_n = rows_inner ? t->heads : t->rows;
+  } else if (t->rows > 1) { in_s = rs; in_n = t->rows; }
+  else if (t->heads > 1) { in_s = hs; in_n = t->heads; }
+  if (in_n > 1 && in_s < t->cols) return POSENC_ERR_ALIAS;
+  if (in_n > 1 && (in_n - 1 > (SIZE_MAX - t->cols) / in_s)) return POSENC_ERR_OVERFLOW;
+  if (out_n > 1 && out_s < (in_n - 1) * in_s + t->cols) return POSENC_ERR_ALIAS;
+  /* extent in elements: (out_n-1)*out_s + (in_n-1)*in_s + cols, then bytes */
+  ext = (in_n - 1) * in_s + t->cols;
+  if (out_n > 1) {
+    if (out_n - 1 > (SIZE_MAX - ext) / out_s) return POSENC_ERR_OVERFLOW;
+    ext += (out_n - 1) * out_s;
+  }
+  if (ext > (size_t)PTRDIFF_MAX / 4) return POSENC_ERR_OVERFLOW;
+  pt->es = t->dtype == POSENC_DTYPE_F32 ? 4 : 2;
+  pt->extent = ext * pt->es;
+  if (m && m->key_keep && posenc_i_ranges_meet((const unsigned char *)t->scores, pt->extent, m->key_keep, t->cols))
+    return POSENC_ERR_ALIAS;
+  pt->base = (unsigned char *)t->scores;
+  pt->dtype = t->dtype;
+  pt->heads = t->heads; pt->rows = t->rows; pt->cols = t->cols;
+  pt->rs = rs * pt->es; pt->hs = hs * pt->es;
+  pt->q0 = t->q_pos; pt->k0 = t->k_pos;
+  pt->causal = m ? m->causal != 0 : 0;
+  pt->window = m ? m->window : 0;
+  pt->keep = m ? m->key_keep : NULL;
+  be = posenc_i_select();
+  pt->row = be->bias_row ? be->bias_row : posenc_i_scalar_bias_row;
+  return POSENC_OK;
+}
+
+/* Segments of one row, flushed to the kernel when the buffer is full. */
+#define POSENC_I_SEGS 32
+typedef struct posenc_i_segs {
+  posenc_i_bias_job job;
+  posenc_i_bias_seg seg[POSENC_I_SEGS];
+  void (*row)(const posenc_i_bias_job *job);
+} posenc_i_segs;
+
+static void posenc_i_segs_flush(posenc_i_segs *s) {
+  if (s->job.nseg) {
+    s->row(&s->job);
+    s->job.begin = s->seg[s->job.nseg - 1].end;
+    s->job.nseg = 0;
+  }
+}
+static void posenc_i_segs_add(posenc_i_segs *s, size_t end, int kind, float a, float c) {
+  posenc_i_bias_seg *g;
+  size_t start = s->job.nseg ? s->seg[s->job.nseg - 1].end : s->job.begin;
+  if (end <= start) return;
+  if (s->job.nseg == POSENC_I_SEGS) posenc_i_segs_flush(s);
+  g = &s->seg[s->job.nseg++];
+  g->end = end; g->kind = kind; g->a = a; g->c = c;
+}
+
+/* The visible columns [*lo, *hi) of the row at query position q (causal and window masks). */
+static void posenc_i_tile_visible(const posenc_i_tile *pt, int64_t q, size_t *lo, size_t *hi) {
+  int64_t l = 0, h = (int64_t)pt->cols;
+  if (pt->causal && q - pt->k0 + 1 < h) h = q - pt->k0 + 1;           /* k <= q */
+  if (pt->window > 0 && q - pt->window + 1 - pt->k0 > l) l = q - pt->window + 1 - pt->k0; /* q - k < window */
+  if (h < 0) h = 0;
+  if (l > h) l = h;
+  *lo = (size_t)l; *hi = (size_t)h;
+}
+
+/* What is added in a row's visible columns. */
+typedef struct posenc_i_bias_src {
+  int kind;                     /* 0: mask only; 1: ALiBi; 2: T5 */
+  posenc_alibi_form form;
+  int64_t key_origin;
+  const float *slopes;
+  const int32_t *thr;           /* T5: thr[b - e] = the smallest a with bucket(a) >= b, b >= e */
+  uint32_t n, e;                /* T5: buckets per direction, exact range */
+  int bidirectional;
+  const unsigned char *table;   /* T5: row 0, column head0 */
+  posenc_dtype table_dtype;
+  size_t table_rs, table_es;    /* bytes */
+} posenc_i_bias_src;
+
+/* T5: bucket of a >= 0 within one direction, and the last a with the same bucket. */
+static uint32_t posenc_i_t5_dir(const posenc_i_bias_src *b, int64_t a, int64_t *last) {
+  uint32_t lo = 0, hi, bucket;
+  if (a < (int64_t)b->e) { *last = a; return (uint32_t)a; }
+  hi = b->n - b->e;             /* thr[0 .. hi-1] ascending; find the last thr <= a */
+  while (hi - lo > 1) {
+    uint32_t mid = (lo + hi) / 2;
+    if (b->thr[mid] <= a) lo = mid; else hi = mid;
+  }
+  bucket = b->e + lo;
+  *last = lo + 1 < b->n - b->e ? (int64_t)b->thr[lo + 1] - 1 : INT64_MAX;
+  return bucket;
+}
+
+/* T5 bucket of r = k - q, and the columns to the end of its run: r .. r + *run - 1 share it. */
+static uint32_t posenc_i_t5_bucket(const posenc_i_bias_src *b, int64_t r, int64_t *run) {
+  int64_t last;
+  uint32_t bucket;
+  if (b->bidirectional && r > 0) {
+    bucket = b->n + posenc_i_t5_dir(b, r, &last);
+    *run = last == INT64_MAX ? INT64_MAX : last - r + 1;
+    return bucket;
+  }
+  if (r >= 0) { *run = b->bidirectional ? 1 : INT64_MAX; return 0; } /* r = 0, or causal future */
+  bucket = posenc_i_t5_dir(b, -r, &last);
+  /* a = -r falls as r grows: the run ends where a drops below the bucket's first a */
+  if (bucket < b->e) *run = 1;
+  else *run = -r - (int64_t)b->thr[bucket - b->e] + 1;
+  return bucket;
+}
+
+static void posenc_i_bias_row_segs(const posenc_i_bias_src *b, posenc_i_segs *sg, size_t h, int64_t q,
+                                   int64_t k0, size_t lo, size_t hi) {
+  if (b->kind == 0) {
+    posenc_i_segs_add(sg, hi, POSENC_I_SEG_MASK, 0.0f, 0.0f);
+  } else if (b->kind == 1) {
+    float m = b->slopes[h];
+    if (b->form == POSENC_ALIBI_KEY) {
+      posenc_i_segs_add(sg, hi, POSENC_I_SEG_LINEAR, m, (float)(k0 - b->key_origin));
+    } else if (b->form == POSENC_ALIBI_RELATIVE) {
+      posenc_i_segs_add(sg, hi, POSENC_I_SEG_LINEAR, m, (float)(k0 - q));
+    } else { /* SYMMETRIC: m*(k-q) up to k = q, then -m*(k-q) */
+      int64_t split = q - k0 + 1;
+      size_t s = split < (int64_t)lo ? lo : (split > (int64_t)hi ? hi : (size_t)split);
+      posenc_i_segs_add(sg, s, POSENC_I_SEG_LINEAR, m, (float)(k0 - q));
+      posenc_i_segs_add(sg, hi, POSENC_I_SEG_LINEAR, -m, (float)(k0 - q));
+    }
+  } else {
+    size_t j = lo;
+    while (j < hi) {
+      int64_t run, r = k0 + (int64_t)j - q;
+      uint32_t bucket = posenc_i_t5_bucket(b, r, &run);
+      size_t end = run >= (int64_t)(hi - j) ? hi : j + (size_t)run;
+      float v = posenc_i_load(b->table + bucket * b->table_rs + h * b->table_es, b->table_dtype);
+      posenc_i_segs_add(sg, end, POSENC_I_SEG_CONST, v, 0.0f);
+      j = end;
+    }
+  }
+}
+
+static void posenc_i_tile_run(const posenc_i_tile *pt, const posenc_i_bias_src *b) {
+  posenc_i_segs sg;
+  size_t h, i;
+  sg.row = pt->row;
+  sg.job.dtype = pt->dtype;
+  sg.job.keep = pt->keep;
+  sg.job.seg = sg.seg;
+  for (h = 0; h < pt->heads; h++) {
+    for (i = 0; i < pt->rows; i++) {
+      int64_t q = pt->q0 + (int64_t)i;
+      size_t lo, hi;
+      posenc_i_tile_visible(pt, q, &lo, &hi);
+      sg.job.row = pt->base + h * pt->hs + i * pt->rs;
+      sg.job.begin = 0;
+      sg.job.nseg = 0;
+      posenc_i_segs_add(&sg, lo, POSENC_I_SEG_FILL, 0.0f, 0.0f);
+      posenc_i_bias_row_segs(b, &sg, h, q, pt->k0, lo, hi);
+      posenc_i_segs_add(&sg, pt->cols, POSENC_I_SEG_FILL, 0.0f, 0.0f);
+      posenc_i_segs_flush(&sg);
+    }
+  }
+}
+
+POSENC_API posenc_status posenc_mask_apply(const posenc_score_tile *tile, const posenc_score_mask *mask) {
+  posenc_i_tile pt;
+  posenc_i_bias_src b;
+  posenc_status st = posenc_i_tile_check(tile, mask, &pt);
+  if (st != POSENC_OK) return st;
+  if (!mask) return POSENC_OK;
+  memset(&b, 0, sizeof b);
+  b.kind = 0;
+  posenc_i_tile_run(&pt, &b);
+  return POSENC_OK;
+}
+
+/* ---- ALiBi --------------------------------------------------------------------------------- */
+POSENC_API posenc_status posenc_alibi_slopes(size_t heads, double max_bias, float *slopes) {
+  size_t c = 1, h;
+  posenc_i_dd ln2;
+  if (!slopes) return POSENC_ERR_NULL;
+  if (!heads) return POSENC_ERR_SIZE;
+  if (!(max_bias > 0.0 && max_bias <= 100.0)) return POSENC_ERR_PARAM;
+  while (c <= heads / 2) c *= 2;
+  ln2 = posenc_i_dd_log(2.0);
+  for (h = 0; h < heads; h++) {
+    /* e = -B*k/c (k = h+1), or -B*(2(h-c)+1)/(2c): the division by a power of two is exact */
+    double e = h < c ? -(max_bias * (double)(h + 1)) / (double)c : -(max_bias * (double)(2 * (h - c) + 1)) / (double)(2 * c);
+    slopes[h] = posenc_i_dd_to_f32(posenc_i_dd_exp(posenc_i_dd_mul_d(ln2, e)));
+  }
+  return POSENC_OK;
+}
+
+static int64_t posenc_i_abs64(int64_t v) { return v < 0 ? -v : v; }
+
+POSENC_API posenc_status posenc_alibi_add(const posenc_score_tile *tile, const posenc_score_mask *mask,
+                                          posenc_alibi_form form, int32_t key_origin, const float *slopes) {
+  posenc_i_tile pt;
+  posenc_i_bias_src b;
+  int64_t dmax;
+  size_t h;
+  posenc_status st = posenc_i_tile_check(tile, mask, &pt);
+  if (st != POSENC_OK) return st;
+  if (!slopes) return POSENC_ERR_NULL;
+  if ((unsigned)form > (unsigned)POSENC_ALIBI_KEY) return POSENC_ERR_PARAM;
+  for (h = 0; h < pt.heads; h++) {
+    uint32_t u = posenc_i_fbits(slopes[h]);
+    if ((u & 0x7f800000u) == 0x7f800000u) return POSENC_ERR_PARAM;
+  }
+  if (posenc_i_ranges_meet(pt.base, pt.extent, (const unsigned char *)slopes, pt.heads * sizeof(float)))
+    return POSENC_ERR_ALIAS;
+  { /* the largest |D| over the tile */
+    int64_t k_first = pt.k0, k_last = pt.k0 + (int64_t)pt.cols - 1;
+    int64_t q_first = pt.q0, q_last = pt.q0 + (int64_t)pt.rows - 1;
+    if (form == POSENC_ALIBI_KEY) {
+      dmax = posenc_i_abs64(k_first - key_origin);
+      if (posenc_i_abs64(k_last - key_origin) > dmax) dmax = posenc_i_abs64(k_last - key_origin);
+    } else {
+      dmax = posenc_i_abs64(k_last - q_first);
+      if (posenc_i_abs64(k_first - q_last) > dmax) dmax = posenc_i_abs64(k_first - q_last);
+    }
+    if (dmax > ((int64_t)1 << 24)) return POSENC_ERR_POSITION;
+  }
+  memset(&b, 0, sizeof b);
+  b.kind = 1;
+  b.form = form;
+  b.key_origin = key_origin;
+  b.slopes = slopes;
+  posenc_i_tile_run(&pt, &b);
+  return POSENC_OK;
+}
+
+/* ---- exact comparisons of logarithms of integers ------------------------------------------- */
+static uint64_t posenc_i_gcd(uint64_t a, uint64_t b) {
+  while (b) { uint64_t t = a % b; a = b; b = t; }
+  return a;
+}
+/* t^e == x for some integer t (x >= 1): *t gets it. */
+static int posenc_i_int_root(uint64_t x, uint64_t e, uint64_t *t) {
+  double guess;
+  uint64_t c;
+  if (x == 1 || e == 1) { *t = x; return 1; }
+  guess = posenc_i_dd_exp(posenc_i_dd_div_d(posenc_i_dd_log((double)x), (double)e)).hi;
+  for (c = guess > 2.0 ? (uint64_t)guess - 1 : 1; (double)c <= guess + 1.0; c++) {
+    uint64_t p = 1, k;
+    for (k = 0; k < e && p <= x; k++) p = c < 2 ? p : (p > x / c ? x + 1 : p * c);
+    if (c >= 2 && p == x) { *t = c; return 1; }
+  }
+  return 0;
+}
+/* t^e == x, without overflow */
+static int posenc_i_pow_is(uint64_t t, uint64_t e, uint64_t x) {
+  uint64_t p = 1, k;
+  for (k = 0; k < e; k++) {
+    if (t != 0 && p > x / t) return 0;
+    p *= t;
+  }
+  return p == x;
+}
+/* (a/b)^p == (c/d)^q exactly (positive integers below 2^32, p, q >= 1). Reduced fractions have
+ * reduced powers, so a^p = c^q and b^p = d^q; with g = gcd(p, q) and coprime p' = p/g,
+ * q' = q/g, x^p' = y^q' holds iff x = t^q' and y = t^p' for an integer t. */
+static int posenc_i_ratpow_eq(uint64_t a, uint64_t b, uint64_t p, uint64_t c, uint64_t d, uint64_t q) {
+  uint64_t g1 = posenc_i_gcd(a, b), g2 = posenc_i_gcd(c, d), g = posenc_i_gcd(p, q), t;
+  a /= g1; b /= g1; c /= g2; d /= g2; p /= g; q /= g;
+  if (!posenc_i_int_root(a, q, &t) || !posenc_i_pow_is(t, p, c)) return 0;
+  if (!posenc_i_int_root(b, q, &t) || !posenc_i_pow_is(t, p, d)) return 0;
+  return 1;
+}
+/* The sign of p ln(a/b) - q ln(c/d): -1, 0 or 1, or 2 when it cannot be decided. Double-double
+ * logarithms are within about 1e-30 relative, so |difference| > 1e-24 is decided by them; below
+ * that only exact equality is known to occur (ties such as (16/8)^16 = (128/8)^4), which is tested
+ * exactly. */
+static int posenc_i_logcmp(uint64_t a, uint64_t b, uint64_t p, uint64_t c, uint64_t d, uint64_t q) {
+  posenc_i_dd l = posenc_i_dd_mul_d(posenc_i_dd_add(posenc_i_dd_log((double)a),
+                                                    posenc_i_dd_mul_d(posenc_i_dd_log((double)b), -1.0)), (double)p);
+  posenc_i_dd r = posenc_i_dd_mul_d(posenc_i_dd_add(posenc_i_dd_log((double)c),
+                                                    posenc_i_dd_mul_d(posenc_i_dd_log((double)d), -1.0)), (double)q);
+  posenc_i_dd diff = posenc_i_dd_add(l, posenc_i_dd_mul_d(r, -1.0));
+  if (diff.hi > 1e-24) return 1;
+  if (diff.hi < -1e-24) return -1;
+  return posenc_i_ratpow_eq(a, b, p, c, d, q) ? 0 : 2;
+}
+
+/* ---- T5 ------------------------------------------------------------------------------------ */
+#define POSENC_I_T5_MAX_BUCKETS 1024
+
+POSENC_API posenc_status posenc_t5_check(const posenc_t5_buckets *cfg) {
+  uint32_t n;
+  if (!cfg) return POSENC_ERR_NULL;
+  if (cfg->num_buckets > POSENC_I_T5_MAX_BUCKETS) return POSENC_ERR_DIM;
+  if (cfg->bidirectional && (cfg->num_buckets % 2 != 0 || cfg->num_buckets < 4)) return POSENC_ERR_DIM;
+  if (!cfg->bidirectional && cfg->num_buckets < 2) return POSENC_ERR_DIM;
+  n = cfg->bidirectional ? cfg->num_buckets / 2 : cfg->num_buckets;
+  if (cfg->max_distance <= n / 2 || cfg->max_distance > (uint32_t)INT32_MAX) return POSENC_ERR_PARAM;
+  return POSENC_OK;
+}
+
+/* thr[k] for k = 0 .. n-e-1: the smallest a with bucket(a) >= e + k, i.e. with
+ * (n-e) ln(a/e) >= k ln(max_distance/e). thr[0] = e. */
+static posenc_status posenc_i_t5_thresholds(const posenc_t5_buckets *cfg, int32_t *thr, uint32_t *n_out,
+                                            uint32_t *e_out) {
+  uint32_t n = cfg->bidirectional ? cfg->num_buckets / 2 : cfg->num_buckets, e = n / 2, N = n - e, k;
+  posenc_i_dd ln_ratio = posenc_i_dd_add(posenc_i_dd_log((double)cfg->max_distance),
+                                         posenc_i_dd_mul_d(posenc_i_dd_log((double)e), -1.0));
+  thr[0] = (int32_t)e;
+  for (k = 1; k < N; k++) {
+    /* a >= e (max_distance/e)^(k/N), estimated, then settled exactly */
+    double est = (double)e * posenc_i_dd_exp(posenc_i_dd_div_d(posenc_i_dd_mul_d(ln_ratio, (double)k), (double)N)).hi;
+    uint64_t a = (uint64_t)posenc_i_ceil(est);
+    int s;
+    if (a < (uint64_t)e) a = e;
+    for (;;) { /* a too small: up */
+      s = posenc_i_logcmp(a, e, N, cfg->max_distance, e, k);
+      if (s == 2) return POSENC_ERR_PARAM;
+      if (s >= 0) break;
+      a++;
+    }
+    while (a > e) { /* the smallest one */
+      s = posenc_i_logcmp(a - 1, e, N, cfg->max_distance, e, k);
+      if (s == 2) return POSENC_ERR_PARAM;
+      if (s < 0) break;
+      a--;
+    }
+    thr[k] = (int32_t)a;
+  }
+  *n_out = n; *e_out = e;
+  return POSENC_OK;
+}
+
+static posenc_status posenc_i_t5_src(const posenc_t5_buckets *cfg, posenc_i_bias_src *b, int32_t *thr) {
+  posenc_status st = posenc_t5_check(cfg);
+  if (st != POSENC_OK) return st;
+  memset(b, 0, sizeof *b);
+  b->kind = 2;
+  b->bidirectional = cfg->bidirectional != 0;
+  b->thr = thr;
+  return posenc_i_t5_thresholds(cfg, thr, &b->n, &b->e);
+}
+
+POSENC_API posenc_status posenc_t5_bucket_range(const posenc_t5_buckets *cfg, int32_t first, size_t count,
+                                                int32_t *out) {
+  int32_t thr[POSENC_I_T5_MAX_BUCKETS / 2];
+  posenc_i_bias_src b;
+  posenc_status st;
+  size_t i;
+  if (!cfg || !out) return POSENC_ERR_NULL;
+  st = posenc_t5_check(cfg);
+  if (st != POSENC_OK) return st;
+  if (!count) return POSENC_ERR_SIZE;
+  if (count - 1 > (size_t)INT32_MAX || (int64_t)first + (int64_t)(count - 1) > INT32_MAX) return POSENC_ERR_POSITION;
+  st = posenc_i_t5_src(cfg, &b, thr);
+  if (st != POSENC_OK) return st;
+  for (i = 0; i < count;) {
+    int64_t run;
+    int32_t bucket = (int32_t)posenc_i_t5_bucket(&b, (int64_t)first + (int64_t)i, &run);
+    size_t end = run >= (int64_t)(count - i) ? count : i + (size_t)run;
+    for (; i < end; i++) out[i] = bucket;
+  }
+  return POSENC_OK;
+}
+
+POSENC_API posenc_status posenc_t5_bias_add(const posenc_score_tile *tile, const posenc_score_mask *mask,
+                                            const posenc_t5_buckets *cfg, const posenc_table *table,
+                                            size_t head0) {
+  int32_t thr[POSENC_I_T5_MAX_BUCKETS / 2];
+  posenc_i_tile pt;
+  posenc_i_bias_src b;
+  size_t trs, tbytes;
+  posenc_status st = posenc_i_tile_check(tile, mask, &pt);
+  if (st != POSENC_OK) return st;
+  if (!cfg || !table || !table->data) return POSENC_ERR_NULL;
+  st = posenc_t5_check(cfg);
+  if (st != POSENC_OK) return st;
+  if (table->dtype != POSENC_DTYPE_F32 && table->dtype != POSENC_DTYPE_F16 && table->dtype != POSENC_DTYPE_BF16)
+    return POSENC_ERR_DTYPE;
+  trs = table->row_stride ? table->row_stride : table->dim;
+  if (table->n_rows < cfg->num_buckets || head0 > table->dim || table->dim - head0 < pt.heads)
+    return POSENC_ERR_TABLE;
+  if (trs < table->dim) return POSENC_ERR_STRIDE;
+  if (table->n_rows - 1 > (SIZE_MAX - table->dim) / trs) return POSENC_ERR_OVERFLOW;
+  tbytes = ((table->n_rows - 1) * trs + table->dim);
+  if (tbytes > SIZE_MAX / 4) return POSENC_ERR_OVERFLOW;
+  tbytes *= posenc_dtype_size(table->dtype);
+  if (posenc_i_ranges_meet(pt.base, pt.extent, (const unsigned char *)table->data, tbytes)) return POSENC_ERR_ALIAS;
+  st = posenc_i_t5_src(cfg, &b, thr);
+  if (st != POSENC_OK) return st;
+  b.table_dtype = table->dtype;
+  b.table_es = posenc_dtype_size(table->dtype);
+  b.table_rs = trs * b.table_es;
+  b.table = (const unsigned char *)table->data + head0 * b.table_es;
+  posenc_i_tile_run(&pt, &b);
+  return POSENC_OK;
+}
+
+/* ---- DeBERTa ------------------------------------------------------------------------------- */
+static posenc_status posenc_i_deberta_check(uint32_t bucket_size, uint32_t max_position) {
+  if (bucket_size == 0) return POSENC_OK;
+  if (bucket_size % 2 != 0 || bucket_size < 4 || bucket_size > 65536) return POSENC_ERR_DIM;
+  if (max_position < 2 || max_position - 1 <= bucket_size / 2) return POSENC_ERR_PARAM;
+  return POSENC_OK;
+}
+
+/* The bucket of a = |r| > mid: mid + ceil((mid-1) ln(a/mid) / ln((max_position-1)/mid)), the
+ * ceiling being the smallest K with K ln(L/mid) >= (mid-1) ln(a/mid), L = max_position-1.
+ * *ok = 0 if it cannot be decided or does not fit int32. */
+static int64_t posenc_i_deberta_log(uint32_t mid, uint32_t L, uint64_t a, int *ok) {
+  posenc_i_dd num = posenc_i_dd_mul_d(posenc_i_dd_add(posenc_i_dd_log((double)a),
+                                                      posenc_i_dd_mul_d(posenc_i_dd_log((double)mid), -1.0)), (double)(mid - 1));
+  posenc_i_dd den = posenc_i_dd_add(posenc_i_dd_log((double)L), posenc_i_dd_mul_d(posenc_i_dd_log((double)mid), -1.0));
+  double est = num.hi / den.hi;
+  int64_t K;
+  int s;
+  if (!(est < 2e9)) { *ok = 0; return 0; }
+  K = (int64_t)posenc_i_ceil(est);
+  if (K < 1) K = 1; /* a > mid: K = 0 never satisfies it */
+  for (;;) { /* up while K ln(L/mid) < (mid-1) ln(a/mid) */
+    s = posenc_i_logcmp(L, mid, (uint64_t)K, a, mid, mid - 1);
+    if (s == 2) { *ok = 0; return 0; }
+    if (s >= 0) break;
+    K++;
+  }
+  while (K > 1) { /* down while K-1 still satisfies it */
+    s = posenc_i_logcmp(L, mid, (uint64_t)(K - 1), a, mid, mid - 1);
+    if (s == 2) { *ok = 0; return 0; }
+    if (s < 0) break;
+    K--;
+  }
+  if ((int64_t)mid + K > INT32_MAX) { *ok = 0; return 0; }
+  *ok = 1;
+  return (int64_t)mid + K;
+}
+
+static int32_t posenc_i_deberta_bucket(uint32_t bucket_size, uint32_t max_position, int64_t r, int *ok) {
+  uint32_t mid = bucket_size / 2;
+  int64_t a = r < 0 ? -r : r, v;
+  *ok = 1;
+  if (bucket_size == 0 || a <= (int64_t)mid) return (int32_t)r;
+  v = posenc_i_deberta_log(mid, max_position - 1, (uint64_t)a, ok);
+  return (int32_t)(r < 0 ? -v : v);
+}
+
+POSENC_API posenc_status posenc_deberta_bucket_range(uint32_t bucket_size, uint32_t max_position, int32_t first,
+                                                     size_t count, int32_t *out) {
+  posenc_status st;
+  size_t i;
+  int ok;
+  if (!out) return POSENC_ERR_NULL;
+  st = posenc_i_deberta_check(bucket_size, max_position);
+  if (st != POSENC_OK) return st;
+  if (!count) return POSENC_ERR_SIZE;
+  if (count - 1 > (size_t)INT32_MAX || (int64_t)first + (int64_t)(count - 1) > INT32_MAX) return POSENC_ERR_POSITION;
+  /* the largest |r| decides whether every bucket fits: check it before writing */
+  {
+    int64_t lo = first, hi = (int64_t)first + (int64_t)(count - 1);
+    (void)posenc_i_deberta_bucket(bucket_size, max_position, -lo > hi ? lo : hi, &ok);
+    if (!ok) return POSENC_ERR_POSITION;
+  }
+  for (i = 0; i < count; i++) out[i] = posenc_i_deberta_bucket(bucket_size, max_position, (int64_t)first + (int64_t)i, &ok);
+  return POSENC_OK;
+}
+
+POSENC_API posenc_status posenc_deberta_relative(size_t q_len, size_t k_len, uint32_t bucket_size,
+                                                 uint32_t max_position, int32_t *out, size_t out_count) {
+  posenc_status st;
+  size_t q, k;
+  int ok;
+  if (!out) return POSENC_ERR_NULL;
+  st = posenc_i_deberta_check(bucket_size, max_position);
+  if (st != POSENC_OK) return st;
+  if (!q_len || !k_len) return POSENC_ERR_SIZE;
+  if (q_len > SIZE_MAX / k_len) return POSENC_ERR_OVERFLOW;
+  if (out_count < q_len * k_len) return POSENC_ERR_BUFFER;
+  if (q_len - 1 > (size_t)INT32_MAX || k_len - 1 > (size_t)INT32_MAX) return POSENC_ERR_POSITION;
+  (void)posenc_i_deberta_bucket(bucket_size, max_position, (int64_t)(q_len > k_len ? q_len : k_len) - 1, &ok);
+  if (!ok) return POSENC_ERR_POSITION;
+  /* bucket(-r) = -bucket(r): row 0 holds bucket(-k); the other rows reuse it */
+  for (k = 0; k < k_len; k++) out[k] = posenc_i_deberta_bucket(bucket_size, max_position, -(int64_t)k, &ok);
+  for (q = 1; q < q_len; q++) {
+    int32_t *row = out + q * k_len;
+    for (k = 0; k < k_len; k++) {
+      if (k >= q) row[k] = out[k - q];
+      else if (q - k < k_len) row[k] = -out[q - k];
+      else row[k] = posenc_i_deberta_bucket(bucket_size, max_position, (int64_t)(q - k), &ok);
+    }
+  }
+  return POSENC_OK;
+}
+
+/* ---- Transformer-XL ------------------------------------------------------------------------ */
+POSENC_API posenc_status posenc_txl_relative(const posenc_sinusoidal_params *params, size_t klen,
+                                             int32_t clamp_len, void *out, size_t out_bytes) {
+  posenc_sinusoidal_params prm;
+  size_t need, rowb, m, k;
+  unsigned char *o = (unsigned char *)out;
+  posenc_status st;
+  if (!params || !out) return POSENC_ERR_NULL;
+  if (params->layout != POSENC_LAYOUT_SPLIT) return POSENC_ERR_LAYOUT;
+  if (clamp_len < 0) return POSENC_ERR_PARAM;
+  prm = *params;
+  prm.row_stride = 0; /* dense rows */
+  st = posenc_sinusoidal_bytes(&prm, klen, &need);
+  if (st != POSENC_OK) return st;
+  if (need > out_bytes) return POSENC_ERR_BUFFER;
+  if (klen - 1 > (size_t)INT32_MAX) return POSENC_ERR_POSITION;
+  /* positions 0 .. m-1 ascending into the last m rows, then reversed in place; with a clamp, the
+   * first klen - m rows are copies of position clamp_len (= m - 1) */
+  m = clamp_len > 0 && (size_t)clamp_len + 1 < klen ? (size_t)clamp_len + 1 : klen;
+  rowb = need / klen;
+  st = posenc_sinusoidal_table(&prm, 0, m, o + (klen - m) * rowb, m * rowb);
+  if (st != POSENC_OK) return st;
+  for (k = 0; k < m / 2; k++) {
+    unsigned char *a = o + (klen - m + k) * rowb, *b = o + (klen - 1 - k) * rowb, tmp[256];
+    size_t off;
+    for (off = 0; off < rowb; off += sizeof tmp) {
+      size_t n = rowb - off < sizeof tmp ? rowb - off : sizeof tmp;
+      memcpy(tmp, a + off, n); memcpy(a + off, b + off, n); memcpy(b + off, tmp, n);
+    }
+  }
+  for (k = 0; k < klen - m; k++) memcpy(o + k * rowb, o + (klen - m) * rowb, rowb);
+  return POSENC_OK;
+}
+
+/* ---- attention scales ---------------------------------------------------------------------- */
+static double posenc_i_nan(void) { return posenc_i_bitsd(0x7ff8000000000000ull); }
+
+/* ln(a)/ln(b) as a double-double (a, b > 1) */
+static posenc_i_dd posenc_i_log_ratio(double a, double b) {
+  posenc_i_dd x = posenc_i_dd_log(a), y = posenc_i_dd_log(b), r;
+  double q0 = x.hi / y.hi;
+  r = posenc_i_dd_add(x, posenc_i_dd_mul_d(y, -q0));
+  return posenc_i_dd_make(q0, r.hi / y.hi);
+}
+
+POSENC_API double posenc_logn_scale(uint32_t pos, uint32_t train_len) {
+  if (train_len < 2) return posenc_i_nan();
+  if ((uint64_t)pos + 1 <= train_len) return 1.0;
+  return posenc_i_log_ratio((double)pos + 1.0, (double)train_len).hi;
+}
+
+POSENC_API posenc_status posenc_logn_scales(uint32_t train_len, int32_t first, size_t count, float *out) {
+  size_t i;
+  if (!out) return POSENC_ERR_NULL;
+  if (!count) return POSENC_ERR_SIZE;
+  if (train_len < 2) return POSENC_ERR_PARAM;
+  if (first < 0 || count - 1 > (size_t)INT32_MAX || (int64_t)first + (int64_t)(count - 1) > INT32_MAX)
+    return POSENC_ERR_POSITION;
+  for (i = 0; i < count; i++) {
+    double p1 = (double)first + (double)i + 1.0;
+    out[i] = p1 <= (double)train_len ? 1.0f : posenc_i_dd_to_f32(posenc_i_log_ratio(p1, (double)train_len));
+  }
+  return POSENC_OK;
+}
+
+static int posenc_i_finite(double x) { return x - x == 0.0; }
+
+POSENC_API double posenc_yarn_mscale(double factor, double mscale) {
+  if (!posenc_i_finite(factor) || factor <= 0.0 || !posenc_i_finite(mscale)) return posenc_i_nan();
+  return posenc_i_yarn_mscale(factor, mscale);
+}
+
+POSENC_API double posenc_deepseek_softmax_scale(size_t head_dim, double factor, double mscale_all_dim) {
+  double m = posenc_yarn_mscale(factor, mscale_all_dim);
+  if (head_dim == 0 || m != m) return posenc_i_nan();
+  return m * m / posenc_i_sqrt((double)head_dim);
+}
+
+POSENC_API double posenc_llama4_attn_scale(uint32_t pos, uint32_t floor_scale, double attn_scale) {
+  if (floor_scale == 0 || !posenc_i_finite(attn_scale)) return posenc_i_nan();
+  return posenc_i_dd_log((double)(((uint64_t)pos + 1) / floor_scale) + 1.0).hi * attn_scale + 1.0;
 }
 
 #ifdef __cplusplus

@@ -615,21 +615,91 @@ static void POSENC_I_K(add_bwd)(const posenc_i_add_job *job) {
   }
 }
 
+/* ---- bias rows (posenc_i_scalar_bias_row in posenc.h, bit for bit) ----------------------- */
+/* All ones in the lanes whose keep byte is 0 (masked keys). */
+POSENC_I_INLINE simde__m256 POSENC_I_K(masked8)(const uint8_t *keep) {
+  simde__m256i w = simde_mm256_cvtepu8_epi32(simde_mm_loadl_epi64((const simde__m128i *)(const void *)keep));
+  return simde_mm256_castsi256_ps(simde_mm256_cmpeq_epi32(w, simde_mm256_setzero_si256()));
+}
+
+/* Columns j .. j+7 of a segment; kind and dtype are constants at every call site. */
+POSENC_I_INLINE simde__m256 POSENC_I_K(bias8)(const unsigned char *p, const uint8_t *keep, posenc_dtype dt,
+                                              int kind, simde__m256 a, simde__m256 d) {
+  const simde__m256 ninf = simde_mm256_set1_ps(-SIMDE_MATH_INFINITYF);
+  simde__m256 v;
+  if (kind == POSENC_I_SEG_FILL) return ninf;
+  v = POSENC_I_K(load8)(p, dt);
+  if (kind == POSENC_I_SEG_CONST) v = simde_mm256_add_ps(v, a);
+  else if (kind == POSENC_I_SEG_LINEAR) v = simde_mm256_add_ps(v, simde_mm256_mul_ps(a, d));
+  return keep ? simde_mm256_blendv_ps(v, ninf, POSENC_I_K(masked8)(keep)) : v;
+}
+
+POSENC_I_INLINE void POSENC_I_K(bias_seg)(const posenc_i_bias_job *job, const posenc_i_bias_seg *g, size_t j,
+                                          posenc_dtype dt, int kind) {
+  const size_t es = dt == POSENC_DTYPE_F32 ? 4 : 2, end = g->end;
+  const uint8_t *keep = job->keep;
+  const simde__m256 a = simde_mm256_set1_ps(g->a), eight = simde_mm256_set1_ps(8.0f);
+  /* c + j exact (|c + j| <= 2^24), advanced by exact integer steps */
+  simde__m256 d = simde_mm256_add_ps(simde_mm256_set1_ps((float)((int64_t)g->c + (int64_t)j)),
+                                     simde_mm256_setr_ps(0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f));
+  unsigned char *row = job->row;
+  for (; j + 8 <= end; j += 8, d = simde_mm256_add_ps(d, eight))
+    POSENC_I_K(store8)(row + j * es, POSENC_I_K(bias8)(row + j * es, keep ? keep + j : NULL, dt, kind, a, d), dt);
+  if (j < end) { /* the same vector code on padded copies */
+    unsigned char t[32];
+    uint8_t k[8];
+    const size_t rest = end - j;
+    memset(t, 0, sizeof t);
+    memset(k, 1, sizeof k);
+    memcpy(t, row + j * es, rest * es);
+    if (keep) memcpy(k, keep + j, rest);
+    POSENC_I_K(store8)(t, POSENC_I_K(bias8)(t, keep ? k : NULL, dt, kind, a, d), dt);
+    memcpy(row + j * es, t, rest * es);
+  }
+}
+
+static void POSENC_I_K(bias_row)(const posenc_i_bias_job *job) {
+#define POSENC_I_BIAS_CASE(kind, dt) case (kind) * 2 + ((dt) == POSENC_DTYPE_F16): \
+  POSENC_I_K(bias_seg)(job, g, j, (dt), (kind)); break
+  size_t j = job->begin, n;
+  for (n = 0; n < job->nseg; n++) {
+    const posenc_i_bias_seg *g = &job->seg[n];
+    if (g->kind != POSENC_I_SEG_MASK || job->keep) {
+      switch (g->kind * 2 + (job->dtype == POSENC_DTYPE_F16)) {
+        POSENC_I_BIAS_CASE(POSENC_I_SEG_FILL, POSENC_DTYPE_F32);
+        POSENC_I_BIAS_CASE(POSENC_I_SEG_FILL, POSENC_DTYPE_F16);
+        POSENC_I_BIAS_CASE(POSENC_I_SEG_MASK, POSENC_DTYPE_F32);
+        POSENC_I_BIAS_CASE(POSENC_I_SEG_MASK, POSENC_DTYPE_F16);
+        POSENC_I_BIAS_CASE(POSENC_I_SEG_CONST, POSENC_DTYPE_F32);
+        POSENC_I_BIAS_CASE(POSENC_I_SEG_CONST, POSENC_DTYPE_F16);
+        POSENC_I_BIAS_CASE(POSENC_I_SEG_LINEAR, POSENC_DTYPE_F32);
+        POSENC_I_BIAS_CASE(POSENC_I_SEG_LINEAR, POSENC_DTYPE_F16);
+        default: break;
+      }
+    }
+    j = g->end;
+  }
+#undef POSENC_I_BIAS_CASE
+}
+
 /* ARMv7 NEON flushes subnormal f32 operands and results to zero, VFP does not: rotation there
  * runs the scalar kernel (on VFP) so that its bits match every other backend. */
 #if defined(__arm__) && !defined(__aarch64__)
 #  define POSENC_I_SIMD_ROTATE NULL
 #  define POSENC_I_SIMD_ADD_FWD NULL  /* the masked add: likewise (x*scale + P can be subnormal) */
 #  define POSENC_I_SIMD_ADD_BWD NULL
+#  define POSENC_I_SIMD_BIAS_ROW NULL /* and the bias add */
 #else
 #  define POSENC_I_SIMD_ROTATE POSENC_I_K(rotate)
 #  define POSENC_I_SIMD_ADD_FWD POSENC_I_K(add_fwd)
 #  define POSENC_I_SIMD_ADD_BWD POSENC_I_K(add_bwd)
+#  define POSENC_I_SIMD_BIAS_ROW POSENC_I_K(bias_row)
 #endif
 
 extern const posenc_i_backend POSENC_I_SIMD_BACKEND;
 const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(sincos_rows), POSENC_I_SIMD_ROTATE,
-                                                 POSENC_I_K(to_f32), POSENC_I_SIMD_ADD_FWD, POSENC_I_SIMD_ADD_BWD};
+                                                 POSENC_I_K(to_f32), POSENC_I_SIMD_ADD_FWD, POSENC_I_SIMD_ADD_BWD,
+                                                 POSENC_I_SIMD_BIAS_ROW};
 
 #ifdef __cplusplus
 }
