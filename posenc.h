@@ -2430,6 +2430,29 @@ static const uint32_t posenc_i_st_rot[2][2][4] = {
   {{0xbed9da42u, 0x3f5885b2u, 0xbf8baf05u, 0x3faffb8fu}, {0x3f839bb1u, 0xbf858669u, 0xbecdf435u, 0x3edc9f1fu}},
   {{0xbfdf3bdcu, 0x3f86305du, 0x3dffae19u, 0x3fb02c18u}, {0xbe8d1f83u, 0x3f405df4u, 0xbf4374bdu, 0x3fe574e6u}}};
 
+/* The bias row kernel on one row of each kind of segment (a masked key in a linear and in a mask
+ * segment); the bits are folded into one checksum. */
+static void posenc_i_scalar_bias_row(const posenc_i_bias_job *job);
+#define POSENC_I_ST_BIAS 0x47df9a42u
+static uint32_t posenc_i_selftest_bias(const posenc_i_backend *be) {
+  static const uint8_t keep[16] = {1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1};
+  float row[16];
+  posenc_i_bias_seg seg[4];
+  posenc_i_bias_job job;
+  uint32_t h = 0;
+  int j;
+  for (j = 0; j < 16; j++) row[j] = posenc_i_bitsf(0x3f800000u + (uint32_t)j * 0x01234567u);
+  seg[0].end = 5; seg[0].kind = POSENC_I_SEG_LINEAR; seg[0].a = posenc_i_bitsf(0x3f3504f3u); seg[0].c = -9.0f;
+  seg[1].end = 9; seg[1].kind = POSENC_I_SEG_CONST; seg[1].a = posenc_i_bitsf(0x3e99999au); seg[1].c = 0.0f;
+  seg[2].end = 12; seg[2].kind = POSENC_I_SEG_FILL; seg[2].a = seg[2].c = 0.0f;
+  seg[3].end = 16; seg[3].kind = POSENC_I_SEG_MASK; seg[3].a = seg[3].c = 0.0f;
+  job.row = (unsigned char *)row; job.dtype = POSENC_DTYPE_F32; job.keep = keep;
+  job.begin = 0; job.seg = seg; job.nseg = 4;
+  (be->bias_row ? be->bias_row : posenc_i_scalar_bias_row)(&job);
+  for (j = 0; j < 16; j++) h = h * 31u + posenc_i_fbits(row[j]);
+  return h;
+}
+
 POSENC_API posenc_status posenc_selftest(void) {
   static const int cols[4] = {0, 1, 30, 31};
   float got[8 * 32], ref[8 * 32];
@@ -2455,6 +2478,9 @@ POSENC_API posenc_status posenc_selftest(void) {
     if (memcmp(rot, rot_ref, sizeof rot) != 0 || memcmp(rot_ref, posenc_i_st_rot, sizeof rot) != 0)
       return POSENC_ERR_SELFTEST;
   }
+  if (posenc_i_selftest_bias(posenc_i_select()) != POSENC_I_ST_BIAS ||
+      posenc_i_selftest_bias(&posenc_i_backend_scalar) != POSENC_I_ST_BIAS)
+    return POSENC_ERR_SELFTEST;
   return POSENC_OK;
 }
 
