@@ -58,7 +58,7 @@ typedef enum posenc_status {
   POSENC_ERR_STRIDE = -9,    /* a row stride is smaller than a row */
   POSENC_ERR_ISA = -10,      /* that ISA is unknown, not compiled in, or not supported by this CPU */
   POSENC_ERR_SELFTEST = -11, /* the active backend does not reproduce the embedded goldens */
-  POSENC_ERR_DIM = -12,      /* a dimension is invalid: odd rotary dim, rotary dim > head dim, ... */
+  POSENC_ERR_DIM = -12,      /* a dimension is invalid: odd rotary dim, rotary dim > head dim, odd bucket count, ... */
   POSENC_ERR_PARAM = -13,    /* a parameter is not finite or out of its range (factor, beta, ...) */
   POSENC_ERR_ALIAS = -14,    /* buffers overlap, or strides make a tensor overlap itself */
   POSENC_ERR_PADDING = -15,  /* a padding id or padding row is out of range of the table */
@@ -668,7 +668,7 @@ POSENC_API posenc_status posenc_mask_apply(const posenc_score_tile *tile, const 
  *   m_h = 2^(-B*(2(h-c)+1)/(2c))    for h >= c           (B = max_bias; 8 in every model)
  * Each slope is the correctly rounded f32 of the exact 2^e, e computed in double (exact for
  * B = 8; Bloom's float32 base^k and ggml's powf can differ from it by an ulp for non-powers of
- * two). Errors, nothing written: NULL, SIZE (heads == 0), PARAM (B not finite or not in (0, 1e4]). */
+ * two). Errors, nothing written: NULL, SIZE (heads == 0), PARAM (B not finite or not in (0, 100]). */
 POSENC_API posenc_status posenc_alibi_slopes(size_t heads, double max_bias, float *slopes);
 
 /* Which integer distance D the ALiBi bias b = fl32(m * (float)D) uses (q, k: positions). */
@@ -1028,7 +1028,7 @@ POSENC_API const char *posenc_strerror(posenc_status status) {
     case POSENC_ERR_STRIDE: return "row stride is smaller than a row";
     case POSENC_ERR_ISA: return "ISA unknown, not compiled in, or not supported by this CPU";
     case POSENC_ERR_SELFTEST: return "self-test failed: this build or FP environment changes results";
-    case POSENC_ERR_DIM: return "invalid dimension (odd rotary dim, rotary dim above head dim or the limit)";
+    case POSENC_ERR_DIM: return "invalid dimension or count (odd rotary dim, rotary dim above head dim, odd bucket count)";
     case POSENC_ERR_PARAM: return "a parameter is not finite or out of its range";
     case POSENC_ERR_ALIAS: return "buffers overlap or strides alias";
     case POSENC_ERR_PADDING: return "padding id or padding row out of range of the table";

@@ -219,7 +219,7 @@ static int take_word(const char *word, struct raw_args *args) {
   if (args->command == CMD_NONE) {
     int cmd = lookup_name(command_names + 1, CMD_COUNT - 1, word);
     if (cmd < 0) {
-      cli_error("unknown command '%s' (expected info, table, rope, embed or analyze)", word);
+      cli_error("unknown command '%s' (expected info, table, rope, embed, analyze, alibi, t5 or deberta)", word);
       return EXIT_USAGE;
     }
     args->command = (enum command)(cmd + 1);

@@ -492,17 +492,6 @@ static struct rope_state *new_rope_state(void) {
   return state;
 }
 
-static int write_npy(const char *path, posenc_npy_type type, const size_t *shape, size_t ndim, void *data,
-                     size_t count, size_t item_size) {
-  struct rendered_table rendered;
-  int rc;
-  table_to_little_endian(data, count, item_size);
-  rc = render_npy_array(type, shape, ndim, data, count * item_size, &rendered);
-  if (rc == EXIT_SUCCESS) rc = write_output(path, rendered.spans, rendered.count);
-  rendered_table_free(&rendered);
-  return rc;
-}
-
 /* ---- rope freqs ------------------------------------------------------------------------------- */
 
 static int write_freqs_text(const struct rope_request *req, const posenc_rope *rope) {
@@ -533,7 +522,7 @@ static int write_freqs_npy(const struct rope_request *req, const posenc_rope *ro
   size_t shape[1];
   shape[0] = rope->pairs;
   memcpy(values, rope->inv_freq, rope->pairs * sizeof values[0]);
-  return write_npy(req->output, POSENC_NPY_F64, shape, 1, values, rope->pairs, sizeof values[0]);
+  return write_npy_file(req->output, POSENC_NPY_F64, shape, 1, values, rope->pairs, sizeof values[0]);
 }
 
 static int run_freqs(const struct rope_request *req) {

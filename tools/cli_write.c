@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli_write.h"
+#include "cli_format.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -135,4 +136,15 @@ int write_output(const char *path, const struct byte_span *spans, size_t count) 
   output.spans = spans;
   output.count = count;
   return write_outputs(&output, 1);
+}
+
+int write_npy_file(const char *path, posenc_npy_type type, const size_t *shape, size_t ndim, void *data,
+                   size_t count, size_t item_size) {
+  struct rendered_table rendered;
+  int rc;
+  table_to_little_endian(data, count, item_size);
+  rc = render_npy_array(type, shape, ndim, data, count * item_size, &rendered);
+  if (rc == EXIT_SUCCESS) rc = write_output(path, rendered.spans, rendered.count);
+  rendered_table_free(&rendered);
+  return rc;
 }

@@ -3,6 +3,7 @@
 #define POSENC_CLI_WRITE_H
 
 #include "cli_common.h"
+#include "posenc.h"
 
 /* Writes the spans, in order, to path, or to stdout when path is NULL. A file is written to a
  * temporary beside it and renamed over it, so path either keeps its old contents or receives all
@@ -20,5 +21,10 @@ struct output_file {
  * only once all of them are complete on disk (and stdout, if used, is written) are they renamed
  * over their paths. On an error before the renames no path is touched. */
 int write_outputs(const struct output_file *outputs, size_t n_outputs);
+
+/* An array of count elements of item_size bytes (host order; swapped to little-endian in place)
+ * as a .npy file at path (NULL: stdout), all-or-nothing. */
+int write_npy_file(const char *path, posenc_npy_type type, const size_t *shape, size_t ndim, void *data,
+                   size_t count, size_t item_size);
 
 #endif /* POSENC_CLI_WRITE_H */

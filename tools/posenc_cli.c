@@ -6,6 +6,7 @@
  *   posenc rope freqs|table|apply    RoPE frequencies, cos/sin caches, rotation (cli_rope.c)
  *   posenc embed                     x * scale + P[pos] with padding (cli_embed.c)
  *   posenc analyze TABLE.npy         rank and spectrum of a table (cli_embed.c)
+ *   posenc alibi|t5|deberta ...      position biases inside attention (cli_bias.c)
  *
  * Everything is validated and computed in memory before the first byte is written, so a failing
  * run never leaves a partial output (see cli_write.c). */
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "cli_args.h"
+#include "cli_bias.h"
 #include "cli_common.h"
 #include "cli_embed.h"
 #include "cli_format.h"
@@ -45,6 +47,12 @@ static const char main_help[] =
   "  rope apply           rotate query/key tensors read from .npy files\n"
   "  embed                add position rows to token embeddings (.npy in, .npy out)\n"
   "  analyze              rank and singular-value spectrum of a table, beside a sinusoidal one\n"
+  "  alibi slopes         print ALiBi's per-head slopes (any head count, --max-bias)\n"
+  "  alibi bias           write the ALiBi bias block (heads, queries, keys) with its masks\n"
+  "  t5 buckets           T5's relative-position buckets for a range of distances\n"
+  "  t5 bias              write T5's bias block from a learned (buckets, heads) table\n"
+  "  deberta buckets      DeBERTa's log buckets for a range of relative positions\n"
+  "  deberta relative     DeBERTa's build_relative_position (queries, keys)\n"
   "\n"
   "Options (before or after the command):\n"
   "  --isa NAME           backend to use: scalar, sse2, avx2, neon or auto (default: the\n"
@@ -498,6 +506,24 @@ static int print_help(const struct raw_args *args) {
 
 /* ---- main ---------------------------------------------------------------------------------- */
 
+/* alibi, t5 and deberta parse their own command line (cli_bias.c); ISA handling is shared. */
+static int bias_main(int argc, char **argv) {
+  struct bias_request req;
+  posenc_isa isa;
+  int rc = parse_bias_argv(argc, argv, &req);
+  if (rc != EXIT_SUCCESS) return rc;
+  if (req.value[BOPT_HELP]) {
+    bias_help(&req, stdout);
+    return finish_stdout();
+  }
+  if (req.value[BOPT_VERSION]) return print_text("posenc " POSENC_VERSION_STRING "\n");
+  /* usage errors first, then what depends on this machine */
+  if ((rc = convert_isa(req.value[BOPT_ISA], &isa)) != EXIT_SUCCESS ||
+      (rc = build_bias_request(&req)) != EXIT_SUCCESS || (rc = apply_isa(req.value[BOPT_ISA], isa)) != EXIT_SUCCESS)
+    return rc;
+  return run_bias(&req);
+}
+
 int main(int argc, char **argv) {
   struct raw_args args;
   struct table_request req;
@@ -505,12 +531,14 @@ int main(int argc, char **argv) {
   struct embed_request embed_req;
   struct analyze_request analyze_req;
   posenc_isa isa;
-  int rc = parse_argv(argc, argv, &args);
-  if (rc != EXIT_SUCCESS) return rc;
+  int rc;
+  if (bias_command_named(argc, argv)) return bias_main(argc, argv);
+  if ((rc = parse_argv(argc, argv, &args)) != EXIT_SUCCESS) return rc;
   if (args.value[OPT_HELP]) return print_help(&args);
   if (args.value[OPT_VERSION]) return print_text("posenc " POSENC_VERSION_STRING "\n");
   if (args.command == CMD_NONE) {
-    cli_error("missing command (expected info, table, rope, embed or analyze; see 'posenc --help')");
+    cli_error("missing command (expected info, table, rope, embed, analyze, alibi, t5 or deberta; "
+              "see 'posenc --help')");
     return EXIT_USAGE;
   }
   /* usage errors first, then what depends on this machine */

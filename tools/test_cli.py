@@ -1989,6 +1989,404 @@ def run_issue4_cases(results):
         results.case(f'help: {" ".join(args)}', test_help, args, needles)
 
 
+# ---- issue 5: position biases (alibi, t5, deberta) ----------------------------------------------
+#
+# Independent references written from formulas.md §4 and §5: the original recursive get_slopes in
+# Python doubles, the exact slope 2^e from decimal arithmetic, NumPy float32 products for the
+# ALiBi block, HF's T5 bucket recipe in float64 and float32, DeBERTa's make_log_bucket_position.
+
+def get_slopes_original(n):
+    """ofirpress/attention_with_linear_biases, verbatim (Python doubles)."""
+    def get_slopes_power_of_2(n):
+        start = (2 ** (-2 ** -(math.log2(n) - 3)))
+        ratio = start
+        return [start * ratio ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return get_slopes_power_of_2(n)
+    closest_power_of_2 = 2 ** math.floor(math.log2(n))
+    return (get_slopes_power_of_2(closest_power_of_2)
+            + get_slopes_original(2 * closest_power_of_2)[0::2][:n - closest_power_of_2])
+
+
+def slope_exponent(h, n, max_bias):
+    """The exact exponent e of m_h = 2^e (formulas.md §4.1 closed form, 0-based h)."""
+    from fractions import Fraction
+    c = 1 << (n.bit_length() - 1)
+    b = Fraction(max_bias)
+    return -b * (h + 1) / c if h < c else -b * (2 * (h - c) + 1) / (2 * c)
+
+
+def exact_f32_pow2(e):
+    """The float32 nearest to 2^e for a rational e (ties to even), from 60-digit decimals."""
+    import decimal
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        x = decimal.Decimal(2) ** (decimal.Decimal(e.numerator) / decimal.Decimal(e.denominator))
+        f = np.float32(float(x))
+        cands = [np.nextafter(f, np.float32(0)), f, np.nextafter(f, np.float32(np.inf))]
+        dist = [abs(decimal.Decimal(float(c)) - x) for c in cands]
+        best = min(range(3), key=lambda i: dist[i])
+        assert dist.count(dist[best]) == 1, f'2^{e} is a float32 tie'
+        return cands[best]
+
+
+def alibi_slopes_text(heads, max_bias=None):
+    args = ['alibi', 'slopes', '--heads', str(heads)] + (['--max-bias', str(max_bias)] if max_bias else [])
+    lines = run_ok(args).decode().splitlines()
+    assert len(lines) == heads, f'{len(lines)} lines for {heads} heads'
+    return np.array([np.float32(v) for v in lines], np.float32)
+
+
+def test_alibi_slopes_original():
+    """H = 1..64, max_bias 8: the original get_slopes rounded to float32, the exact 2^e rounded to
+    float32, and ours, all bit for bit."""
+    differ_original = []
+    for n in range(1, 65):
+        got = alibi_slopes_text(n)
+        exact = np.array([exact_f32_pow2(slope_exponent(h, n, 8)) for h in range(n)], np.float32)
+        original = np.array(get_slopes_original(n), np.float64).astype(np.float32)
+        assert same_bits(got, exact), f'H={n}: ours {got} != exact {exact}'
+        differ_original += [(n, h) for h in range(n) if original[h] != exact[h]]
+    assert not differ_original, \
+        f'original get_slopes (rounded to f32) differs from the exact slope at {differ_original}'
+    return 'H = 1..64 equal to get_slopes and to the exact 2^e'
+
+
+def test_alibi_slopes_max_bias():
+    """Other max_bias values: MPT's gen_slopes set and order, against the exact 2^e; the npy
+    output equals the text."""
+    for n, b in ((8, 4.0), (12, 16.0), (5, 0.5), (24, 6.5), (33, 8.0), (1, 100.0), (3, 100.0)):
+        got = alibi_slopes_text(n, b)
+        exact = np.array([exact_f32_pow2(slope_exponent(h, n, b)) for h in range(n)], np.float32)
+        assert same_bits(got, exact), f'H={n} B={b}: ours {got} != exact {exact}'
+        _n = 1 << (n - 1).bit_length()  # MPT: 1/2^(k*B/_n), k = 1.._n, odd picks first
+        m = np.arange(1, _n + 1, dtype=np.float64) * (b / _n)
+        mpt = 1.0 / 2 ** m
+        if _n != n:
+            mpt = np.concatenate([mpt[1::2], mpt[0::2]])[:n]
+        assert np.allclose(got, mpt, rtol=1e-6, atol=0), f'H={n} B={b}: not MPT gen_slopes {mpt}'
+        path = os.path.join(WORKDIR, 'slopes.npy')
+        run_ok(['alibi', 'slopes', '--heads', str(n), '--max-bias', str(b), '-o', path])
+        arr = np.load(path)
+        assert arr.dtype == np.float32 and arr.shape == (n,) and same_bits(arr, got), 'npy != text'
+        text = run_ok(['alibi', 'slopes', '--heads', str(n), '--max-bias', str(b), '--format', 'text', '-o', '-'])
+        assert text.decode().split() == [f'{float(v):.9g}' for v in got]
+
+
+def alibi_reference(heads, Q, K, form='symmetric', key_origin=0, causal=False, window=0, q_pos=0, k_pos=0,
+                    max_bias=8.0):
+    """The NumPy float32 recipe: np.float32(slope) * np.float32(D), -inf where masked."""
+    slopes = np.array([exact_f32_pow2(slope_exponent(h, heads, max_bias)) for h in range(heads)], np.float32)
+    q = np.arange(q_pos, q_pos + Q, dtype=np.int64)[:, None]
+    k = np.arange(k_pos, k_pos + K, dtype=np.int64)[None, :]
+    D = {'symmetric': -np.abs(k - q), 'relative': k - q, 'key': (k - key_origin) + 0 * q}[form]
+    out = slopes[:, None, None] * D.astype(np.float32)[None]
+    masked = np.zeros((Q, K), bool)
+    if causal:
+        masked |= k > q
+    if window:
+        masked |= q - k >= window
+    out[:, masked] = -np.inf
+    return out.astype(np.float32) + np.float32(0)  # fl(0 + b): -0 becomes +0, as in the tile
+
+
+ALIBI_BLOCK_CASES = [  # (heads, Q, K, options, reference kwargs)
+    (12, 5, 7, [], {}),
+    (8, 6, 9, ['--causal'], {'form': 'relative', 'causal': True}),
+    (6, 4, 10, ['--causal', '--form', 'key', '--key-origin', '3'], {'form': 'key', 'key_origin': 3, 'causal': True}),
+    (4, 8, 8, ['--form', 'key'], {'form': 'key'}),
+    (16, 7, 7, ['--causal', '--window', '3'], {'form': 'relative', 'causal': True, 'window': 3}),
+    (3, 2, 40, ['--causal', '--q-pos', '100', '--k-pos', '70'], {'form': 'relative', 'causal': True, 'q_pos': 100,
+                                                                  'k_pos': 70}),
+    (20, 3, 5, ['--form', 'relative', '--max-bias', '4'], {'form': 'relative', 'max_bias': 4.0}),
+    (2, 3, 3, ['--q-pos', '-5', '--k-pos', '16777200', '--window', '2'], {'q_pos': -5, 'k_pos': 16777200, 'window': 2}),
+]
+
+
+def test_alibi_block(heads, Q, K, opts, ref_kwargs, dtype):
+    data = run_ok(['alibi', 'bias', '--heads', str(heads), '--queries', str(Q), '--keys', str(K), '--dtype', dtype]
+                  + opts)
+    got = load_npy(data)
+    ref = alibi_reference(heads, Q, K, **ref_kwargs)
+    if dtype == 'f16':
+        ref = ref.astype(np.float16)
+    assert got.dtype == ref.dtype and got.shape == (heads, Q, K), (got.dtype, got.shape)
+    if not same_bits(got, ref):
+        bad = np.argwhere(got.view(np.uint32 if dtype == 'f32' else np.uint16) !=
+                          ref.view(np.uint32 if dtype == 'f32' else np.uint16))
+        h, i, j = bad[0]
+        raise AssertionError(f'{len(bad)} entries differ, first ({h},{i},{j}): got {got[h, i, j]!r}, '
+                             f'numpy {ref[h, i, j]!r}')
+    return f'{int(np.isinf(got).sum())} -inf (masked, or beyond f16)'
+
+
+def t5_bucket_ref(r, bidirectional=True, num_buckets=32, max_distance=128, f32=False):
+    """HF _relative_position_bucket in NumPy: float32 as HF computes it, or float64 with exact
+    integer quotients (the ties, such as a = 16 at the defaults) placed on the upper bucket."""
+    r = np.asarray(r, np.int64)
+    ret = np.zeros_like(r)
+    n = num_buckets
+    if bidirectional:
+        n //= 2
+        ret += (r > 0) * n
+        a = np.abs(r)
+    else:
+        a = -np.minimum(r, 0)
+    e = n // 2
+    safe = np.maximum(a, 1)
+    if f32:
+        v = (np.log(safe.astype(np.float32) / np.float32(e)) / np.float32(math.log(max_distance / e))
+             * np.float32(n - e))
+        large = e + v.astype(np.int64)
+    else:
+        v = np.log(safe / e) / math.log(max_distance / e) * (n - e)
+        near = np.abs(v - np.round(v)) < 1e-9
+        large = e + np.where(near, np.round(v), np.floor(v)).astype(np.int64)
+    large = np.minimum(large, n - 1)
+    return ret + np.where(a < e, a, large)
+
+
+def t5_buckets(lo, hi, opts=()):
+    path = os.path.join(WORKDIR, 't5b.npy')
+    run_ok(['t5', 'buckets', '--from', str(lo), '--to', str(hi), '-o', path] + list(opts))
+    got = np.load(path)
+    assert got.dtype == np.int32 and got.shape == (hi - lo + 1,), (got.dtype, got.shape)
+    return got
+
+
+def test_t5_defaults(causal):
+    opts = ['--causal'] if causal else []
+    r = np.arange(-20000, 20001)
+    got = t5_buckets(-20000, 20000, opts)
+    for f32 in (False, True):
+        ref = t5_bucket_ref(r, not causal, f32=f32)
+        bad = np.flatnonzero(got != ref)
+        assert not len(bad), f'{"float32" if f32 else "float64"} HF recipe differs at r = {r[bad][:5]}: ' \
+                             f'ours {got[bad][:5]}, HF {ref[bad][:5]}'
+    text = run_ok(['t5', 'buckets', '--from', '-40', '--to', '40'] + opts).decode().split('\n')
+    assert text[-1] == '' and text[:-1] == [f'{x} {b}' for x, b in zip(range(-40, 41), got[20000 - 40:20000 + 41])]
+    return '|r| <= 20000 equal to HF float32 and float64'
+
+
+def test_t5_boundary_tables():
+    """formulas.md §5.1's boundary tables."""
+    bidi = {8: 8, 12: 9, 16: 10, 23: 11, 32: 12, 46: 13, 64: 14, 91: 15}
+    causal = {19: 17, 21: 18, 24: 19, 27: 20, 31: 21, 35: 22, 40: 23, 46: 24, 52: 25, 59: 26, 67: 27, 77: 28,
+              87: 29, 99: 30, 113: 31}
+    got_b, got_c = t5_buckets(-200, 200), t5_buckets(-200, 200, ['--causal'])
+    at = lambda arr, r: int(arr[r + 200])
+    for a in range(8):
+        assert at(got_b, -a) == a and at(got_b, a) == a + (16 if a else 0)
+    for a, b in bidi.items():
+        assert at(got_b, -a) == b and at(got_b, a) == b + 16, f'bidirectional |r| {a}: {at(got_b, -a)}, expected {b}'
+        assert at(got_b, -(a - 1)) == b - 1, f'bidirectional |r| {a - 1} is not below the boundary {a}'
+    for a in range(17):
+        assert at(got_c, -a) == a
+    for a, b in causal.items():
+        assert at(got_c, -a) == b and at(got_c, -(a - 1)) == b - 1, f'causal -r {a}: {at(got_c, -a)}, expected {b}'
+    assert (got_c[201:] == 0).all(), 'causal: future keys must be bucket 0'
+    assert at(got_b, -200) == 15 and at(got_c, -200) == 31
+
+
+def test_t5_other_configs():
+    for nb, md, causal in ((64, 256, False), (16, 64, True), (8, 20, False), (4, 3, False), (2, 2, True),
+                           (1024, 100000, False), (100, 1000, True)):
+        opts = ['--buckets', str(nb), '--max-distance', str(md)] + (['--causal'] if causal else [])
+        got = t5_buckets(-5000, 5000, opts)
+        ref = t5_bucket_ref(np.arange(-5000, 5001), not causal, nb, md)
+        bad = np.flatnonzero(got != ref)
+        assert not len(bad), f'{opts}: differs at r = {bad[:5] - 5000}: ours {got[bad][:5]}, ref {ref[bad][:5]}'
+
+
+def test_t5_bias_block(dtype_in, causal, out_dtype):
+    rng = np.random.default_rng(5)
+    heads, nb = 6, 32
+    table = rng.standard_normal((nb + 3, heads)).astype(np.float32)  # extra rows are allowed
+    if dtype_in == 'f16':
+        stored = table.astype(np.float16)
+        values = stored.astype(np.float32)
+    elif dtype_in == 'bf16':
+        stored = bf16_round(table)
+        values = bf16_from_bits(stored)
+    else:
+        stored = values = table
+    path = save_npy(f't5table_{dtype_in}.npy', stored)
+    Q, K, qp, kp = 9, 40, 30, 0
+    args = ['t5', 'bias', '--table', path, '--queries', str(Q), '--keys', str(K), '--q-pos', str(qp),
+            '--k-pos', str(kp), '--dtype', out_dtype] + (['--causal'] if causal else [])
+    got = load_npy(run_ok(args))
+    q = np.arange(qp, qp + Q)[:, None]
+    k = np.arange(kp, kp + K)[None, :]
+    b = t5_bucket_ref(k - q, not causal)
+    ref = values[b].transpose(2, 0, 1).copy()  # (heads, Q, K)
+    if causal:
+        ref[:, np.broadcast_to(k > q, (Q, K))] = -np.inf
+    ref = ref + np.float32(0)
+    if out_dtype == 'f16':
+        ref = ref.astype(np.float16)
+    assert got.shape == (heads, Q, K) and got.dtype == ref.dtype, (got.shape, got.dtype)
+    assert same_bits(got, ref), f'{int((got != ref).sum())} entries differ'
+
+
+def deberta_ref(r, bucket_size=256, max_position=512, f32=False):
+    """make_log_bucket_position in NumPy (r = q - k): float32 as HF (int / int, float32 log), or
+    float64 with exact integers kept (the ceiling of the exact value)."""
+    r = np.asarray(r, np.int64)
+    if bucket_size == 0:  # no buckets: r itself
+        return r
+    sign = np.sign(r)
+    mid = bucket_size // 2
+    abs_pos = np.where((r < mid) & (r > -mid), mid - 1, np.abs(r))
+    if f32:
+        v = (np.log(abs_pos.astype(np.float32) / np.float32(mid)) / np.log(np.float32((max_position - 1) / mid))
+             * np.float32(mid - 1))
+        log_pos = np.ceil(v).astype(np.int64) + mid
+    else:
+        v = np.log(abs_pos / mid) / math.log((max_position - 1) / mid) * (mid - 1)
+        near = np.abs(v - np.round(v)) < 1e-9
+        log_pos = np.where(near, np.round(v), np.ceil(v)).astype(np.int64) + mid
+    return np.where(abs_pos <= mid, r, log_pos * sign)
+
+
+def test_deberta_buckets(bucket_size, max_position, f32):
+    opts = []
+    if bucket_size is not None:
+        opts += ['--bucket-size', str(bucket_size), '--max-position', str(max_position)]
+    bs, mp = (256, 512) if bucket_size is None else (bucket_size, max_position)
+    path = os.path.join(WORKDIR, 'deb.npy')
+    run_ok(['deberta', 'buckets', '--from', '-3000', '--to', '3000', '-o', path] + opts)
+    got = np.load(path)
+    assert got.dtype == np.int32 and got.shape == (6001,)
+    r = np.arange(-3000, 3001)
+    ref = deberta_ref(r, bs, mp, f32)
+    bad = np.flatnonzero(got != ref)
+    assert not len(bad), f'differs at r = {r[bad][:5]}: ours {got[bad][:5]}, numpy {ref[bad][:5]}'
+    text = run_ok(['deberta', 'buckets', '--from', '-3', '--to', '3'] + opts).decode()
+    assert text == ''.join(f'{x} {got[x + 3000]}\n' for x in range(-3, 4)), text
+    return f'max bucket {got.max()}'
+
+
+def test_deberta_relative():
+    got = load_npy(run_ok(['deberta', 'relative', '--queries', '300', '--keys', '700']))
+    q, k = np.arange(300)[:, None], np.arange(700)[None, :]
+    ref = deberta_ref(q - k)
+    assert got.dtype == np.int32 and got.shape == (300, 700) and np.array_equal(got, ref)
+    plain = load_npy(run_ok(['deberta', 'relative', '--queries', '3', '--keys', '4', '--bucket-size', '0']))
+    assert np.array_equal(plain, np.arange(3)[:, None] - np.arange(4)[None, :]), plain
+
+
+def test_bias_isa_identical(isa):
+    p = save_npy('isa_t5.npy', np.random.default_rng(1).standard_normal((32, 4)).astype(np.float32))
+    for args in (['alibi', 'bias', '--heads', '12', '--queries', '33', '--keys', '47', '--causal', '--q-pos', '14'],
+                 ['alibi', 'bias', '--heads', '5', '--queries', '17', '--keys', '70', '--dtype', 'f16'],
+                 ['t5', 'bias', '--table', p, '--queries', '19', '--keys', '41', '--causal', '--window', '9'],
+                 ['t5', 'buckets', '--from', '-3000', '--to', '3000']):
+        assert run_ok(args + ['--isa', isa]) == run_ok(args), f'{args}: --isa {isa} differs'
+
+
+def bias_error_cases():
+    A = ['alibi', 'bias', '--heads', '4', '--queries', '3', '--keys', '5']
+    S = ['alibi', 'slopes', '--heads', '4']
+    TB = ['t5', 'buckets', '--from', '-3', '--to', '3']
+    DB = ['deberta', 'buckets', '--from', '-3', '--to', '3']
+    table = save_npy('et5.npy', np.zeros((32, 4), np.float32))
+    TT = ['t5', 'bias', '--queries', '3', '--keys', '5']
+    usage = [
+        (['alibi'], 'missing the kind'),
+        (['alibi', 'frob'], 'frob'),
+        (['t5', 'slopes'], 'slopes'),
+        (['alibi', 'slopes'], '--heads'),
+        (['alibi', 'slopes', '--heads', '0'], '--heads'),
+        (['alibi', 'slopes', '--heads', 'x'], '--heads'),
+        (['alibi', 'slopes', '--heads', '-3'], '--heads'),
+        (S + ['--max-bias', '0'], '--max-bias'),
+        (S + ['--max-bias', '-8'], '--max-bias'),
+        (S + ['--max-bias', '1e5'], '--max-bias'),
+        (S + ['--max-bias', 'nan'], '--max-bias'),
+        (S + ['--bogus'], '--bogus'),
+        (S + ['--queries', '3'], '--queries'),
+        (S + ['--heads', '5'], 'twice'),
+        (S + ['--format', 'json'], '--format'),
+        (S + ['extra'], 'extra'),
+        (S + ['--causal=1'], '--causal'),
+        (['alibi', 'bias', '--heads', '4', '--queries', '3'], '--keys'),
+        (A + ['--form', 'diagonal'], '--form'),
+        (A + ['--key-origin', '3'], '--key-origin'),
+        (A + ['--window', '-1'], '--window'),
+        (A + ['--dtype', 'bf16'], '--dtype'),
+        (A + ['--format', 'npy'], '--format'),
+        (A + ['--q-pos', '2147483647'], '--q-pos'),
+        (A + ['--k-pos', '2147483644'], '--k-pos'),
+        (A + ['--k-pos', '2147483648'], '--k-pos'),
+        (A + ['--q-pos', '-16777300'], '--q-pos'),
+        (['alibi', 'bias', '--heads', '1000000', '--queries', '1000000', '--keys', '100000000000'], 'overflow'),
+        (TB + ['--buckets', '31'], 'invalid dimension'),
+        (TB + ['--buckets', '2'], 'invalid dimension'),
+        (TB + ['--causal', '--buckets', '1'], 'invalid dimension'),
+        (TB + ['--buckets', '8192'], 'invalid dimension'),
+        (TB + ['--max-distance', '8'], '--max-distance'),
+        (TB + ['--buckets', '99999999999'], '--buckets'),
+        (['t5', 'buckets', '--from', '5', '--to', '3'], '--to'),
+        (['t5', 'buckets', '--from', '5'], '--to'),
+        (['t5', 'buckets', '--to', '5'], '--from'),
+        (['t5', 'buckets', '--from', '2147483648', '--to', '2147483648'], '--from'),
+        (TB + ['--heads', '4'], '--heads'),
+        (TT, '--table'),
+        (TT + ['--table', table, '--buckets', '31'], 'invalid dimension'),
+        (DB + ['--bucket-size', '3'], 'invalid dimension'),
+        (DB + ['--bucket-size', '2'], 'invalid dimension'),
+        (DB + ['--max-position', '129'], '--max-position'),
+        (DB + ['--causal'], '--causal'),
+        (['deberta', 'relative', '--queries', '0', '--keys', '3'], '--queries'),
+        (['deberta', 'relative', '--queries', '3'], '--keys'),
+        (S + ['-o', ''], '-o'),
+        (S + ['--isa', 'foo'], '--isa'),
+    ]
+    inputs = [  # exit 1: the table file is wrong
+        (TT + ['--table', save_npy('et5s.npy', np.zeros((31, 4), np.float32))], 'fewer than --buckets'),
+        (TT + ['--table', save_npy('et5i.npy', np.zeros((32, 4), np.int32))], 'dtype'),
+        (TT + ['--table', save_npy('et5d.npy', np.zeros((32, 4, 1), np.float32))], 'shape'),
+        (TT + ['--table', os.path.join(WORKDIR, 'no-table.npy')], 'no-table.npy'),
+    ]
+    return [(a, n, 2) for a, n in usage] + [(a, n, 1) for a, n in inputs]
+
+
+def run_issue5_cases(results, available_isas):
+    results.case('alibi slopes H=1..64 vs original get_slopes and exact 2^e', test_alibi_slopes_original)
+    results.case('alibi slopes --max-bias vs exact and MPT, npy == text', test_alibi_slopes_max_bias)
+    for heads, Q, K, opts, kw in ALIBI_BLOCK_CASES:
+        for dtype in ('f32', 'f16'):
+            results.case(f'alibi bias {heads}x{Q}x{K} {" ".join(opts)} --dtype {dtype} vs numpy float32',
+                         test_alibi_block, heads, Q, K, opts, kw, dtype)
+    for causal in (False, True):
+        results.case(f't5 buckets defaults {"causal" if causal else "bidirectional"} vs HF f32/f64',
+                     test_t5_defaults, causal)
+    results.case('t5 buckets: formulas.md boundary tables', test_t5_boundary_tables)
+    results.case('t5 buckets: other configurations vs exact float64', test_t5_other_configs)
+    for dtype_in, causal, out in (('f32', False, 'f32'), ('f32', True, 'f32'), ('f16', True, 'f32'),
+                                  ('bf16', False, 'f16')):
+        results.case(f't5 bias table {dtype_in} causal {causal} --dtype {out} vs numpy', test_t5_bias_block,
+                     dtype_in, causal, out)
+    for bs, mp, f32 in ((None, None, False), (None, None, True), (256, 512, True), (64, 128, False),
+                        (8, 20, False), (0, 512, False)):
+        results.case(f'deberta buckets {bs}/{mp} vs make_log_bucket_position {"f32" if f32 else "f64"}',
+                     test_deberta_buckets, bs, mp, f32)
+    results.case('deberta relative vs build_relative_position', test_deberta_relative)
+    for isa in available_isas:
+        results.case(f'bias commands --isa {isa} identical', test_bias_isa_identical, isa)
+    for args, needle, rc in bias_error_cases():
+        shown = ' '.join(os.path.basename(a) for a in args)
+        for mode in ('new', 'existing') if '-o' not in args else ('stdout',):
+            results.case(f'bias error (exit {rc}, {mode}): {shown}', test_bad_args, args, needle, rc, mode)
+    for args, needles in ((['--help'], ['alibi slopes', 'alibi bias', 't5 buckets', 't5 bias', 'deberta buckets']),
+                          (['alibi', '--help'], ['--heads', '--max-bias', '--form', '--key-origin', 'tile of zeros',
+                                                 '-inf']),
+                          (['alibi', 'bias', '--heads', 'x', '-h'], ['Usage: posenc alibi']),
+                          (['t5', '--help'], ['--buckets', '--max-distance', '--causal', '--table']),
+                          (['deberta', 'buckets', '--help'], ['--bucket-size', '--max-position', 'relative'])):
+        results.case(f'help: {" ".join(args)}', test_help, args, needles)
+
+
 class Results:
     def __init__(self):
         self.passed = self.failed = 0
@@ -2071,6 +2469,7 @@ def main():
             results.case('stdout write error -> exit 1', test_stdout_full)
         run_rope_cases(results, available)
         run_issue4_cases(results)
+        run_issue5_cases(results, available)
         results.case('no temporary files left', test_no_leftovers)
     print(f'{results.passed} passed, {results.failed} failed')
     sys.exit(1 if results.failed else 0)
