@@ -706,6 +706,21 @@ typedef struct posenc_t5_buckets {
 /* Errors: NULL, DIM (odd num_buckets when bidirectional, or too few or too many), PARAM
  * (max_distance <= e or > INT32_MAX). */
 POSENC_API posenc_status posenc_t5_check(const posenc_t5_buckets *cfg);
+
+/* A configuration's buckets, settled once (tens of microseconds) so that the bias add has no
+ * setup: where each logarithmic bucket starts, and the buckets of |r| <= POSENC_T5_NEAR.
+ * Read-only after posenc_t5_plan_init; share it between threads and calls. About 2.6 KiB. */
+#define POSENC_T5_MAX_BUCKETS 1024
+#define POSENC_T5_NEAR 127
+typedef struct posenc_t5_plan {
+  posenc_t5_buckets cfg;
+  uint32_t n, e;                                 /* buckets per direction, exact range */
+  int32_t first[POSENC_T5_MAX_BUCKETS / 2];      /* first[k]: the smallest a in bucket e + k */
+  int16_t near[2 * POSENC_T5_NEAR + 1];          /* near[r + POSENC_T5_NEAR]: bucket of r */
+} posenc_t5_plan;
+/* Errors: those of posenc_t5_check; PARAM also if a threshold cannot be decided (not known to
+ * happen: ties are decided exactly). */
+POSENC_API posenc_status posenc_t5_plan_init(posenc_t5_plan *plan, const posenc_t5_buckets *cfg);
 /* out[i] = bucket of r = first + i for i < count (first + count - 1 <= INT32_MAX). Errors, nothing
  * written: those of posenc_t5_check, NULL (out), SIZE (count 0), POSITION. */
 POSENC_API posenc_status posenc_t5_bucket_range(const posenc_t5_buckets *cfg, int32_t first, size_t count,
@@ -714,10 +729,11 @@ POSENC_API posenc_status posenc_t5_bucket_range(const posenc_t5_buckets *cfg, in
 /* Adds T5's learned bias to the tile under the mask: entry (h, i, j) += table[bucket(k - q)][head0 + h],
  * table = nn.Embedding(num_buckets, n_heads).weight (f32, f16 or bf16, converted exactly).
  * The result is fl(s + v) (exact bias, one rounding). Errors, nothing written: those of
- * posenc_mask_apply and posenc_t5_check, NULL (table), DTYPE (table), TABLE (table rows <
- * num_buckets, or dim < head0 + heads), ALIAS (table inside the tile). */
+ * posenc_mask_apply, NULL (plan, table), PARAM (a plan posenc_t5_plan_init did not make),
+ * DTYPE (table), TABLE (table rows < num_buckets, or dim < head0 + heads), STRIDE (table),
+ * ALIAS (table inside the tile). */
 POSENC_API posenc_status posenc_t5_bias_add(const posenc_score_tile *tile, const posenc_score_mask *mask,
-                                            const posenc_t5_buckets *cfg, const posenc_table *table,
+                                            const posenc_t5_plan *plan, const posenc_table *table,
                                             size_t head0);
 
 /* DeBERTa v2/v3 make_log_bucket_position, relative position r = q - k (note: opposite to T5):
@@ -888,12 +904,15 @@ typedef struct posenc_i_add_job {
  *   MASK:   s, or -inf where keep && keep[j] == 0 (keep NULL: the segment is not touched)
  *   CONST:  s + a, or -inf where keep && keep[j] == 0
  *   LINEAR: s + fl32(a * (float)(c + j)), or -inf likewise; j is the column, c an integer,
- *           |c + j| <= 2^24 (exact in f32) */
-enum { POSENC_I_SEG_FILL = 0, POSENC_I_SEG_MASK = 1, POSENC_I_SEG_CONST = 2, POSENC_I_SEG_LINEAR = 3 };
+ *           |c + j| <= 2^24 (exact in f32)
+ *   VALUES: s + v[j - start], or -inf likewise (start: the segment's first column) */
+enum { POSENC_I_SEG_FILL = 0, POSENC_I_SEG_MASK = 1, POSENC_I_SEG_CONST = 2, POSENC_I_SEG_LINEAR = 3,
+       POSENC_I_SEG_VALUES = 4 };
 typedef struct posenc_i_bias_seg {
   size_t end;
   int kind;
   float a, c;
+  const float *v;
 } posenc_i_bias_seg;
 typedef struct posenc_i_bias_job {
   unsigned char *row;            /* column 0 */
@@ -3759,6 +3778,7 @@ static void posenc_i_scalar_bias_row(const posenc_i_bias_job *job) {
   size_t j = job->begin, k;
   for (k = 0; k < job->nseg; k++) {
     const posenc_i_bias_seg *sg = &job->seg[k];
+    const size_t start = j;
     if (sg->kind == POSENC_I_SEG_MASK && !job->keep) { j = sg->end; continue; }
     for (; j < sg->end; j++) {
       unsigned char *p = job->row + j * es;
@@ -3766,6 +3786,7 @@ static void posenc_i_scalar_bias_row(const posenc_i_bias_job *job) {
       if (sg->kind == POSENC_I_SEG_FILL || (job->keep && job->keep[j] == 0)) v = ninf;
       else if (sg->kind == POSENC_I_SEG_MASK) continue;
       else if (sg->kind == POSENC_I_SEG_CONST) v = posenc_i_load(p, job->dtype) + sg->a;
+      else if (sg->kind == POSENC_I_SEG_VALUES) v = posenc_i_load(p, job->dtype) + sg->v[j - start];
       else v = posenc_i_load(p, job->dtype) + sg->a * (float)((int64_t)sg->c + (int64_t)j);
       posenc_i_store(p, job->dtype, v);
     }
@@ -3849,13 +3870,20 @@ static void posenc_i_segs_flush(posenc_i_segs *s) {
     s->job.nseg = 0;
   }
 }
-static void posenc_i_segs_add(posenc_i_segs *s, size_t end, int kind, float a, float c) {
+/* Appends columns [previous end, end) as a segment (none if empty); returns it, or NULL. */
+static posenc_i_bias_seg *posenc_i_segs_add(posenc_i_segs *s, size_t end, int kind, float a, float c) {
   posenc_i_bias_seg *g;
   size_t start = s->job.nseg ? s->seg[s->job.nseg - 1].end : s->job.begin;
-  if (end <= start) return;
+  if (end <= start) return NULL;
   if (s->job.nseg == POSENC_I_SEGS) posenc_i_segs_flush(s);
   g = &s->seg[s->job.nseg++];
-  g->end = end; g->kind = kind; g->a = a; g->c = c;
+  g->end = end; g->kind = kind; g->a = a; g->c = c; g->v = NULL;
+  return g;
+}
+/* VALUES: column j of the segment adds v[j - start] */
+static void posenc_i_segs_values(posenc_i_segs *s, size_t end, const float *v) {
+  posenc_i_bias_seg *g = posenc_i_segs_add(s, end, POSENC_I_SEG_VALUES, 0.0f, 0.0f);
+  if (g) g->v = v;
 }
 
 /* The visible columns [*lo, *hi) of the row at query position q (causal and window masks). */
@@ -3874,47 +3902,58 @@ typedef struct posenc_i_bias_src {
   posenc_alibi_form form;
   int64_t key_origin;
   const float *slopes;
-  const int32_t *thr;           /* T5: thr[b - e] = the smallest a with bucket(a) >= b, b >= e */
-  uint32_t n, e;                /* T5: buckets per direction, exact range */
-  int bidirectional;
+  const posenc_t5_plan *t5;
   const unsigned char *table;   /* T5: row 0, column head0 */
   posenc_dtype table_dtype;
   size_t table_rs, table_es;    /* bytes */
 } posenc_i_bias_src;
 
 /* T5: bucket of a >= 0 within one direction, and the last a with the same bucket. */
-static uint32_t posenc_i_t5_dir(const posenc_i_bias_src *b, int64_t a, int64_t *last) {
+static uint32_t posenc_i_t5_dir(const posenc_t5_plan *pl, int64_t a, int64_t *last) {
   uint32_t lo = 0, hi, bucket;
-  if (a < (int64_t)b->e) { *last = a; return (uint32_t)a; }
-  hi = b->n - b->e;             /* thr[0 .. hi-1] ascending; find the last thr <= a */
+  if (a < (int64_t)pl->e) { *last = a; return (uint32_t)a; }
+  hi = pl->n - pl->e;           /* first[0 .. hi-1] ascending; find the last first[] <= a */
   while (hi - lo > 1) {
     uint32_t mid = (lo + hi) / 2;
-    if (b->thr[mid] <= a) lo = mid; else hi = mid;
+    if (pl->first[mid] <= a) lo = mid; else hi = mid;
   }
-  bucket = b->e + lo;
-  *last = lo + 1 < b->n - b->e ? (int64_t)b->thr[lo + 1] - 1 : INT64_MAX;
+  bucket = pl->e + lo;
+  *last = lo + 1 < pl->n - pl->e ? (int64_t)pl->first[lo + 1] - 1 : INT64_MAX;
   return bucket;
 }
 
-/* T5 bucket of r = k - q, and the columns to the end of its run: r .. r + *run - 1 share it. */
-static uint32_t posenc_i_t5_bucket(const posenc_i_bias_src *b, int64_t r, int64_t *run) {
+/* T5 bucket of r = k - q, and the length of its run: r .. r + *run - 1 share it. */
+static uint32_t posenc_i_t5_bucket(const posenc_t5_plan *pl, int64_t r, int64_t *run) {
   int64_t last;
   uint32_t bucket;
-  if (b->bidirectional && r > 0) {
-    bucket = b->n + posenc_i_t5_dir(b, r, &last);
+  if (pl->cfg.bidirectional && r > 0) {
+    bucket = pl->n + posenc_i_t5_dir(pl, r, &last);
     *run = last == INT64_MAX ? INT64_MAX : last - r + 1;
     return bucket;
   }
-  if (r >= 0) { *run = b->bidirectional ? 1 : INT64_MAX; return 0; } /* r = 0, or causal future */
-  bucket = posenc_i_t5_dir(b, -r, &last);
+  if (r >= 0) { *run = pl->cfg.bidirectional ? 1 : INT64_MAX; return 0; } /* r = 0, or causal future */
+  bucket = posenc_i_t5_dir(pl, -r, &last);
   /* a = -r falls as r grows: the run ends where a drops below the bucket's first a */
-  if (bucket < b->e) *run = 1;
-  else *run = -r - (int64_t)b->thr[bucket - b->e] + 1;
+  if (bucket < pl->e) *run = 1;
+  else *run = -r - (int64_t)pl->first[bucket - pl->e] + 1;
   return bucket;
 }
 
+/* T5 runs of constant buckets over columns [j, end) of a row (r = r0 + column). */
+static void posenc_i_t5_runs(const posenc_i_bias_src *b, posenc_i_segs *sg, size_t h, int64_t r0, size_t j,
+                             size_t end) {
+  while (j < end) {
+    int64_t run;
+    uint32_t bucket = posenc_i_t5_bucket(b->t5, r0 + (int64_t)j, &run);
+    size_t stop = run >= (int64_t)(end - j) ? end : j + (size_t)run;
+    posenc_i_segs_add(sg, stop, POSENC_I_SEG_CONST,
+                      posenc_i_load(b->table + bucket * b->table_rs + h * b->table_es, b->table_dtype), 0.0f);
+    j = stop;
+  }
+}
+
 static void posenc_i_bias_row_segs(const posenc_i_bias_src *b, posenc_i_segs *sg, size_t h, int64_t q,
-                                   int64_t k0, size_t lo, size_t hi) {
+                                   int64_t k0, size_t lo, size_t hi, const float *near) {
   if (b->kind == 0) {
     posenc_i_segs_add(sg, hi, POSENC_I_SEG_MASK, 0.0f, 0.0f);
   } else if (b->kind == 1) {
@@ -3930,26 +3969,30 @@ static void posenc_i_bias_row_segs(const posenc_i_bias_src *b, posenc_i_segs *sg
       posenc_i_segs_add(sg, hi, POSENC_I_SEG_LINEAR, -m, (float)(k0 - q));
     }
   } else {
-    size_t j = lo;
-    while (j < hi) {
-      int64_t run, r = k0 + (int64_t)j - q;
-      uint32_t bucket = posenc_i_t5_bucket(b, r, &run);
-      size_t end = run >= (int64_t)(hi - j) ? hi : j + (size_t)run;
-      float v = posenc_i_load(b->table + bucket * b->table_rs + h * b->table_es, b->table_dtype);
-      posenc_i_segs_add(sg, end, POSENC_I_SEG_CONST, v, 0.0f);
-      j = end;
-    }
+    /* |r| <= POSENC_T5_NEAR (short runs near the diagonal): one VALUES segment over the row's
+     * values near[r + NEAR]; beyond it, long runs of constant buckets */
+    const int64_t r0 = k0 - q, R = POSENC_T5_NEAR;
+    int64_t a = -R - r0, z = R + 1 - r0;   /* columns with |r| <= R: [a, z) */
+    size_t na = a < (int64_t)lo ? lo : (a > (int64_t)hi ? hi : (size_t)a);
+    size_t nz = z < (int64_t)na ? na : (z > (int64_t)hi ? hi : (size_t)z);
+    posenc_i_t5_runs(b, sg, h, r0, lo, na);
+    if (nz > na) posenc_i_segs_values(sg, nz, near + (r0 + (int64_t)na + R));
+    posenc_i_t5_runs(b, sg, h, r0, nz, hi);
   }
 }
 
 static void posenc_i_tile_run(const posenc_i_tile *pt, const posenc_i_bias_src *b) {
+  float near[2 * POSENC_T5_NEAR + 1];   /* T5: the head's bias of every r with |r| <= NEAR */
   posenc_i_segs sg;
-  size_t h, i;
+  size_t h, i, k;
   sg.row = pt->row;
   sg.job.dtype = pt->dtype;
   sg.job.keep = pt->keep;
   sg.job.seg = sg.seg;
   for (h = 0; h < pt->heads; h++) {
+    if (b->kind == 2)
+      for (k = 0; k < 2 * POSENC_T5_NEAR + 1; k++)
+        near[k] = posenc_i_load(b->table + (size_t)b->t5->near[k] * b->table_rs + h * b->table_es, b->table_dtype);
     for (i = 0; i < pt->rows; i++) {
       int64_t q = pt->q0 + (int64_t)i;
       size_t lo, hi;
@@ -3958,7 +4001,7 @@ static void posenc_i_tile_run(const posenc_i_tile *pt, const posenc_i_bias_src *
       sg.job.begin = 0;
       sg.job.nseg = 0;
       posenc_i_segs_add(&sg, lo, POSENC_I_SEG_FILL, 0.0f, 0.0f);
-      posenc_i_bias_row_segs(b, &sg, h, q, pt->k0, lo, hi);
+      posenc_i_bias_row_segs(b, &sg, h, q, pt->k0, lo, hi, near);
       posenc_i_segs_add(&sg, pt->cols, POSENC_I_SEG_FILL, 0.0f, 0.0f);
       posenc_i_segs_flush(&sg);
     }
@@ -4086,12 +4129,10 @@ static int posenc_i_logcmp(uint64_t a, uint64_t b, uint64_t p, uint64_t c, uint6
 }
 
 /* ---- T5 ------------------------------------------------------------------------------------ */
-#define POSENC_I_T5_MAX_BUCKETS 1024
-
 POSENC_API posenc_status posenc_t5_check(const posenc_t5_buckets *cfg) {
   uint32_t n;
   if (!cfg) return POSENC_ERR_NULL;
-  if (cfg->num_buckets > POSENC_I_T5_MAX_BUCKETS) return POSENC_ERR_DIM;
+  if (cfg->num_buckets > POSENC_T5_MAX_BUCKETS) return POSENC_ERR_DIM;
   if (cfg->bidirectional && (cfg->num_buckets % 2 != 0 || cfg->num_buckets < 4)) return POSENC_ERR_DIM;
   if (!cfg->bidirectional && cfg->num_buckets < 2) return POSENC_ERR_DIM;
   n = cfg->bidirectional ? cfg->num_buckets / 2 : cfg->num_buckets;
@@ -4099,52 +4140,67 @@ POSENC_API posenc_status posenc_t5_check(const posenc_t5_buckets *cfg) {
   return POSENC_OK;
 }
 
-/* thr[k] for k = 0 .. n-e-1: the smallest a with bucket(a) >= e + k, i.e. with
- * (n-e) ln(a/e) >= k ln(max_distance/e). thr[0] = e. */
-static posenc_status posenc_i_t5_thresholds(const posenc_t5_buckets *cfg, int32_t *thr, uint32_t *n_out,
-                                            uint32_t *e_out) {
-  uint32_t n = cfg->bidirectional ? cfg->num_buckets / 2 : cfg->num_buckets, e = n / 2, N = n - e, k;
-  posenc_i_dd ln_ratio = posenc_i_dd_add(posenc_i_dd_log((double)cfg->max_distance),
-                                         posenc_i_dd_mul_d(posenc_i_dd_log((double)e), -1.0));
-  thr[0] = (int32_t)e;
+/* first[k] for k = 0 .. n-e-1: the smallest a with bucket(a) >= e + k, i.e. with
+ * (n-e) ln(a/e) >= k ln(max_distance/e); first[0] = e. Then near[] from them. */
+POSENC_API posenc_status posenc_t5_plan_init(posenc_t5_plan *plan, const posenc_t5_buckets *cfg) {
+  posenc_t5_plan pl;
+  uint32_t n, e, N, k;
+  int64_t r, run;
+  posenc_i_dd ln_ratio;
+  posenc_status st;
+  if (!plan) return POSENC_ERR_NULL;
+  st = posenc_t5_check(cfg);
+  if (st != POSENC_OK) return st;
+  memset(&pl, 0, sizeof pl);
+  pl.cfg = *cfg;
+  pl.cfg.bidirectional = cfg->bidirectional != 0;
+  n = cfg->bidirectional ? cfg->num_buckets / 2 : cfg->num_buckets;
+  e = n / 2; N = n - e;
+  ln_ratio = posenc_i_dd_add(posenc_i_dd_log((double)cfg->max_distance), posenc_i_dd_mul_d(posenc_i_dd_log((double)e), -1.0));
+  pl.first[0] = (int32_t)e;
   for (k = 1; k < N; k++) {
     /* a >= e (max_distance/e)^(k/N), estimated, then settled exactly */
     double est = (double)e * posenc_i_dd_exp(posenc_i_dd_div_d(posenc_i_dd_mul_d(ln_ratio, (double)k), (double)N)).hi;
     uint64_t a = (uint64_t)posenc_i_ceil(est);
-    int s;
+    int sg;
     if (a < (uint64_t)e) a = e;
     for (;;) { /* a too small: up */
-      s = posenc_i_logcmp(a, e, N, cfg->max_distance, e, k);
-      if (s == 2) return POSENC_ERR_PARAM;
-      if (s >= 0) break;
+      sg = posenc_i_logcmp(a, e, N, cfg->max_distance, e, k);
+      if (sg == 2) return POSENC_ERR_PARAM;
+      if (sg >= 0) break;
       a++;
     }
     while (a > e) { /* the smallest one */
-      s = posenc_i_logcmp(a - 1, e, N, cfg->max_distance, e, k);
-      if (s == 2) return POSENC_ERR_PARAM;
-      if (s < 0) break;
+      sg = posenc_i_logcmp(a - 1, e, N, cfg->max_distance, e, k);
+      if (sg == 2) return POSENC_ERR_PARAM;
+      if (sg < 0) break;
       a--;
     }
-    thr[k] = (int32_t)a;
+    pl.first[k] = (int32_t)a;
   }
-  *n_out = n; *e_out = e;
+  pl.n = n; pl.e = e;
+  for (r = -POSENC_T5_NEAR; r <= POSENC_T5_NEAR; r++)
+    pl.near[r + POSENC_T5_NEAR] = (int16_t)posenc_i_t5_bucket(&pl, r, &run);
+  *plan = pl;
   return POSENC_OK;
 }
 
-static posenc_status posenc_i_t5_src(const posenc_t5_buckets *cfg, posenc_i_bias_src *b, int32_t *thr) {
-  posenc_status st = posenc_t5_check(cfg);
-  if (st != POSENC_OK) return st;
-  memset(b, 0, sizeof *b);
-  b->kind = 2;
-  b->bidirectional = cfg->bidirectional != 0;
-  b->thr = thr;
-  return posenc_i_t5_thresholds(cfg, thr, &b->n, &b->e);
+/* A plan as posenc_t5_plan_init leaves it (the bias add trusts it to index the table). */
+static int posenc_i_t5_plan_ok(const posenc_t5_plan *pl) {
+  uint32_t n, k;
+  if (posenc_t5_check(&pl->cfg) != POSENC_OK || (pl->cfg.bidirectional != 0 && pl->cfg.bidirectional != 1)) return 0;
+  n = pl->cfg.bidirectional ? pl->cfg.num_buckets / 2 : pl->cfg.num_buckets;
+  if (pl->n != n || pl->e != n / 2 || pl->first[0] != (int32_t)pl->e) return 0;
+  for (k = 1; k < n - pl->e; k++)
+    if (pl->first[k] < pl->first[k - 1]) return 0;
+  for (k = 0; k < 2 * POSENC_T5_NEAR + 1; k++)
+    if (pl->near[k] < 0 || (uint32_t)pl->near[k] >= pl->cfg.num_buckets) return 0;
+  return 1;
 }
 
 POSENC_API posenc_status posenc_t5_bucket_range(const posenc_t5_buckets *cfg, int32_t first, size_t count,
                                                 int32_t *out) {
-  int32_t thr[POSENC_I_T5_MAX_BUCKETS / 2];
-  posenc_i_bias_src b;
+  posenc_t5_plan pl;
   posenc_status st;
   size_t i;
   if (!cfg || !out) return POSENC_ERR_NULL;
@@ -4152,11 +4208,11 @@ POSENC_API posenc_status posenc_t5_bucket_range(const posenc_t5_buckets *cfg, in
   if (st != POSENC_OK) return st;
   if (!count) return POSENC_ERR_SIZE;
   if (count - 1 > (size_t)INT32_MAX || (int64_t)first + (int64_t)(count - 1) > INT32_MAX) return POSENC_ERR_POSITION;
-  st = posenc_i_t5_src(cfg, &b, thr);
+  st = posenc_t5_plan_init(&pl, cfg);
   if (st != POSENC_OK) return st;
   for (i = 0; i < count;) {
     int64_t run;
-    int32_t bucket = (int32_t)posenc_i_t5_bucket(&b, (int64_t)first + (int64_t)i, &run);
+    int32_t bucket = (int32_t)posenc_i_t5_bucket(&pl, (int64_t)first + (int64_t)i, &run);
     size_t end = run >= (int64_t)(count - i) ? count : i + (size_t)run;
     for (; i < end; i++) out[i] = bucket;
   }
@@ -4164,21 +4220,19 @@ POSENC_API posenc_status posenc_t5_bucket_range(const posenc_t5_buckets *cfg, in
 }
 
 POSENC_API posenc_status posenc_t5_bias_add(const posenc_score_tile *tile, const posenc_score_mask *mask,
-                                            const posenc_t5_buckets *cfg, const posenc_table *table,
+                                            const posenc_t5_plan *plan, const posenc_table *table,
                                             size_t head0) {
-  int32_t thr[POSENC_I_T5_MAX_BUCKETS / 2];
   posenc_i_tile pt;
   posenc_i_bias_src b;
   size_t trs, tbytes;
   posenc_status st = posenc_i_tile_check(tile, mask, &pt);
   if (st != POSENC_OK) return st;
-  if (!cfg || !table || !table->data) return POSENC_ERR_NULL;
-  st = posenc_t5_check(cfg);
-  if (st != POSENC_OK) return st;
+  if (!plan || !table || !table->data) return POSENC_ERR_NULL;
+  if (!posenc_i_t5_plan_ok(plan)) return POSENC_ERR_PARAM;
   if (table->dtype != POSENC_DTYPE_F32 && table->dtype != POSENC_DTYPE_F16 && table->dtype != POSENC_DTYPE_BF16)
     return POSENC_ERR_DTYPE;
   trs = table->row_stride ? table->row_stride : table->dim;
-  if (table->n_rows < cfg->num_buckets || head0 > table->dim || table->dim - head0 < pt.heads)
+  if (table->n_rows < plan->cfg.num_buckets || head0 > table->dim || table->dim - head0 < pt.heads)
     return POSENC_ERR_TABLE;
   if (trs < table->dim) return POSENC_ERR_STRIDE;
   if (table->n_rows - 1 > (SIZE_MAX - table->dim) / trs) return POSENC_ERR_OVERFLOW;
@@ -4186,8 +4240,9 @@ POSENC_API posenc_status posenc_t5_bias_add(const posenc_score_tile *tile, const
   if (tbytes > SIZE_MAX / 4) return POSENC_ERR_OVERFLOW;
   tbytes *= posenc_dtype_size(table->dtype);
   if (posenc_i_ranges_meet(pt.base, pt.extent, (const unsigned char *)table->data, tbytes)) return POSENC_ERR_ALIAS;
-  st = posenc_i_t5_src(cfg, &b, thr);
-  if (st != POSENC_OK) return st;
+  memset(&b, 0, sizeof b);
+  b.kind = 2;
+  b.t5 = plan;
   b.table_dtype = table->dtype;
   b.table_es = posenc_dtype_size(table->dtype);
   b.table_rs = trs * b.table_es;

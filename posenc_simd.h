@@ -616,45 +616,118 @@ static void POSENC_I_K(add_bwd)(const posenc_i_add_job *job) {
 }
 
 /* ---- bias rows (posenc_i_scalar_bias_row in posenc.h, bit for bit) ----------------------- */
-/* All ones in the lanes whose keep byte is 0 (masked keys). */
+/* 0xff in the bytes (of 8) whose keep byte is 0: the masked keys. */
+POSENC_I_INLINE simde__m128i POSENC_I_K(masked_bytes)(const uint8_t *keep) {
+  return simde_mm_cmpeq_epi8(simde_mm_loadl_epi64((const simde__m128i *)(const void *)keep), simde_mm_setzero_si128());
+}
+/* ... widened to 8 lanes of 32 bits (all ones where masked). Off AVX2, SIMDe would widen with
+ * cvtepu8_epi32 through memory: unpacking the compared bytes stays in registers. */
 POSENC_I_INLINE simde__m256 POSENC_I_K(masked8)(const uint8_t *keep) {
-  simde__m256i w = simde_mm256_cvtepu8_epi32(simde_mm_loadl_epi64((const simde__m128i *)(const void *)keep));
-  return simde_mm256_castsi256_ps(simde_mm256_cmpeq_epi32(w, simde_mm256_setzero_si256()));
+  const simde__m128i m8 = POSENC_I_K(masked_bytes)(keep);
+#if defined(POSENC_I_BUILTIN_AVX2)
+  return simde_mm256_castsi256_ps(simde_mm256_cvtepi8_epi32(m8));
+#else
+  const simde__m128i m16 = simde_mm_unpacklo_epi8(m8, m8);
+  return simde_mm256_castsi256_ps(simde_mm256_set_m128i(simde_mm_unpackhi_epi16(m16, m16), simde_mm_unpacklo_epi16(m16, m16)));
+#endif
 }
 
-/* Columns j .. j+7 of a segment; kind and dtype are constants at every call site. */
-POSENC_I_INLINE simde__m256 POSENC_I_K(bias8)(const unsigned char *p, const uint8_t *keep, posenc_dtype dt,
-                                              int kind, simde__m256 a, simde__m256 d) {
-  const simde__m256 ninf = simde_mm256_set1_ps(-SIMDE_MATH_INFINITYF);
-  simde__m256 v;
-  if (kind == POSENC_I_SEG_FILL) return ninf;
-  v = POSENC_I_K(load8)(p, dt);
-  if (kind == POSENC_I_SEG_CONST) v = simde_mm256_add_ps(v, a);
-  else if (kind == POSENC_I_SEG_LINEAR) v = simde_mm256_add_ps(v, simde_mm256_mul_ps(a, d));
-  return keep ? simde_mm256_blendv_ps(v, ninf, POSENC_I_K(masked8)(keep)) : v;
+/* Eight columns of -inf. */
+POSENC_I_INLINE void POSENC_I_K(fill8)(unsigned char *p, posenc_dtype dt) {
+  if (dt == POSENC_DTYPE_F16) {
+    simde_mm_storeu_si128((simde__m128i *)(void *)p, simde_mm_set1_epi16((int16_t)(uint16_t)0xfc00u));
+  } else {
+#if defined(POSENC_I_BUILTIN_AVX2)
+    simde_mm256_storeu_ps((float *)(void *)p, simde_mm256_set1_ps(-SIMDE_MATH_INFINITYF));
+#else /* SIMDe's emulated 256-bit store of a constant became eight scalar stores */
+    simde_mm_storeu_ps((float *)(void *)p, simde_mm_set1_ps(-SIMDE_MATH_INFINITYF));
+    simde_mm_storeu_ps((float *)(void *)p + 4, simde_mm_set1_ps(-SIMDE_MATH_INFINITYF));
+#endif
+  }
 }
 
+/* MASK: -inf where masked, the other bits untouched (no conversion, so an f16 signalling NaN
+ * stays as it is, as in the scalar kernel). */
+POSENC_I_INLINE void POSENC_I_K(mask8)(unsigned char *p, const uint8_t *keep, posenc_dtype dt) {
+  if (dt == POSENC_DTYPE_F16) {
+    const simde__m128i m8 = POSENC_I_K(masked_bytes)(keep), m16 = simde_mm_unpacklo_epi8(m8, m8);
+    simde__m128i h = simde_mm_loadu_si128((const simde__m128i *)(const void *)p);
+    h = simde_mm_or_si128(simde_mm_andnot_si128(m16, h),
+                          simde_mm_and_si128(m16, simde_mm_set1_epi16((int16_t)(uint16_t)0xfc00u)));
+    simde_mm_storeu_si128((simde__m128i *)(void *)p, h);
+  } else {
+    simde__m256 v = simde_mm256_loadu_ps((const float *)(const void *)p);
+    v = simde_mm256_blendv_ps(v, simde_mm256_set1_ps(-SIMDE_MATH_INFINITYF), POSENC_I_K(masked8)(keep));
+    simde_mm256_storeu_ps((float *)(void *)p, v);
+  }
+}
+
+/* CONST, LINEAR, VALUES on columns j .. j+7 (d: the LINEAR distances, v: the VALUES values). */
+POSENC_I_INLINE void POSENC_I_K(add8)(unsigned char *p, const uint8_t *keep, posenc_dtype dt, int kind,
+                                      simde__m256 a, simde__m256 d, const float *v) {
+  simde__m256 x = POSENC_I_K(load8)(p, dt);
+  if (kind == POSENC_I_SEG_CONST) x = simde_mm256_add_ps(x, a);
+  else if (kind == POSENC_I_SEG_LINEAR) x = simde_mm256_add_ps(x, simde_mm256_mul_ps(a, d));
+  else x = simde_mm256_add_ps(x, simde_mm256_loadu_ps(v));
+  if (keep) x = simde_mm256_blendv_ps(x, simde_mm256_set1_ps(-SIMDE_MATH_INFINITYF), POSENC_I_K(masked8)(keep));
+  POSENC_I_K(store8)(p, x, dt);
+}
+
+POSENC_I_INLINE void POSENC_I_K(do8)(unsigned char *p, const uint8_t *keep, posenc_dtype dt, int kind,
+                                     simde__m256 a, simde__m256 d, const float *v) {
+  if (kind == POSENC_I_SEG_FILL) POSENC_I_K(fill8)(p, dt);
+  else if (kind == POSENC_I_SEG_MASK) POSENC_I_K(mask8)(p, keep, dt);
+  else POSENC_I_K(add8)(p, keep, dt, kind, a, d, v);
+}
+
+/* The VALUES values from column `at` of the segment on (NULL for the other kinds). */
+POSENC_I_INLINE const float *POSENC_I_K(vals)(const posenc_i_bias_seg *g, int kind, size_t at) {
+  return kind == POSENC_I_SEG_VALUES ? g->v + at : NULL;
+}
+
+/* One segment; kind and dtype are constants at every call site. Vectors of 8, then single
+ * columns: the scalar kernel's operations, which give the same bits (f16 conversions round to
+ * nearest even alike). */
 POSENC_I_INLINE void POSENC_I_K(bias_seg)(const posenc_i_bias_job *job, const posenc_i_bias_seg *g, size_t j,
                                           posenc_dtype dt, int kind) {
-  const size_t es = dt == POSENC_DTYPE_F32 ? 4 : 2, end = g->end;
+  const size_t es = dt == POSENC_DTYPE_F32 ? 4 : 2, end = g->end, start = j;
   const uint8_t *keep = job->keep;
-  const simde__m256 a = simde_mm256_set1_ps(g->a), eight = simde_mm256_set1_ps(8.0f);
-  /* c + j exact (|c + j| <= 2^24), advanced by exact integer steps */
-  simde__m256 d = simde_mm256_add_ps(simde_mm256_set1_ps((float)((int64_t)g->c + (int64_t)j)),
-                                     simde_mm256_setr_ps(0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f));
   unsigned char *row = job->row;
-  for (; j + 8 <= end; j += 8, d = simde_mm256_add_ps(d, eight))
-    POSENC_I_K(store8)(row + j * es, POSENC_I_K(bias8)(row + j * es, keep ? keep + j : NULL, dt, kind, a, d), dt);
-  if (j < end) { /* the same vector code on padded copies */
-    unsigned char t[32];
-    uint8_t k[8];
-    const size_t rest = end - j;
-    memset(t, 0, sizeof t);
-    memset(k, 1, sizeof k);
-    memcpy(t, row + j * es, rest * es);
-    if (keep) memcpy(k, keep + j, rest);
-    POSENC_I_K(store8)(t, POSENC_I_K(bias8)(t, keep ? k : NULL, dt, kind, a, d), dt);
-    memcpy(row + j * es, t, rest * es);
+  if (end - j >= 8) {
+    const simde__m256 a = simde_mm256_set1_ps(g->a);
+    const simde__m256 iota = simde_mm256_setr_ps(0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f);
+    const int64_t c = (int64_t)g->c;
+    /* the LINEAR distances c + j, exact (|c + j| <= 2^24). AVX2 carries them in a register from
+     * one vector to the next; SIMDe's emulated 256-bit vector went through the stack each time
+     * (2.5x slower on SSE2), so the other backends make them afresh. */
+#if defined(POSENC_I_BUILTIN_AVX2)
+    simde__m256 d = simde_mm256_add_ps(simde_mm256_set1_ps((float)(c + (int64_t)j)), iota);
+    for (; j + 8 <= end; j += 8, d = simde_mm256_add_ps(d, simde_mm256_set1_ps(8.0f)))
+      POSENC_I_K(do8)(row + j * es, keep ? keep + j : NULL, dt, kind, a, d, POSENC_I_K(vals)(g, kind, j - start));
+#else
+    for (; j + 8 <= end; j += 8) {
+      const simde__m256 d = kind == POSENC_I_SEG_LINEAR
+                          ? simde_mm256_add_ps(simde_mm256_set1_ps((float)(c + (int64_t)j)), iota) : iota;
+      POSENC_I_K(do8)(row + j * es, keep ? keep + j : NULL, dt, kind, a, d, POSENC_I_K(vals)(g, kind, j - start));
+    }
+#endif
+  }
+  for (; j < end; j++) {
+    unsigned char *p = row + j * es;
+    float x;
+    uint16_t h;
+    if (kind == POSENC_I_SEG_MASK && !(keep && keep[j] == 0)) continue;
+    if (kind == POSENC_I_SEG_FILL || (keep && keep[j] == 0)) {
+      x = -SIMDE_MATH_INFINITYF;
+    } else {
+      if (dt == POSENC_DTYPE_F32) memcpy(&x, p, 4);
+      else { memcpy(&h, p, 2); x = posenc_f16_to_f32(h); }
+      if (kind == POSENC_I_SEG_CONST) x = x + g->a;
+      else if (kind == POSENC_I_SEG_LINEAR) x = x + g->a * (float)((int64_t)g->c + (int64_t)j);
+      else x = x + g->v[j - start];
+    }
+    if (dt == POSENC_DTYPE_F32) memcpy(p, &x, 4);
+    else { h = posenc_f32_to_f16(x); memcpy(p, &h, 2); }
   }
 }
 
@@ -674,6 +747,8 @@ static void POSENC_I_K(bias_row)(const posenc_i_bias_job *job) {
         POSENC_I_BIAS_CASE(POSENC_I_SEG_CONST, POSENC_DTYPE_F16);
         POSENC_I_BIAS_CASE(POSENC_I_SEG_LINEAR, POSENC_DTYPE_F32);
         POSENC_I_BIAS_CASE(POSENC_I_SEG_LINEAR, POSENC_DTYPE_F16);
+        POSENC_I_BIAS_CASE(POSENC_I_SEG_VALUES, POSENC_DTYPE_F32);
+        POSENC_I_BIAS_CASE(POSENC_I_SEG_VALUES, POSENC_DTYPE_F16);
         default: break;
       }
     }

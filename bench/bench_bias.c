@@ -93,6 +93,7 @@ typedef struct state {
   float *scratch;               /* the bias row of M_LOOP_ROW */
   uint8_t *keep;
   posenc_t5_buckets t5;
+  posenc_t5_plan t5_plan;   /* made once, as an engine would */
 } state;
 
 static void die(const char *what) {
@@ -167,7 +168,7 @@ static int run(const method *m, const state *s, unsigned sign) {
                      sign ? -1.0f : 1.0f);
           continue;
         }
-        st = c->t5 ? posenc_t5_bias_add(&tile, &mask, &s->t5, &tab, 0)
+        st = c->t5 ? posenc_t5_bias_add(&tile, &mask, &s->t5_plan, &tab, 0)
                    : posenc_alibi_add(&tile, &mask, c->form, 0, s->slopes[sign]);
       }
     return st;
@@ -212,6 +213,7 @@ static void setup(state *s, const shape *sh) {
   s->n = (size_t)sh->heads * (size_t)sh->rows * (size_t)sh->cols;
   s->s = (float *)xalloc(s->n * 4); s->ref = (float *)xalloc(s->n * 4); s->s16 = (uint16_t *)xalloc(s->n * 2);
   s->t5.num_buckets = 32; s->t5.max_distance = 128; s->t5.bidirectional = 1;
+  if (posenc_t5_plan_init(&s->t5_plan, &s->t5) != POSENC_OK) die("posenc_t5_plan_init");
   for (k = 0; k < 2; k++) {
     s->slopes[k] = (float *)xalloc((size_t)sh->heads * 4);
     s->table[k] = (float *)xalloc(32 * (size_t)sh->heads * 4);

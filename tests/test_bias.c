@@ -349,12 +349,20 @@ static void fill_scores(unsigned char *b, size_t n, posenc_dtype dt, int special
 
 static int is_nan_at(const unsigned char *p, posenc_dtype dt) { return isnan(tl_load(p, dt)); }
 
+/* posenc_t5_bias_add with a plan made for cfg: the plan's errors are the call's. */
+static posenc_status t5_add(const posenc_score_tile *t, const posenc_score_mask *m, const posenc_t5_buckets *cfg,
+                            const posenc_table *tb, size_t head0) {
+  posenc_t5_plan plan;
+  posenc_status st = posenc_t5_plan_init(&plan, cfg);
+  return st != POSENC_OK ? st : posenc_t5_bias_add(t, m, &plan, tb, head0);
+}
+
 static posenc_status call_op(const tcase *c, const posenc_score_tile *t) {
   const posenc_score_mask *m = c->no_mask ? NULL : &c->m;
   switch (c->op) {
     case OP_MASK: return posenc_mask_apply(t, m);
     case OP_ALIBI: return posenc_alibi_add(t, m, c->form, c->key_origin, c->slopes);
-    default: return posenc_t5_bias_add(t, m, &c->cfg, &c->tab, c->head0);
+    default: return t5_add(t, m, &c->cfg, &c->tab, c->head0);
   }
 }
 
@@ -891,7 +899,7 @@ static void test_tile_errors(void) {
       if (want_ == POSENC_OK) continue; /* an error of another op only */                                 \
       st_ = op_ == 0 ? posenc_mask_apply(&t, &m)                                                          \
           : op_ == 1 ? posenc_alibi_add(&t, &m, (posenc_alibi_form)form_, 0, sl_)                         \
-          : posenc_t5_bias_add(&t, &m, &c, tb_, 0);                                                       \
+          : t5_add(&t, &m, &c, tb_, 0);                                                       \
       CHECK(st_ == want_, "%s (op %d): %d, want %d", what, op_, (int)st_, (int)want_);                    \
       CHECK(memcmp(buf, snap, sizeof buf) == 0, "%s (op %d): wrote", what, op_);                          \
       memcpy(buf, snap, sizeof buf);                                                                      \
@@ -939,9 +947,27 @@ static void test_tile_errors(void) {
   CHECK(posenc_mask_apply(&t, &m) == POSENC_OK, "last positions at INT32_MAX");
   memcpy(buf, snap, sizeof buf);
   t = t0; tb = tb0; tb.dim = H; c = c0;
-  CHECK(posenc_t5_bias_add(&t, &m, &c, &tb, 0) == POSENC_OK, "table dim = heads");
-  CHECK(posenc_t5_bias_add(&t, &m, &c, &tb, 1) == POSENC_ERR_TABLE, "head0 + heads > dim");
+  CHECK(t5_add(&t, &m, &c, &tb, 0) == POSENC_OK, "table dim = heads");
+  CHECK(t5_add(&t, &m, &c, &tb, 1) == POSENC_ERR_TABLE, "head0 + heads > dim");
   memcpy(buf, snap, sizeof buf);
+  { /* plans that posenc_t5_plan_init did not make: refused, nothing written */
+    posenc_t5_plan bad;
+    t = t0; tb = tb0;
+    memset(&bad, 0, sizeof bad);
+    CHECK(posenc_t5_bias_add(&t, &m, &bad, &tb, 0) == POSENC_ERR_PARAM, "zeroed plan");
+    CHECK(posenc_t5_bias_add(&t, &m, NULL, &tb, 0) == POSENC_ERR_NULL, "NULL plan");
+    CHECK(posenc_t5_plan_init(NULL, &c0) == POSENC_ERR_NULL, "plan_init NULL plan");
+    CHECK(posenc_t5_plan_init(&bad, &c0) == POSENC_OK, "plan_init");
+    bad.near[3] = 32;
+    CHECK(posenc_t5_bias_add(&t, &m, &bad, &tb, 0) == POSENC_ERR_PARAM, "plan with a bucket past the table");
+    CHECK(posenc_t5_plan_init(&bad, &c0) == POSENC_OK, "plan_init again");
+    bad.first[2] = bad.first[1] - 1;
+    CHECK(posenc_t5_bias_add(&t, &m, &bad, &tb, 0) == POSENC_ERR_PARAM, "plan with descending thresholds");
+    CHECK(posenc_t5_plan_init(&bad, &c0) == POSENC_OK, "plan_init again");
+    bad.n = 17;
+    CHECK(posenc_t5_bias_add(&t, &m, &bad, &tb, 0) == POSENC_ERR_PARAM, "plan with a wrong bucket count");
+    CHECK(memcmp(buf, snap, sizeof buf) == 0, "bad plans: nothing written");
+  }
   t = t0; t.row_stride = K + 2; t.head_stride = 0;
   t.heads = 1;
   CHECK(posenc_alibi_add(&t, &m, POSENC_ALIBI_KEY, 0, sl) == POSENC_OK, "one head with gaps");

@@ -620,7 +620,9 @@ static int fill_and_write(const struct bias_request *req, const posenc_table *ta
     if (st == POSENC_OK) st = posenc_alibi_add(tile, &req->mask, req->form, req->key_origin, slopes);
     free(slopes);
   } else {
-    st = posenc_t5_bias_add(tile, &req->mask, &req->t5, table, 0);
+    posenc_t5_plan plan;
+    st = posenc_t5_plan_init(&plan, &req->t5);
+    if (st == POSENC_OK) st = posenc_t5_bias_add(tile, &req->mask, &plan, table, 0);
   }
   if (st != POSENC_OK) return tile_error(req, tile->heads, st);
   return write_npy_file(req->output, npy_type_of(req->dtype), shape, 3, tile->scores, shape[0] * shape[1] * shape[2],
