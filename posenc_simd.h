@@ -685,14 +685,39 @@ POSENC_I_INLINE const float *POSENC_I_K(vals)(const posenc_i_bias_seg *g, int ki
   return kind == POSENC_I_SEG_VALUES ? g->v + at : NULL;
 }
 
-/* One segment; kind and dtype are constants at every call site. Vectors of 8, then single
- * columns: the scalar kernel's operations, which give the same bits (f16 conversions round to
- * nearest even alike). */
+/* Column j alone, with the scalar kernel's operations: the same bits (f16 conversions round to
+ * nearest even alike). start: the segment's first column. */
+POSENC_I_INLINE void POSENC_I_K(do1)(const posenc_i_bias_job *job, const posenc_i_bias_seg *g, size_t j,
+                                     size_t start, posenc_dtype dt, int kind) {
+  const size_t es = dt == POSENC_DTYPE_F32 ? 4 : 2;
+  const int masked = job->keep && job->keep[j] == 0;
+  unsigned char *p = job->row + j * es;
+  float x;
+  uint16_t h;
+  if (kind == POSENC_I_SEG_MASK && !masked) return;
+  if (kind == POSENC_I_SEG_FILL || masked) {
+    x = -SIMDE_MATH_INFINITYF;
+  } else {
+    if (dt == POSENC_DTYPE_F32) memcpy(&x, p, 4);
+    else { memcpy(&h, p, 2); x = posenc_f16_to_f32(h); }
+    if (kind == POSENC_I_SEG_CONST) x = x + g->a;
+    else if (kind == POSENC_I_SEG_LINEAR) x = x + g->a * (float)((int64_t)g->c + (int64_t)j);
+    else x = x + g->v[j - start];
+  }
+  if (dt == POSENC_DTYPE_F32) memcpy(p, &x, 4);
+  else { h = posenc_f32_to_f16(x); memcpy(p, &h, 2); }
+}
+
+/* One segment; kind and dtype are constants at every call site. A long segment starts with
+ * single columns up to a vector-aligned address (vectors that straddle cache lines cost about
+ * 5% in DRAM), then vectors of 8, then single columns. */
 POSENC_I_INLINE void POSENC_I_K(bias_seg)(const posenc_i_bias_job *job, const posenc_i_bias_seg *g, size_t j,
                                           posenc_dtype dt, int kind) {
   const size_t es = dt == POSENC_DTYPE_F32 ? 4 : 2, end = g->end, start = j;
   const uint8_t *keep = job->keep;
   unsigned char *row = job->row;
+  if (end - j >= 64 && (uintptr_t)row % es == 0)
+    for (; ((uintptr_t)(row + j * es) & (8 * es - 1)) != 0; j++) POSENC_I_K(do1)(job, g, j, start, dt, kind);
   if (end - j >= 8) {
     const simde__m256 a = simde_mm256_set1_ps(g->a);
     const simde__m256 iota = simde_mm256_setr_ps(0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f);
@@ -712,23 +737,7 @@ POSENC_I_INLINE void POSENC_I_K(bias_seg)(const posenc_i_bias_job *job, const po
     }
 #endif
   }
-  for (; j < end; j++) {
-    unsigned char *p = row + j * es;
-    float x;
-    uint16_t h;
-    if (kind == POSENC_I_SEG_MASK && !(keep && keep[j] == 0)) continue;
-    if (kind == POSENC_I_SEG_FILL || (keep && keep[j] == 0)) {
-      x = -SIMDE_MATH_INFINITYF;
-    } else {
-      if (dt == POSENC_DTYPE_F32) memcpy(&x, p, 4);
-      else { memcpy(&h, p, 2); x = posenc_f16_to_f32(h); }
-      if (kind == POSENC_I_SEG_CONST) x = x + g->a;
-      else if (kind == POSENC_I_SEG_LINEAR) x = x + g->a * (float)((int64_t)g->c + (int64_t)j);
-      else x = x + g->v[j - start];
-    }
-    if (dt == POSENC_DTYPE_F32) memcpy(p, &x, 4);
-    else { h = posenc_f32_to_f16(x); memcpy(p, &h, 2); }
-  }
+  for (; j < end; j++) POSENC_I_K(do1)(job, g, j, start, dt, kind);
 }
 
 static void POSENC_I_K(bias_row)(const posenc_i_bias_job *job) {
