@@ -14,12 +14,6 @@
 #include <stdlib.h>
 #include <mpfr.h>
 #include "posenc.h"
-#if defined(__clang__)
-#  pragma STDC FP_CONTRACT OFF
-#  pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#  pragma GCC optimize("fp-contract=off")
-#endif
 #include "testlib.h"
 
 #define PREC 256
@@ -149,56 +143,50 @@ static int32_t t5_hf(uint32_t nb, uint32_t md, int bidir, int64_t rel) {
 #define FAR 1000000
 
 static void test_t5(void) {
-  static const uint32_t nbs[] = {2, 4, 8, 16, 32, 64, 128, 256};
-  static const uint32_t mds[] = {0, 20, 64, 100, 128, 256, 1000, 4096};
   static int32_t got[10001];
   static t5ref ref;
   int32_t *far = (int32_t *)malloc((2 * FAR + 1) * sizeof(int32_t));
-  size_t ni, mi, configs = 0, checked = 0;
-  int mode, bad = 0;
+  size_t configs = 0, checked = 0;
+  unsigned idx;
+  int bad = 0;
   long hf_total = 0;
-  for (mode = 0; mode < 2; mode++)
-    for (ni = 0; ni < 8; ni++)
-      for (mi = 0; mi < 8; mi++) {
-        posenc_t5_buckets cfg;
-        uint32_t e;
-        long hf_bad = 0, hf_n = 0;
-        int64_t r;
-        cfg.num_buckets = nbs[ni]; cfg.bidirectional = mode;
-        if (mode && cfg.num_buckets < 4) continue;
-        e = (mode ? cfg.num_buckets / 2 : cfg.num_buckets) / 2;
-        cfg.max_distance = mds[mi] ? mds[mi] : e + 1;
-        if (cfg.max_distance <= e) continue;
-        configs++;
-        t5_thresholds(cfg.num_buckets, cfg.max_distance, mode, &ref);
-        if (posenc_t5_bucket_range(&cfg, -5000, 10001, got) != POSENC_OK) { bad++; continue; }
-        for (r = -5000; r <= 5000; r++, checked++) {
-          int32_t want = t5_exact(&ref, mode, r);
-          if (got[r + 5000] != want && bad++ < 5)
-            printf("  t5 nb=%u md=%u bi=%d r=%lld: %d want %d\n", cfg.num_buckets, cfg.max_distance, mode, (long long)r,
-                   got[r + 5000], want);
-          hf_n++; hf_bad += t5_hf(cfg.num_buckets, cfg.max_distance, mode, r) != want;
-        }
-        /* sparse to 10^6, both signs (one call: the thresholds are set up per call) */
-        if (posenc_t5_bucket_range(&cfg, -FAR, 2 * FAR + 1, far) != POSENC_OK) { bad++; continue; }
-        for (r = 5001; r <= FAR; r += 1 + (int64_t)rnd(400)) {
-          int sign;
-          for (sign = -1; sign <= 1; sign += 2) {
-            int32_t one = far[sign * r + FAR], want = t5_exact(&ref, mode, sign * r);
-            checked++;
-            if (one != want && bad++ < 5) printf("  t5 nb=%u md=%u bi=%d r=%lld: %d want %d\n", cfg.num_buckets,
-                                                  cfg.max_distance, mode, (long long)(sign * r), one, want);
-            hf_n++; hf_bad += t5_hf(cfg.num_buckets, cfg.max_distance, mode, sign * r) != want;
-          }
-        }
-        hf_total += hf_bad;
-        if (hf_bad || (cfg.num_buckets == 32 && cfg.max_distance == 128))
-          printf("  T5 %s nb=%u md=%u: HF float32 recipe disagrees on %ld of %ld positions\n", mode ? "bidirectional" : "causal",
-                 cfg.num_buckets, cfg.max_distance, hf_bad, hf_n);
-        if ((cfg.num_buckets == 32 && cfg.max_distance == 128) || (cfg.num_buckets == 64 && cfg.max_distance == 256))
-          CHECK(hf_bad == 0, "T5 %u/%u (%s): HF float32 agrees with the exact buckets", cfg.num_buckets, cfg.max_distance,
-                mode ? "bidirectional" : "causal");
+  for (idx = 0; idx < 128; idx++) {
+    posenc_t5_buckets cfg;
+    long hf_bad = 0, hf_n = 0;
+    int64_t r;
+    int mode;
+    if (!tl_t5_config(idx, &cfg.num_buckets, &cfg.max_distance, &cfg.bidirectional)) continue;
+    mode = cfg.bidirectional;
+    configs++;
+    t5_thresholds(cfg.num_buckets, cfg.max_distance, mode, &ref);
+    if (posenc_t5_bucket_range(&cfg, -5000, 10001, got) != POSENC_OK) { bad++; continue; }
+    for (r = -5000; r <= 5000; r++, checked++) {
+      int32_t want = t5_exact(&ref, mode, r);
+      if (got[r + 5000] != want && bad++ < 5)
+        printf("  t5 nb=%u md=%u bi=%d r=%lld: %d want %d\n", cfg.num_buckets, cfg.max_distance, mode, (long long)r,
+               got[r + 5000], want);
+      hf_n++; hf_bad += t5_hf(cfg.num_buckets, cfg.max_distance, mode, r) != want;
+    }
+    /* sparse to 10^6, both signs (one call: the thresholds are set up per call) */
+    if (posenc_t5_bucket_range(&cfg, -FAR, 2 * FAR + 1, far) != POSENC_OK) { bad++; continue; }
+    for (r = 5001; r <= FAR; r += 1 + (int64_t)rnd(400)) {
+      int sign;
+      for (sign = -1; sign <= 1; sign += 2) {
+        int32_t one = far[sign * r + FAR], want = t5_exact(&ref, mode, sign * r);
+        checked++;
+        if (one != want && bad++ < 5) printf("  t5 nb=%u md=%u bi=%d r=%lld: %d want %d\n", cfg.num_buckets,
+                                              cfg.max_distance, mode, (long long)(sign * r), one, want);
+        hf_n++; hf_bad += t5_hf(cfg.num_buckets, cfg.max_distance, mode, sign * r) != want;
       }
+    }
+    hf_total += hf_bad;
+    if (hf_bad || (cfg.num_buckets == 32 && cfg.max_distance == 128))
+      printf("  T5 %s nb=%u md=%u: HF float32 recipe disagrees on %ld of %ld positions\n", mode ? "bidirectional" : "causal",
+             cfg.num_buckets, cfg.max_distance, hf_bad, hf_n);
+    if ((cfg.num_buckets == 32 && cfg.max_distance == 128) || (cfg.num_buckets == 64 && cfg.max_distance == 256))
+      CHECK(hf_bad == 0, "T5 %u/%u (%s): HF float32 agrees with the exact buckets", cfg.num_buckets, cfg.max_distance,
+            mode ? "bidirectional" : "causal");
+  }
   free(far);
   CHECK(bad == 0, "T5 buckets exact: %d of %zu differ (%zu configurations)", bad, checked, configs);
   printf("T5 buckets: %zu configurations, %zu positions checked against exact integer thresholds, %d differ;"

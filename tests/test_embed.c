@@ -8,14 +8,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include "posenc.h"
-/* The reference rounds every operation: keep the compiler from fusing it, whatever the flags
- * (built single-file with -mfma -ffp-contract=fast, this test then checks posenc's kernels). */
-#if defined(__clang__)
-#  pragma STDC FP_CONTRACT OFF
-#  pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#  pragma GCC optimize("fp-contract=off")
-#endif
 #include "testlib.h"
 #define XXH_INLINE_ALL
 #include <xxhash.h>

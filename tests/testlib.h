@@ -7,6 +7,15 @@
 #include <stdint.h>
 #include <string.h>
 
+/* References round every operation: keep the compiler from fusing them, whatever the flags
+ * (built single-file with -mfma -ffp-contract=fast, a test then checks posenc's kernels). */
+#if defined(__clang__)
+#  pragma STDC FP_CONTRACT OFF
+#  pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#  pragma GCC optimize("fp-contract=off")
+#endif
+
 static int tl_passed, tl_failed;
 
 #define CHECK(cond, ...) do {                                              \
@@ -14,6 +23,20 @@ static int tl_passed, tl_failed;
     else { tl_failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__);        \
            printf(__VA_ARGS__); printf("\n"); }                            \
   } while (0)
+
+/* The T5 configurations the bias tests sweep, by index 0..127: 1 and the configuration, or 0
+ * where the index names no valid one (bidirectional with 2 buckets, max_distance <= e). */
+static inline int tl_t5_config(unsigned idx, uint32_t *num_buckets, uint32_t *max_distance, int *bidirectional) {
+  static const uint32_t nbs[] = {2, 4, 8, 16, 32, 64, 128, 256};
+  static const uint32_t mds[] = {0, 20, 64, 100, 128, 256, 1000, 4096}; /* 0: e + 1 */
+  const uint32_t nb = nbs[(idx / 8) % 8], md = mds[idx % 8];
+  const int bi = (int)(idx / 64) % 2;
+  const uint32_t e = (bi ? nb / 2 : nb) / 2;
+  if (bi && nb < 4) return 0;
+  if ((md ? md : e + 1) <= e) return 0;
+  *num_buckets = nb; *max_distance = md ? md : e + 1; *bidirectional = bi;
+  return 1;
+}
 
 static inline int tl_summary(void) {
   printf("%d passed, %d failed\n", tl_passed, tl_failed);
