@@ -641,6 +641,9 @@ POSENC_API posenc_status posenc_npy_header(posenc_npy_type type, size_t ndim, co
  *   causal and k > q,  or  window > 0 and q - k >= window,  or  key_keep && key_keep[j] == 0.
  * A masked entry is set to -inf (by selection: whatever it held, NaN included, becomes -inf);
  * every other entry becomes fl(s + b), computed in f32 and rounded once to the tile's dtype.
+ * NaN scores or biases give NaN on every backend, but its payload and sign may differ (as in
+ * the masked add: F16C keeps an f16 payload, the scalar conversion makes it canonical; the
+ * compiler may swap the operands of an add).
  * ------------------------------------------------------------------------------------------- */
 typedef struct posenc_score_tile {
   void *scores;               /* element (0, 0, 0) */
@@ -728,7 +731,8 @@ POSENC_API posenc_status posenc_t5_bucket_range(const posenc_t5_buckets *cfg, in
 
 /* Adds T5's learned bias to the tile under the mask: entry (h, i, j) += table[bucket(k - q)][head0 + h],
  * table = nn.Embedding(num_buckets, n_heads).weight (f32, f16 or bf16, converted exactly).
- * The result is fl(s + v) (exact bias, one rounding). Errors, nothing written: those of
+ * The result is fl32(s + v) (the bias exact), rounded once more to f16 for f16 tiles. Errors,
+ * nothing written: those of
  * posenc_mask_apply, NULL (plan, table), PARAM (a plan posenc_t5_plan_init did not make),
  * DTYPE (table), TABLE (table rows < num_buckets, or dim < head0 + heads), STRIDE (table),
  * ALIAS (table inside the tile). */
@@ -740,8 +744,9 @@ POSENC_API posenc_status posenc_t5_bias_add(const posenc_score_tile *tile, const
  *   mid = bucket_size/2; |r| <= mid: r; else sign(r) * (mid + ceil(ln(|r|/mid) / ln((max_position-1)/mid) * (mid-1)))
  * computed exactly (the ceiling of the exact real value), not clamped (DeBERTa clamps at use:
  * c2p index clamp(r + span, 0, 2*span-1)). bucket_size 0 means no buckets: r itself.
- * Errors, nothing written: NULL, SIZE, DIM (bucket_size odd, or 2), PARAM (max_position - 1 <= mid
- * when bucket_size > 0), POSITION (first + count - 1 past INT32_MAX). */
+ * Errors, nothing written: NULL, SIZE, DIM (bucket_size odd, 2, or above 65536), PARAM
+ * (max_position - 1 <= mid when bucket_size > 0; or a bucket that cannot be decided, not known to
+ * happen), POSITION (first + count - 1 past INT32_MAX, or a bucket past INT32_MAX). */
 POSENC_API posenc_status posenc_deberta_bucket_range(uint32_t bucket_size, uint32_t max_position, int32_t first,
                                                      size_t count, int32_t *out);
 /* build_relative_position: out[q][k] = bucket(q - k) for q < q_len, k < k_len (int32, dense).
@@ -769,7 +774,8 @@ POSENC_API double posenc_yarn_mscale(double factor, double mscale);
 POSENC_API double posenc_deepseek_softmax_scale(size_t head_dim, double factor, double mscale_all_dim);
 POSENC_API double posenc_llama4_attn_scale(uint32_t pos, uint32_t floor_scale, double attn_scale);
 /* LogN factors of the queries at positions first .. first+count-1, rounded to f32 (what Qwen
- * multiplies by). Errors: NULL, SIZE, PARAM (train_len < 2), POSITION (past INT32_MAX). */
+ * multiplies by). Errors: NULL, SIZE, PARAM (train_len < 2), POSITION (first < 0, or the last
+ * position past INT32_MAX). */
 POSENC_API posenc_status posenc_logn_scales(uint32_t train_len, int32_t first, size_t count, float *out);
 
 /* ---------------------------------------------------------------------------------------------
@@ -2449,26 +2455,36 @@ static const uint32_t posenc_i_st_rot[2][2][4] = {
   {{0xbed9da42u, 0x3f5885b2u, 0xbf8baf05u, 0x3faffb8fu}, {0x3f839bb1u, 0xbf858669u, 0xbecdf435u, 0x3edc9f1fu}},
   {{0xbfdf3bdcu, 0x3f86305du, 0x3dffae19u, 0x3fb02c18u}, {0xbe8d1f83u, 0x3f405df4u, 0xbf4374bdu, 0x3fe574e6u}}};
 
-/* The bias row kernel on one row of each kind of segment (a masked key in a linear and in a mask
- * segment); the bits are folded into one checksum. */
+/* The bias row kernel on one row with every kind of segment, short ones (single columns) and
+ * long ones (vectors, and the alignment steps before them), masked keys in each; the bits are
+ * folded into one checksum. */
+#define POSENC_I_ST_BIAS 0x3e94f1c2u
 static void posenc_i_scalar_bias_row(const posenc_i_bias_job *job);
-#define POSENC_I_ST_BIAS 0x47df9a42u
 static uint32_t posenc_i_selftest_bias(const posenc_i_backend *be) {
-  static const uint8_t keep[16] = {1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1};
-  float row[16];
-  posenc_i_bias_seg seg[4];
+  static const int cuts[7] = {5, 9, 12, 16, 96, 120, 130};
+  static const int kinds[7] = {POSENC_I_SEG_LINEAR, POSENC_I_SEG_CONST, POSENC_I_SEG_FILL, POSENC_I_SEG_MASK,
+                               POSENC_I_SEG_LINEAR, POSENC_I_SEG_VALUES, POSENC_I_SEG_CONST};
+  uint8_t keep[130];
+  float row[130], vals[24];
+  posenc_i_bias_seg seg[7];
   posenc_i_bias_job job;
   uint32_t h = 0;
   int j;
-  for (j = 0; j < 16; j++) row[j] = posenc_i_bitsf(0x3f800000u + (uint32_t)j * 0x01234567u);
-  seg[0].end = 5; seg[0].kind = POSENC_I_SEG_LINEAR; seg[0].a = posenc_i_bitsf(0x3f3504f3u); seg[0].c = -9.0f;
-  seg[1].end = 9; seg[1].kind = POSENC_I_SEG_CONST; seg[1].a = posenc_i_bitsf(0x3e99999au); seg[1].c = 0.0f;
-  seg[2].end = 12; seg[2].kind = POSENC_I_SEG_FILL; seg[2].a = seg[2].c = 0.0f;
-  seg[3].end = 16; seg[3].kind = POSENC_I_SEG_MASK; seg[3].a = seg[3].c = 0.0f;
+  for (j = 0; j < 130; j++) {
+    row[j] = posenc_i_bitsf(0x3f800000u + (uint32_t)j * 0x01234567u);
+    keep[j] = (uint8_t)(j % 10 != 3);
+  }
+  for (j = 0; j < 24; j++) vals[j] = posenc_i_bitsf(0xbe000000u + (uint32_t)j * 0x00345679u);
+  for (j = 0; j < 7; j++) {
+    seg[j].end = (size_t)cuts[j]; seg[j].kind = kinds[j]; seg[j].v = NULL;
+    seg[j].a = posenc_i_bitsf(j % 2 ? 0x3e99999au : 0x3f3504f3u); seg[j].c = (float)(j * 7 - 40);
+  }
+  seg[4].a = -seg[4].a;
+  seg[5].v = vals;
   job.row = (unsigned char *)row; job.dtype = POSENC_DTYPE_F32; job.keep = keep;
-  job.begin = 0; job.seg = seg; job.nseg = 4;
+  job.begin = 0; job.seg = seg; job.nseg = 7;
   (be->bias_row ? be->bias_row : posenc_i_scalar_bias_row)(&job);
-  for (j = 0; j < 16; j++) h = h * 31u + posenc_i_fbits(row[j]);
+  for (j = 0; j < 130; j++) h = h * 31u + posenc_i_fbits(row[j]);
   return h;
 }
 
@@ -4261,7 +4277,7 @@ static posenc_status posenc_i_deberta_check(uint32_t bucket_size, uint32_t max_p
 
 /* The bucket of a = |r| > mid: mid + ceil((mid-1) ln(a/mid) / ln((max_position-1)/mid)), the
  * ceiling being the smallest K with K ln(L/mid) >= (mid-1) ln(a/mid), L = max_position-1.
- * *ok = 0 if it cannot be decided or does not fit int32. */
+ * *ok: 1, or 0 if it does not fit int32, or -1 if it cannot be decided (not known to happen). */
 static int64_t posenc_i_deberta_log(uint32_t mid, uint32_t L, uint64_t a, int *ok) {
   posenc_i_dd num = posenc_i_dd_mul_d(posenc_i_dd_add(posenc_i_dd_log((double)a),
                                                       posenc_i_dd_mul_d(posenc_i_dd_log((double)mid), -1.0)), (double)(mid - 1));
@@ -4269,18 +4285,18 @@ static int64_t posenc_i_deberta_log(uint32_t mid, uint32_t L, uint64_t a, int *o
   double est = num.hi / den.hi;
   int64_t K;
   int s;
-  if (!(est < 2e9)) { *ok = 0; return 0; }
+  if (!(est < 2147483648.0)) { *ok = 0; return 0; }
   K = (int64_t)posenc_i_ceil(est);
   if (K < 1) K = 1; /* a > mid: K = 0 never satisfies it */
   for (;;) { /* up while K ln(L/mid) < (mid-1) ln(a/mid) */
     s = posenc_i_logcmp(L, mid, (uint64_t)K, a, mid, mid - 1);
-    if (s == 2) { *ok = 0; return 0; }
+    if (s == 2) { *ok = -1; return 0; }
     if (s >= 0) break;
     K++;
   }
   while (K > 1) { /* down while K-1 still satisfies it */
     s = posenc_i_logcmp(L, mid, (uint64_t)(K - 1), a, mid, mid - 1);
-    if (s == 2) { *ok = 0; return 0; }
+    if (s == 2) { *ok = -1; return 0; }
     if (s < 0) break;
     K--;
   }
@@ -4308,11 +4324,14 @@ POSENC_API posenc_status posenc_deberta_bucket_range(uint32_t bucket_size, uint3
   if (st != POSENC_OK) return st;
   if (!count) return POSENC_ERR_SIZE;
   if (count - 1 > (size_t)INT32_MAX || (int64_t)first + (int64_t)(count - 1) > INT32_MAX) return POSENC_ERR_POSITION;
-  /* the largest |r| decides whether every bucket fits: check it before writing */
+  /* every bucket is settled before the first is written (the largest |r| decides the fit) */
   {
     int64_t lo = first, hi = (int64_t)first + (int64_t)(count - 1);
     (void)posenc_i_deberta_bucket(bucket_size, max_position, -lo > hi ? lo : hi, &ok);
-    if (!ok) return POSENC_ERR_POSITION;
+    if (ok == 0) return POSENC_ERR_POSITION;
+    for (i = 0; i < count && ok == 1; i++)
+      (void)posenc_i_deberta_bucket(bucket_size, max_position, (int64_t)first + (int64_t)i, &ok);
+    if (ok != 1) return ok == 0 ? POSENC_ERR_POSITION : POSENC_ERR_PARAM;
   }
   for (i = 0; i < count; i++) out[i] = posenc_i_deberta_bucket(bucket_size, max_position, (int64_t)first + (int64_t)i, &ok);
   return POSENC_OK;
@@ -4330,8 +4349,13 @@ POSENC_API posenc_status posenc_deberta_relative(size_t q_len, size_t k_len, uin
   if (q_len > SIZE_MAX / k_len) return POSENC_ERR_OVERFLOW;
   if (out_count < q_len * k_len) return POSENC_ERR_BUFFER;
   if (q_len - 1 > (size_t)INT32_MAX || k_len - 1 > (size_t)INT32_MAX) return POSENC_ERR_POSITION;
-  (void)posenc_i_deberta_bucket(bucket_size, max_position, (int64_t)(q_len > k_len ? q_len : k_len) - 1, &ok);
-  if (!ok) return POSENC_ERR_POSITION;
+  { /* every distance |q - k| < max(q_len, k_len) is settled before the first is written */
+    int64_t a, amax = (int64_t)(q_len > k_len ? q_len : k_len) - 1;
+    (void)posenc_i_deberta_bucket(bucket_size, max_position, amax, &ok);
+    if (ok == 0) return POSENC_ERR_POSITION;
+    for (a = 0; a <= amax && ok == 1; a++) (void)posenc_i_deberta_bucket(bucket_size, max_position, a, &ok);
+    if (ok != 1) return ok == 0 ? POSENC_ERR_POSITION : POSENC_ERR_PARAM;
+  }
   /* bucket(-r) = -bucket(r): row 0 holds bucket(-k); the other rows reuse it */
   for (k = 0; k < k_len; k++) out[k] = posenc_i_deberta_bucket(bucket_size, max_position, -(int64_t)k, &ok);
   for (q = 1; q < q_len; q++) {

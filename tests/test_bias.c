@@ -679,6 +679,13 @@ static void test_t5_buckets(void) {
 }
 
 static void test_deberta(void) {
+  { /* buckets near the top of int32 (values from 80-digit decimal logarithms) */
+    int32_t o[2] = {0, 0};
+    CHECK(posenc_deberta_bucket_range(65536, 32770, 211056, 2, o) == POSENC_OK && o[0] == 2000030083 &&
+          o[1] == 2000035171, "deberta 65536/32770 at r = 211056..211057: %d %d", o[0], o[1]);
+    CHECK(posenc_deberta_bucket_range(65536, 32770, 1000000, 1, o) == POSENC_ERR_POSITION,
+          "deberta bucket past INT32_MAX");
+  }
   static int32_t got[6001];
   static const uint32_t cfg[][2] = {{256, 512}, {256, 1024}, {128, 512}, {64, 128}, {32, 100}, {4, 10}, {8, 6}, {512, 4096}};
   size_t ci;
