@@ -8,7 +8,8 @@
 #include "cli_common.h"
 #include "cli_parse.h"
 
-const char *const command_names[CMD_COUNT] = {"", "info", "table", "rope", "embed", "analyze"};
+const char *const command_names[CMD_COUNT] = {"", "info", "table", "rope", "embed", "analyze", "alibi", "t5",
+                                              "deberta"};
 
 /* ---- commands and their kinds ---------------------------------------------------------------- */
 
@@ -29,13 +30,24 @@ static const struct leaf_spec leaf_specs[LEAF_COUNT] = {
   [LEAF_ROPE_APPLY] = {CMD_ROPE, "apply", "posenc rope apply"},
   [LEAF_EMBED] = {CMD_EMBED, NULL, "posenc embed"},
   [LEAF_ANALYZE] = {CMD_ANALYZE, NULL, "posenc analyze"},
+  [LEAF_ALIBI_SLOPES] = {CMD_ALIBI, "slopes", "posenc alibi slopes"},
+  [LEAF_ALIBI_BIAS] = {CMD_ALIBI, "bias", "posenc alibi bias"},
+  [LEAF_T5_BUCKETS] = {CMD_T5, "buckets", "posenc t5 buckets"},
+  [LEAF_T5_BIAS] = {CMD_T5, "bias", "posenc t5 bias"},
+  [LEAF_DEBERTA_BUCKETS] = {CMD_DEBERTA, "buckets", "posenc deberta buckets"},
+  [LEAF_DEBERTA_RELATIVE] = {CMD_DEBERTA, "relative", "posenc deberta relative"},
 };
 
 const char *leaf_title(enum leaf leaf) { return leaf_specs[leaf].title; }
 
-/* The kinds a command expects, for "unknown ... (expected ...)". */
-static const char *expected_kinds(enum command command) {
-  return command == CMD_TABLE ? "sinusoidal, learned or sincos2d" : "freqs, table or apply";
+const char *expected_kinds(enum command command) {
+  switch (command) {
+    case CMD_TABLE: return "sinusoidal, learned or sincos2d";
+    case CMD_ROPE: return "freqs, table or apply";
+    case CMD_ALIBI: return "slopes or bias";
+    case CMD_T5: return "buckets or bias";
+    default: return "buckets or relative";
+  }
 }
 
 /* ---- the option table ------------------------------------------------------------------------ */
@@ -51,6 +63,15 @@ static const char *expected_kinds(enum command command) {
 #define IN_RTABLE IN(LEAF_ROPE_TABLE)
 #define IN_APPLY IN(LEAF_ROPE_APPLY)
 #define IN_ROPE (IN_FREQS | IN_RTABLE | IN_APPLY)
+#define IN_SLOPES IN(LEAF_ALIBI_SLOPES)
+#define IN_ALIBI IN(LEAF_ALIBI_BIAS)
+#define IN_T5B IN(LEAF_T5_BUCKETS)
+#define IN_T5 IN(LEAF_T5_BIAS)
+#define IN_DEB IN(LEAF_DEBERTA_BUCKETS)
+#define IN_DEBR IN(LEAF_DEBERTA_RELATIVE)
+#define IN_TILES (IN_ALIBI | IN_T5)           /* the bias blocks */
+#define IN_LISTS (IN_SLOPES | IN_T5B | IN_DEB)  /* text or .npy lists */
+#define IN_BIAS (IN_TILES | IN_LISTS | IN_DEBR)
 #define IN_ALL 0u /* global */
 
 struct option_spec {
@@ -70,10 +91,10 @@ static const struct option_spec option_specs[OPT_COUNT] = {
   [OPT_BASE] = {"base", 0, "--base", 1, IN_SINUSOIDAL | IN_SINCOS2D | IN_ROPE},
   [OPT_START] = {"start", 0, "--start", 1, IN_SINUSOIDAL | IN_RTABLE | IN_APPLY | IN_EMBED},
   [OPT_LAYOUT] = {"layout", 0, "--layout", 1, IN_SINUSOIDAL | IN_RTABLE | IN_APPLY},
-  [OPT_DTYPE] = {"dtype", 0, "--dtype", 1, IN_TABLES | IN_RTABLE | IN_EMBED},
-  [OPT_FORMAT] = {"format", 0, "--format", 1, IN_TABLES | IN_FREQS},
+  [OPT_DTYPE] = {"dtype", 0, "--dtype", 1, IN_TABLES | IN_RTABLE | IN_EMBED | IN_TILES},
+  [OPT_FORMAT] = {"format", 0, "--format", 1, IN_TABLES | IN_FREQS | IN_LISTS},
   [OPT_NAME] = {"name", 0, "--name", 1, IN_TABLES},
-  [OPT_OUTPUT] = {"output", 'o', "-o/--output", 1, IN_TABLES | IN_ROPE | IN_EMBED},
+  [OPT_OUTPUT] = {"output", 'o', "-o/--output", 1, IN_TABLES | IN_ROPE | IN_EMBED | IN_BIAS},
   [OPT_ROWS] = {"rows", 0, "--rows", 1, IN_RTABLE | IN_LEARNED},
   [OPT_IN] = {"in", 0, "--in", 1, IN_APPLY | IN_EMBED},
   [OPT_K] = {"k", 0, "--k", 1, IN_APPLY},
@@ -111,7 +132,7 @@ static const struct option_spec option_specs[OPT_COUNT] = {
   [OPT_CLS_TOKEN] = {"cls-token", 0, "--cls-token", 0, IN_SINCOS2D},
   [OPT_IDS] = {"ids", 0, "--ids", 1, IN_EMBED},
   [OPT_MASK] = {"mask", 0, "--mask", 1, IN_EMBED},
-  [OPT_TABLE] = {"table", 0, "--table", 1, IN_EMBED},
+  [OPT_TABLE] = {"table", 0, "--table", 1, IN_EMBED | IN_T5},
   [OPT_SINUSOIDAL] = {"sinusoidal", 0, "--sinusoidal", 0, IN_EMBED},
   [OPT_SCALE] = {"scale", 0, "--scale", 1, IN_EMBED},
   [OPT_PADDING_ID] = {"padding-id", 0, "--padding-id", 1, IN_EMBED},
@@ -119,6 +140,22 @@ static const struct option_spec option_specs[OPT_COUNT] = {
   [OPT_OOB] = {"oob", 0, "--oob", 1, IN_EMBED},
   [OPT_DROPOUT] = {"dropout", 0, "--dropout", 1, IN_EMBED},
   [OPT_TOP] = {"top", 0, "--top", 1, IN_ANALYZE},
+  [OPT_HEADS] = {"heads", 0, "--heads", 1, IN_SLOPES | IN_ALIBI},
+  [OPT_MAX_BIAS] = {"max-bias", 0, "--max-bias", 1, IN_SLOPES | IN_ALIBI},
+  [OPT_QUERIES] = {"queries", 0, "--queries", 1, IN_TILES | IN_DEBR},
+  [OPT_KEYS] = {"keys", 0, "--keys", 1, IN_TILES | IN_DEBR},
+  [OPT_FORM] = {"form", 0, "--form", 1, IN_ALIBI},
+  [OPT_KEY_ORIGIN] = {"key-origin", 0, "--key-origin", 1, IN_ALIBI},
+  [OPT_CAUSAL] = {"causal", 0, "--causal", 0, IN_TILES | IN_T5B},
+  [OPT_WINDOW] = {"window", 0, "--window", 1, IN_TILES},
+  [OPT_Q_POS] = {"q-pos", 0, "--q-pos", 1, IN_TILES},
+  [OPT_K_POS] = {"k-pos", 0, "--k-pos", 1, IN_TILES},
+  [OPT_FROM] = {"from", 0, "--from", 1, IN_T5B | IN_DEB},
+  [OPT_TO] = {"to", 0, "--to", 1, IN_T5B | IN_DEB},
+  [OPT_BUCKETS] = {"buckets", 0, "--buckets", 1, IN_T5B | IN_T5},
+  [OPT_MAX_DISTANCE] = {"max-distance", 0, "--max-distance", 1, IN_T5B | IN_T5},
+  [OPT_BUCKET_SIZE] = {"bucket-size", 0, "--bucket-size", 1, IN_DEB | IN_DEBR},
+  [OPT_MAX_POSITION] = {"max-position", 0, "--max-position", 1, IN_DEB | IN_DEBR},
 };
 
 const char *option_label(enum option_id id) { return option_specs[id].label; }
@@ -278,10 +315,7 @@ int bad_value(enum option_id id, const char *text, const char *why) {
 }
 
 int missing_option(enum option_id id, enum leaf leaf) {
-  const char *help = leaf == LEAF_EMBED ? "posenc embed --help"
-                   : leaf == LEAF_ANALYZE ? "posenc analyze --help"
-                   : leaf_specs[leaf].command == CMD_TABLE ? "posenc table --help" : "posenc rope --help";
-  cli_error("missing %s (see '%s')", option_specs[id].label, help);
+  cli_error("missing %s (see 'posenc %s --help')", option_specs[id].label, command_names[leaf_specs[leaf].command]);
   return EXIT_USAGE;
 }
 

@@ -7,9 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum command { CMD_NONE, CMD_INFO, CMD_TABLE, CMD_ROPE, CMD_EMBED, CMD_ANALYZE, CMD_COUNT };
+enum command {
+  CMD_NONE, CMD_INFO, CMD_TABLE, CMD_ROPE, CMD_EMBED, CMD_ANALYZE, CMD_ALIBI, CMD_T5, CMD_DEBERTA, CMD_COUNT
+};
 
-/* What a command line finally runs: a command and, for table and rope, its kind. */
+/* What a command line finally runs: a command and, for table, rope, alibi, t5 and deberta, its kind. */
 enum leaf {
   LEAF_NONE,            /* no command, or table/rope without a kind */
   LEAF_INFO,
@@ -21,6 +23,12 @@ enum leaf {
   LEAF_ROPE_APPLY,
   LEAF_EMBED,
   LEAF_ANALYZE,
+  LEAF_ALIBI_SLOPES,
+  LEAF_ALIBI_BIAS,
+  LEAF_T5_BUCKETS,
+  LEAF_T5_BIAS,
+  LEAF_DEBERTA_BUCKETS,
+  LEAF_DEBERTA_RELATIVE,
   LEAF_COUNT
 };
 
@@ -45,6 +53,10 @@ enum option_id {
   OPT_DROPOUT,
   /* analyze */
   OPT_TOP,
+  /* alibi, t5, deberta */
+  OPT_HEADS, OPT_MAX_BIAS, OPT_QUERIES, OPT_KEYS, OPT_FORM, OPT_KEY_ORIGIN, OPT_CAUSAL, OPT_WINDOW,
+  OPT_Q_POS, OPT_K_POS, OPT_FROM, OPT_TO, OPT_BUCKETS, OPT_MAX_DISTANCE, OPT_BUCKET_SIZE,
+  OPT_MAX_POSITION,
   OPT_COUNT
 };
 
@@ -53,16 +65,18 @@ enum option_id {
 struct raw_args {
   enum command command;
   enum leaf leaf;
-  const char *kind;             /* the word after table / rope */
+  const char *kind;             /* the word after table, rope, alibi, t5, deberta */
   const char *operand;          /* analyze: the file */
   const char *value[OPT_COUNT]; /* as given; "" for a flag that is present; NULL if absent */
 };
 
-/* "info", "table", "rope", "embed", "analyze" (index by enum command; CMD_NONE is ""). */
+/* "info", "table", ..., "deberta" (index by enum command; CMD_NONE is ""). */
 extern const char *const command_names[CMD_COUNT];
 
 /* "posenc rope freqs" and so on, for messages. */
 const char *leaf_title(enum leaf leaf);
+/* The kinds a command expects, for messages: "freqs, table or apply". */
+const char *expected_kinds(enum command command);
 
 /* How messages name an option: "--base", "-o/--output". */
 const char *option_label(enum option_id id);

@@ -499,6 +499,7 @@ static int print_help(const struct raw_args *args) {
       return finish_stdout();
     case CMD_EMBED: return print_text(embed_help);
     case CMD_ANALYZE: return print_text(analyze_help);
+    case CMD_ALIBI: case CMD_T5: case CMD_DEBERTA: return print_text(bias_help_text(args->command));
     case CMD_NONE: case CMD_COUNT: break;
   }
   return print_text(main_help);
@@ -506,33 +507,15 @@ static int print_help(const struct raw_args *args) {
 
 /* ---- main ---------------------------------------------------------------------------------- */
 
-/* alibi, t5 and deberta parse their own command line (cli_bias.c); ISA handling is shared. */
-static int bias_main(int argc, char **argv) {
-  struct bias_request req;
-  posenc_isa isa;
-  int rc = parse_bias_argv(argc, argv, &req);
-  if (rc != EXIT_SUCCESS) return rc;
-  if (req.value[BOPT_HELP]) {
-    bias_help(&req, stdout);
-    return finish_stdout();
-  }
-  if (req.value[BOPT_VERSION]) return print_text("posenc " POSENC_VERSION_STRING "\n");
-  /* usage errors first, then what depends on this machine */
-  if ((rc = convert_isa(req.value[BOPT_ISA], &isa)) != EXIT_SUCCESS ||
-      (rc = build_bias_request(&req)) != EXIT_SUCCESS || (rc = apply_isa(req.value[BOPT_ISA], isa)) != EXIT_SUCCESS)
-    return rc;
-  return run_bias(&req);
-}
-
 int main(int argc, char **argv) {
   struct raw_args args;
   struct table_request req;
   struct rope_request rope_req;
   struct embed_request embed_req;
   struct analyze_request analyze_req;
+  struct bias_request bias_req;
   posenc_isa isa;
   int rc;
-  if (bias_command_named(argc, argv)) return bias_main(argc, argv);
   if ((rc = parse_argv(argc, argv, &args)) != EXIT_SUCCESS) return rc;
   if (args.value[OPT_HELP]) return print_help(&args);
   if (args.value[OPT_VERSION]) return print_text("posenc " POSENC_VERSION_STRING "\n");
@@ -551,12 +534,16 @@ int main(int argc, char **argv) {
     return rc;
   if (args.command == CMD_ANALYZE && (rc = build_analyze_request(&args, &analyze_req)) != EXIT_SUCCESS)
     return rc;
+  if ((args.command == CMD_ALIBI || args.command == CMD_T5 || args.command == CMD_DEBERTA) &&
+      (rc = build_bias_request(&args, &bias_req)) != EXIT_SUCCESS)
+    return rc;
   if ((rc = apply_isa(args.value[OPT_ISA], isa)) != EXIT_SUCCESS) return rc;
   switch (args.command) {
     case CMD_TABLE: return run_table(&req);
     case CMD_ROPE: return run_rope(&rope_req);
     case CMD_EMBED: return run_embed(&embed_req);
     case CMD_ANALYZE: return run_analyze(&analyze_req);
+    case CMD_ALIBI: case CMD_T5: case CMD_DEBERTA: return run_bias(&bias_req);
     default: return run_info(args.value[OPT_ISA]);
   }
 }
