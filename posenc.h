@@ -3913,8 +3913,9 @@ static void posenc_i_tile_visible(const posenc_i_tile *pt, int64_t q, size_t *lo
 }
 
 /* What is added in a row's visible columns. */
+enum { POSENC_I_SRC_MASK, POSENC_I_SRC_ALIBI, POSENC_I_SRC_T5 };
 typedef struct posenc_i_bias_src {
-  int kind;                     /* 0: mask only; 1: ALiBi; 2: T5 */
+  int kind;                     /* POSENC_I_SRC_... */
   posenc_alibi_form form;
   int64_t key_origin;
   const float *slopes;
@@ -3970,9 +3971,9 @@ static void posenc_i_t5_runs(const posenc_i_bias_src *b, posenc_i_segs *sg, size
 
 static void posenc_i_bias_row_segs(const posenc_i_bias_src *b, posenc_i_segs *sg, size_t h, int64_t q,
                                    int64_t k0, size_t lo, size_t hi, const float *near) {
-  if (b->kind == 0) {
+  if (b->kind == POSENC_I_SRC_MASK) {
     posenc_i_segs_add(sg, hi, POSENC_I_SEG_MASK, 0.0f, 0.0f);
-  } else if (b->kind == 1) {
+  } else if (b->kind == POSENC_I_SRC_ALIBI) {
     float m = b->slopes[h];
     if (b->form == POSENC_ALIBI_KEY) {
       posenc_i_segs_add(sg, hi, POSENC_I_SEG_LINEAR, m, (float)(k0 - b->key_origin));
@@ -4006,7 +4007,7 @@ static void posenc_i_tile_run(const posenc_i_tile *pt, const posenc_i_bias_src *
   sg.job.keep = pt->keep;
   sg.job.seg = sg.seg;
   for (h = 0; h < pt->heads; h++) {
-    if (b->kind == 2)
+    if (b->kind == POSENC_I_SRC_T5)
       for (k = 0; k < 2 * POSENC_T5_NEAR + 1; k++)
         near[k] = posenc_i_load(b->table + (size_t)b->t5->near[k] * b->table_rs + h * b->table_es, b->table_dtype);
     for (i = 0; i < pt->rows; i++) {
@@ -4031,7 +4032,7 @@ POSENC_API posenc_status posenc_mask_apply(const posenc_score_tile *tile, const 
   if (st != POSENC_OK) return st;
   if (!mask) return POSENC_OK;
   memset(&b, 0, sizeof b);
-  b.kind = 0;
+  b.kind = POSENC_I_SRC_MASK;
   posenc_i_tile_run(&pt, &b);
   return POSENC_OK;
 }
@@ -4039,16 +4040,14 @@ POSENC_API posenc_status posenc_mask_apply(const posenc_score_tile *tile, const 
 /* ---- ALiBi --------------------------------------------------------------------------------- */
 POSENC_API posenc_status posenc_alibi_slopes(size_t heads, double max_bias, float *slopes) {
   size_t c = 1, h;
-  posenc_i_dd ln2;
   if (!slopes) return POSENC_ERR_NULL;
   if (!heads) return POSENC_ERR_SIZE;
   if (!(max_bias > 0.0 && max_bias <= 100.0)) return POSENC_ERR_PARAM;
   while (c <= heads / 2) c *= 2;
-  ln2 = posenc_i_dd_log(2.0);
   for (h = 0; h < heads; h++) {
     /* e = -B*k/c (k = h+1), or -B*(2(h-c)+1)/(2c): the division by a power of two is exact */
     double e = h < c ? -(max_bias * (double)(h + 1)) / (double)c : -(max_bias * (double)(2 * (h - c) + 1)) / (double)(2 * c);
-    slopes[h] = posenc_i_dd_to_f32(posenc_i_dd_exp(posenc_i_dd_mul_d(ln2, e)));
+    slopes[h] = posenc_i_dd_to_f32(posenc_i_dd_exp(posenc_i_dd_mul_d(posenc_i_LN2, e)));
   }
   return POSENC_OK;
 }
@@ -4084,7 +4083,7 @@ POSENC_API posenc_status posenc_alibi_add(const posenc_score_tile *tile, const p
     if (dmax > ((int64_t)1 << 24)) return POSENC_ERR_POSITION;
   }
   memset(&b, 0, sizeof b);
-  b.kind = 1;
+  b.kind = POSENC_I_SRC_ALIBI;
   b.form = form;
   b.key_origin = key_origin;
   b.slopes = slopes;
@@ -4093,6 +4092,10 @@ POSENC_API posenc_status posenc_alibi_add(const posenc_score_tile *tile, const p
 }
 
 /* ---- exact comparisons of logarithms of integers ------------------------------------------- */
+/* ln(a/b) = ln a - ln b, in double-double (a and b exact in double) */
+static posenc_i_dd posenc_i_ln_frac(double a, double b) {
+  return posenc_i_dd_add(posenc_i_dd_log(a), posenc_i_dd_mul_d(posenc_i_dd_log(b), -1.0));
+}
 static uint64_t posenc_i_gcd(uint64_t a, uint64_t b) {
   while (b) { uint64_t t = a % b; a = b; b = t; }
   return a;
@@ -4134,10 +4137,8 @@ static int posenc_i_ratpow_eq(uint64_t a, uint64_t b, uint64_t p, uint64_t c, ui
  * that only exact equality is known to occur (ties such as (16/8)^16 = (128/8)^4), which is tested
  * exactly. */
 static int posenc_i_logcmp(uint64_t a, uint64_t b, uint64_t p, uint64_t c, uint64_t d, uint64_t q) {
-  posenc_i_dd l = posenc_i_dd_mul_d(posenc_i_dd_add(posenc_i_dd_log((double)a),
-                                                    posenc_i_dd_mul_d(posenc_i_dd_log((double)b), -1.0)), (double)p);
-  posenc_i_dd r = posenc_i_dd_mul_d(posenc_i_dd_add(posenc_i_dd_log((double)c),
-                                                    posenc_i_dd_mul_d(posenc_i_dd_log((double)d), -1.0)), (double)q);
+  posenc_i_dd l = posenc_i_dd_mul_d(posenc_i_ln_frac((double)a, (double)b), (double)p);
+  posenc_i_dd r = posenc_i_dd_mul_d(posenc_i_ln_frac((double)c, (double)d), (double)q);
   posenc_i_dd diff = posenc_i_dd_add(l, posenc_i_dd_mul_d(r, -1.0));
   if (diff.hi > 1e-24) return 1;
   if (diff.hi < -1e-24) return -1;
@@ -4172,7 +4173,7 @@ POSENC_API posenc_status posenc_t5_plan_init(posenc_t5_plan *plan, const posenc_
   pl.cfg.bidirectional = cfg->bidirectional != 0;
   n = cfg->bidirectional ? cfg->num_buckets / 2 : cfg->num_buckets;
   e = n / 2; N = n - e;
-  ln_ratio = posenc_i_dd_add(posenc_i_dd_log((double)cfg->max_distance), posenc_i_dd_mul_d(posenc_i_dd_log((double)e), -1.0));
+  ln_ratio = posenc_i_ln_frac((double)cfg->max_distance, (double)e);
   pl.first[0] = (int32_t)e;
   for (k = 1; k < N; k++) {
     /* a >= e (max_distance/e)^(k/N), estimated, then settled exactly */
@@ -4247,17 +4248,13 @@ POSENC_API posenc_status posenc_t5_bias_add(const posenc_score_tile *tile, const
   if (!posenc_i_t5_plan_ok(plan)) return POSENC_ERR_PARAM;
   if (table->dtype != POSENC_DTYPE_F32 && table->dtype != POSENC_DTYPE_F16 && table->dtype != POSENC_DTYPE_BF16)
     return POSENC_ERR_DTYPE;
-  trs = table->row_stride ? table->row_stride : table->dim;
   if (table->n_rows < plan->cfg.num_buckets || head0 > table->dim || table->dim - head0 < pt.heads)
     return POSENC_ERR_TABLE;
-  if (trs < table->dim) return POSENC_ERR_STRIDE;
-  if (table->n_rows - 1 > (SIZE_MAX - table->dim) / trs) return POSENC_ERR_OVERFLOW;
-  tbytes = ((table->n_rows - 1) * trs + table->dim);
-  if (tbytes > SIZE_MAX / 4) return POSENC_ERR_OVERFLOW;
+  if ((st = posenc_i_table_extent(table, &trs, &tbytes)) != POSENC_OK) return st; /* STRIDE, OVERFLOW */
   tbytes *= posenc_dtype_size(table->dtype);
   if (posenc_i_ranges_meet(pt.base, pt.extent, (const unsigned char *)table->data, tbytes)) return POSENC_ERR_ALIAS;
   memset(&b, 0, sizeof b);
-  b.kind = 2;
+  b.kind = POSENC_I_SRC_T5;
   b.t5 = plan;
   b.table_dtype = table->dtype;
   b.table_es = posenc_dtype_size(table->dtype);
@@ -4279,9 +4276,8 @@ static posenc_status posenc_i_deberta_check(uint32_t bucket_size, uint32_t max_p
  * ceiling being the smallest K with K ln(L/mid) >= (mid-1) ln(a/mid), L = max_position-1.
  * *ok: 1, or 0 if it does not fit int32, or -1 if it cannot be decided (not known to happen). */
 static int64_t posenc_i_deberta_log(uint32_t mid, uint32_t L, uint64_t a, int *ok) {
-  posenc_i_dd num = posenc_i_dd_mul_d(posenc_i_dd_add(posenc_i_dd_log((double)a),
-                                                      posenc_i_dd_mul_d(posenc_i_dd_log((double)mid), -1.0)), (double)(mid - 1));
-  posenc_i_dd den = posenc_i_dd_add(posenc_i_dd_log((double)L), posenc_i_dd_mul_d(posenc_i_dd_log((double)mid), -1.0));
+  posenc_i_dd num = posenc_i_dd_mul_d(posenc_i_ln_frac((double)a, (double)mid), (double)(mid - 1));
+  posenc_i_dd den = posenc_i_ln_frac((double)L, (double)mid);
   double est = num.hi / den.hi;
   int64_t K;
   int s;
