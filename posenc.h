@@ -951,11 +951,16 @@ typedef struct posenc_i_backend {
 #if defined(POSENC_IMPLEMENTATION) && !defined(POSENC_IMPLEMENTATION_DONE)
 #define POSENC_IMPLEMENTATION_DONE
 
+/* Freestanding: the implementation needs <stddef.h>, <stdint.h> and <string.h> (mem* and
+ * strcmp/strlen) and nothing else: no libm, no malloc, no stdio (tests/check_freestanding.py).
+ * getenv (for POSENC_ISA) is used only in hosted builds; -DPOSENC_NO_GETENV leaves it out there. */
 #include <string.h>
+#if !defined(POSENC_NO_GETENV) && defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 0
+#  define POSENC_NO_GETENV
+#endif
 #if !defined(POSENC_NO_GETENV)
 #  include <stdlib.h>
 #endif
-#include <float.h>
 
 /* Results must not depend on the compiler fusing a*b+c: switch contraction off here. GCC 12's
  * vectorizers (on at -O2) build vfmaddsub from scalar code even under fp-contract=off when the
@@ -972,8 +977,16 @@ typedef struct posenc_i_backend {
 #  pragma fp_contract(off)
 #endif
 
-#if defined(FLT_EVAL_METHOD) && (FLT_EVAL_METHOD != 0) && (FLT_EVAL_METHOD != -1)
-#  error "posenc needs IEEE double arithmetic without excess precision (on i386: -msse2 -mfpmath=sse)"
+/* GCC and clang predefine __FLT_EVAL_METHOD__; other compilers (MSVC, x64/arm64: 0) define
+ * FLT_EVAL_METHOD only in <float.h>, which a hosted build can include. */
+#if !defined(__FLT_EVAL_METHOD__) && !(defined(__STDC_HOSTED__) && __STDC_HOSTED__ == 0)
+#  include <float.h>
+#  define POSENC_I_FLT_EVAL_METHOD FLT_EVAL_METHOD
+#elif defined(__FLT_EVAL_METHOD__)
+#  define POSENC_I_FLT_EVAL_METHOD __FLT_EVAL_METHOD__
+#endif
+#if defined(POSENC_I_FLT_EVAL_METHOD) && (POSENC_I_FLT_EVAL_METHOD != 0) && (POSENC_I_FLT_EVAL_METHOD != -1)
+#  error "posenc needs IEEE arithmetic without excess precision (i386: -msse2 -mfpmath=sse; s390x with -std=c99: -fexcess-precision=fast)"
 #endif
 
 #ifdef __cplusplus
