@@ -3,8 +3,6 @@
 #define POSENC_GOLDEN_CHECK_H
 
 #include <stdlib.h>
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 #include "golden_cases.h"
 #include "testlib.h"
 
@@ -26,13 +24,7 @@ static inline void *golden_compute(const golden_case *gc, size_t *bytes, posenc_
 }
 
 static inline uint64_t golden_hash(const golden_case *gc, const void *table, size_t bytes) {
-  unsigned char *le = (unsigned char *)malloc(bytes);
-  uint64_t h;
-  if (!le) return 0;
-  tl_le_image(table, bytes, posenc_dtype_size(gc->dtype), le);
-  h = XXH3_64bits(le, bytes);
-  free(le);
-  return h;
+  return tl_xxh3_le(table, bytes, posenc_dtype_size(gc->dtype));
 }
 
 /* Checks every golden case on the active backend; returns the number of mismatches. */

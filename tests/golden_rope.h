@@ -8,8 +8,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 #include "posenc.h"
 #include "testlib.h"
 
@@ -152,16 +150,6 @@ static inline void *rope_golden_compute(const rope_golden_case *gc, size_t *byte
   }
   if (*status != POSENC_OK) { free(out); return NULL; }
   return out;
-}
-
-static inline uint64_t rope_golden_hash(const void *data, size_t bytes, size_t elem) {
-  unsigned char *le = (unsigned char *)malloc(bytes);
-  uint64_t h;
-  if (!le) return 0;
-  tl_le_image(data, bytes, elem, le);
-  h = XXH3_64bits(le, bytes);
-  free(le);
-  return h;
 }
 
 #endif

@@ -18,8 +18,6 @@
 #include <stdlib.h>
 #include "posenc.h"
 #include "testlib.h"
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 #ifndef TEST_BIAS_LIGHT
 #define TEST_BIAS_LIGHT 0
@@ -982,15 +980,6 @@ static const uint64_t gold[N_GOLD] = {
   0x1ea6dfff10d1fd57ull, /* deberta 256/512 [-3000, 3000] */
 };
 
-static uint64_t hash_le(const void *p, size_t bytes, size_t elem) {
-  unsigned char *le = (unsigned char *)malloc(bytes);
-  uint64_t h;
-  tl_le_image(p, bytes, elem, le);
-  h = XXH3_64bits(le, bytes);
-  free(le);
-  return h;
-}
-
 /* Canonical scores, the same on any host: integers of the hash stream on a 2^-16 grid. */
 static void canon_scores(unsigned char *b, size_t n, posenc_dtype dt, uint64_t seed) {
   size_t i;
@@ -1029,7 +1018,7 @@ static void goldens(int use_lib, uint64_t h[N_GOLD]) {
     canon_scores(b, n, c.t.dtype, 1000 + i);
     if (use_lib) { c.t.scores = b; ok &= call_op(&c, &c.t) == POSENC_OK; }
     else ref_apply(&c, b);
-    h[i] = hash_le(b, n * esz(c.t.dtype), esz(c.t.dtype));
+    h[i] = tl_xxh3_le(b, n * esz(c.t.dtype), esz(c.t.dtype));
     free(b);
   }
   { /* T5 buckets of [-1000, 1000], bidirectional then causal, defaults */
@@ -1039,14 +1028,14 @@ static void goldens(int use_lib, uint64_t h[N_GOLD]) {
     if (use_lib) ok &= posenc_t5_bucket_range(&bi, -1000, 2001, out) == POSENC_OK &&
                        posenc_t5_bucket_range(&ca, -1000, 2001, out + 2001) == POSENC_OK;
     else for (r = -1000; r <= 1000; r++) { out[r + 1000] = ref_t5(32, 128, 1, r); out[2001 + r + 1000] = ref_t5(32, 128, 0, r); }
-    h[3] = hash_le(out, sizeof out, 4);
+    h[3] = tl_xxh3_le(out, sizeof out, 4);
   }
   { /* DeBERTa v3 */
     static int32_t out[6001];
     int32_t r;
     if (use_lib) ok &= posenc_deberta_bucket_range(256, 512, -3000, 6001, out) == POSENC_OK;
     else for (r = -3000; r <= 3000; r++) out[r + 3000] = ref_deberta(256, 512, r);
-    h[4] = hash_le(out, sizeof out, 4);
+    h[4] = tl_xxh3_le(out, sizeof out, 4);
   }
   CHECK(ok, "golden computations succeed");
 }

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include "posenc.h"
 #include "testlib.h"
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 #define F32 POSENC_DTYPE_F32
 #define F16 POSENC_DTYPE_F16
@@ -204,12 +202,7 @@ static uint64_t run_forward(const tcase *c, const char *what) {
   CHECK(st == POSENC_OK, "%s: forward status %d", what, (int)st);
   CHECK(memcmp(s.y.data, s.ref, s.xbytes) == 0, "%s [%s]: forward differs from the reference", what,
         posenc_isa_name(posenc_isa_active()));
-  {
-    unsigned char *img = (unsigned char *)malloc(ybytes);
-    tl_le_image(s.y.data, ybytes, esz(yt), img);
-    h = XXH3_64bits(img, ybytes);
-    free(img);
-  }
+  h = tl_xxh3_le(s.y.data, ybytes, esz(yt));
   case_free(&s);
   return h;
 }
@@ -254,14 +247,8 @@ static uint64_t run_backward(const tcase *c, const char *what, uint64_t *hg) {
   CHECK(memcmp(s.y.data, s.ref, s.xbytes) == 0, "%s [%s]: grad_x differs", what, posenc_isa_name(posenc_isa_active()));
   if (s.gtab) CHECK(memcmp(s.gtab, s.gref, s.gtn * 4) == 0, "%s [%s]: grad_table differs", what,
                     posenc_isa_name(posenc_isa_active()));
-  {
-    unsigned char *img = (unsigned char *)malloc(gxbytes + s.gtn * 4);
-    tl_le_image(s.y.data, gxbytes, esz(yt), img);
-    h = XXH3_64bits(img, gxbytes);
-    if (s.gtab) { tl_le_image(s.gtab, s.gtn * 4, 4, img); *hg = XXH3_64bits(img, s.gtn * 4); }
-    else *hg = 0;
-    free(img);
-  }
+  h = tl_xxh3_le(s.y.data, gxbytes, esz(yt));
+  *hg = s.gtab ? tl_xxh3_le(s.gtab, s.gtn * 4, 4) : 0;
   case_free(&s);
   return h;
 }

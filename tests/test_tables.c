@@ -13,19 +13,8 @@
 #include <stdlib.h>
 #include "posenc.h"
 #include "testlib.h"
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 #define CANARY TL_CANARY
-
-static uint64_t hash_le(const void *data, size_t bytes, size_t elem) {
-  unsigned char *le = (unsigned char *)malloc(bytes ? bytes : 1);
-  uint64_t h;
-  tl_le_image(data, bytes, elem, le);
-  h = XXH3_64bits(le, bytes);
-  free(le);
-  return h;
-}
 
 /* ---- truncated normal ---------------------------------------------------------------------- */
 static void test_learned(void) {
@@ -108,7 +97,7 @@ static void test_learned(void) {
   /* the golden: the same bits on every platform (qemu runs this on aarch64 and armv7) */
   CHECK(posenc_learned_init(20251121, 0.0, 48, 96, POSENC_DTYPE_F32, 0, t2, sizeof(float) * N) == POSENC_OK, "golden");
   {
-    uint64_t h = hash_le(t2, 48 * 96 * 4, 4);
+    uint64_t h = tl_xxh3_le(t2, 48 * 96 * 4, 4);
     CHECK(h == 0x9fa002cf3002c51bull, "learned golden xxh3 0x%016llx", (unsigned long long)h);
   }
   /* the first values of seed 1, dim 4, as documented, to pin the generator down */
@@ -421,7 +410,7 @@ static uint64_t golden_compute(const golden_case *g, posenc_status *st) {
     t = malloc(bytes);
     *st = posenc_sinusoidal_table(&p, g->kind == 1 ? -5 : 0, g->kind == 1 ? 1025 : 1024, t, bytes);
   }
-  h = hash_le(t, bytes, es);
+  h = tl_xxh3_le(t, bytes, es);
   free(t);
   return h;
 }

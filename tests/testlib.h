@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 /* References round every operation: keep the compiler from fusing them, whatever the flags
  * (built single-file with -mfma -ffp-contract=fast, a test then checks posenc's kernels). */
@@ -43,13 +45,23 @@ static inline int tl_summary(void) {
   return tl_failed ? 1 : 0;
 }
 
-/* Little-endian byte image of 4- or 2-byte elements, so that one hash holds on any host. */
-static inline void tl_le_image(const void *src, size_t n_bytes, size_t elem, unsigned char *dst) {
+/* XXH3-64 of the little-endian byte image of n_bytes of elem-byte elements (elem 1, 2, 4 or 8):
+ * what every golden is, so that one value holds on big-endian hosts too. There the elements are
+ * byte-reversed chunk by chunk into a streaming hash, which equals the one-shot hash. */
+static inline uint64_t tl_xxh3_le(const void *data, size_t n_bytes, size_t elem) {
   const uint16_t one = 1;
-  size_t i, b;
-  if (*(const unsigned char *)&one == 1) { memcpy(dst, src, n_bytes); return; }
-  for (i = 0; i < n_bytes; i += elem)
-    for (b = 0; b < elem; b++) dst[i + b] = ((const unsigned char *)src)[i + elem - 1 - b];
+  const unsigned char *p = (const unsigned char *)data;
+  unsigned char chunk[4096]; /* a multiple of every elem: no element straddles two chunks */
+  XXH3_state_t st;
+  size_t off, i, n;
+  if (*(const unsigned char *)&one == 1) return XXH3_64bits(data, n_bytes);
+  XXH3_64bits_reset(&st);
+  for (off = 0; off < n_bytes; off += n) {
+    n = n_bytes - off < sizeof chunk ? n_bytes - off : sizeof chunk;
+    for (i = 0; i < n; i++) chunk[i] = p[off + i - i % elem + elem - 1 - i % elem];
+    XXH3_64bits_update(&st, chunk, n);
+  }
+  return XXH3_64bits_digest(&st);
 }
 
 /* ---- helpers more than one test needs (each test still derives its own references) ---- */
