@@ -27,4 +27,7 @@ void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 /* cli_error, then returns EXIT_USAGE: for errors in the command line. */
 int cli_usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 
+/* printf into a new string (release with free); NULL when out of memory. */
+char *format_new_string(const char *fmt, ...) CLI_PRINTF(1, 2);
+
 #endif /* POSENC_CLI_COMMON_H */

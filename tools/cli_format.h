@@ -21,10 +21,12 @@ struct table_view {
   posenc_dtype dtype;
 };
 
-/* What a C header says about where it came from. */
+/* What a C header says about the table and where it came from. */
 struct c_header_info {
   const char *name;      /* the array's identifier; also prefixes the macros */
+  const char *title;     /* what the table is: "Sinusoidal positional-encoding table" */
   const char *command;   /* a command line that regenerates the table */
+  const char *notes;     /* more comment lines, each " * ...\n" (the columns, say); NULL: none */
   int32_t first_position;
 };
 

@@ -29,7 +29,8 @@ static const char freqs_usage[] =
   "Usage: posenc rope freqs --head-dim D [variant options] [--format text|npy] [-o FILE]\n";
 static const char table_usage[] =
   "Usage: posenc rope table --head-dim D (--rows N [--start S] | --positions P.npy)\n"
-  "           [--layout half|full|interleaved] [--dtype f32|f16|bf16] [variant options] [-o FILE]\n";
+  "           [--layout half|full|interleaved] [--dtype f32|f16|bf16] [variant options]\n"
+  "           [--format npy|raw|c [--name IDENT]] [-o FILE]\n";
 static const char apply_usage[] =
   "Usage: posenc rope apply --in X.npy [--positions P.npy | --start S] [--k K.npy --k-out FILE]\n"
   "           [--inverse] [--cache-rows N [--layout L]] [variant options] [-o FILE]\n";
@@ -54,7 +55,7 @@ static const char freqs_text[] =
 
 static const char table_text[] =
   "\n"
-  "rope table: the cos/sin cache as .npy, shape (N, width), row r for the r-th position:\n"
+  "rope table: the cos/sin cache, shape (N, width), row r for the r-th position:\n"
   "  half         [A cos(p w_0) .. A cos(p w_h-1) | A sin(p w_0) ..]  width d (vLLM cos_sin_cache)\n"
   "  full         [cos | cos | sin | sin]                             width 2d (HF's cos, sin rows)\n"
   "  interleaved  [cos_0 sin_0 cos_1 sin_1 ..]                        width d (Meta's freqs_cis)\n"
@@ -65,6 +66,13 @@ static const char table_text[] =
   "  --dtype T            f32 (default: <f4), f16 (<f2) or bf16, stored as <u2 holding the raw\n"
   "                       bits as 'posenc table' does; decode with\n"
   "                       (a.astype(np.uint32) << 16).view(np.float32)\n"
+  "  --format F           npy (default); raw: the values only, little-endian, row-major; c: a C/C++\n"
+  "                       header for firmware, one array IDENT[N][width] holding the cache in its\n"
+  "                       layout and dtype (as 'posenc table --format c' writes tables: f32 values\n"
+  "                       that convert back exactly, f16/bf16 uint16_t bit patterns), IDENT_ROWS,\n"
+  "                       IDENT_COLS and IDENT_XXH3 (XXH3-64 of its little-endian bytes), and the\n"
+  "                       command that regenerates it (not with --positions: row r is position S+r)\n"
+  "  --name IDENT         the array's C identifier with --format c (default posenc_rope_cache)\n"
   "  -o, --output FILE    write FILE instead of stdout (replaced only once complete)\n";
 
 static const char apply_text[] =
@@ -383,17 +391,48 @@ static int convert_freqs(const struct raw_args *args, struct rope_request *req) 
   return EXIT_SUCCESS;
 }
 
+/* A C header's regenerate command names the factor files: it must stay one shell word inside
+ * a C comment. */
+static int check_plain_path(enum option_id id, const char *path) {
+  if (path && (!*path || path[strspn(path, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                           "0123456789_./+-")]))
+    return bad_value(id, path, "with --format c the path must use only letters, digits and _ . / + -");
+  return EXIT_SUCCESS;
+}
+
+/* --format c: the header's rows are positions --start + r, and its comment can name every input. */
+static int check_c_format(const struct raw_args *args, const struct rope_request *req) {
+  const char *problem = c_identifier_problem(req->name);
+  int rc;
+  if (args->value[OPT_NAME] && req->format != TABLE_FORMAT_C)
+    return bad_value(OPT_NAME, req->name, "only applies to --format c");
+  if (req->format != TABLE_FORMAT_C) return EXIT_SUCCESS;
+  if (problem) return bad_value(OPT_NAME, req->name, problem);
+  if (req->positions_path)
+    return cli_usage_error("--format c bakes positions --start .. --start + --rows - 1: --positions does not apply");
+  if ((rc = check_plain_path(OPT_SHORT_FACTOR, req->short_path)) ||
+      (rc = check_plain_path(OPT_LONG_FACTOR, req->long_path)) ||
+      (rc = check_plain_path(OPT_FREQ_FACTORS, req->freq_factors_path)))
+    return rc;
+  return EXIT_SUCCESS;
+}
+
 static int convert_table(const struct raw_args *args, struct rope_request *req) {
-  int layout = POSENC_ROPE_CACHE_HALF, dtype = POSENC_DTYPE_F32, rc;
+  int layout = POSENC_ROPE_CACHE_HALF, dtype = POSENC_DTYPE_F32, format = TABLE_FORMAT_NPY, rc;
   if ((rc = convert_positions_choice(args, req)) ||
       (rc = convert_optional_count(args, OPT_ROWS, MAX_ROWS, &req->rows)) ||
       (rc = convert_choice(args, OPT_LAYOUT, cache_layout_names, COUNT_OF(cache_layout_names),
                            "unknown cache layout (expected half, full or interleaved)", &layout)) ||
       (rc = convert_choice(args, OPT_DTYPE, dtype_names, COUNT_OF(dtype_names),
-                           "unknown dtype (expected f32, f16 or bf16)", &dtype)))
+                           "unknown dtype (expected f32, f16 or bf16)", &dtype)) ||
+      (rc = convert_choice(args, OPT_FORMAT, table_format_names, TABLE_FORMAT_COUNT,
+                           "unknown format (expected npy, raw or c)", &format)))
     return rc;
   req->layout = (posenc_rope_cache_layout)layout;
   req->dtype = (posenc_dtype)dtype;
+  req->format = (enum table_format)format;
+  req->name = args->value[OPT_NAME] ? args->value[OPT_NAME] : "posenc_rope_cache";
+  if ((rc = check_c_format(args, req)) != EXIT_SUCCESS) return rc;
   if (!req->positions_path && !req->rows) return missing_option(OPT_ROWS, args->leaf);
   if (req->rows && !req->positions_path) return check_range(req->start, req->rows, "rows (--rows)");
   return EXIT_SUCCESS;
@@ -592,14 +631,120 @@ static int table_positions(const struct rope_request *req, struct table_job *job
   return read_positions(in, &job->positions);
 }
 
+/* ---- rope table --format c ---------------------------------------------------------------------- */
+
+/* printf at buf + *len; once buf is full, *len stays >= size and later appends do nothing. */
+static void appendf(char *buf, size_t size, size_t *len, const char *fmt, ...) CLI_PRINTF(4, 5);
+static void appendf(char *buf, size_t size, size_t *len, const char *fmt, ...) {
+  va_list ap;
+  int n;
+  if (*len >= size) return;
+  va_start(ap, fmt);
+  n = vsnprintf(buf + *len, size - *len, fmt, ap);
+  va_end(ap);
+  *len = n < 0 ? size : *len + (size_t)n;
+}
+
+/* " --option v" with the fewest digits (15 to 17) that read back as v: "--mscale 0.707". */
+static void append_real(char *buf, size_t size, size_t *len, const char *option, double v) {
+  char digits[32];
+  int precision;
+  for (precision = 15;; precision++) {
+    snprintf(digits, sizeof digits, "%.*g", precision, v);
+    if (precision == 17 || strtod(digits, NULL) == v) break;
+  }
+  appendf(buf, size, len, " %s %s", option, digits);
+}
+
+/* "posenc rope table ..." with every parameter spelled out (defaults too): a C header's
+ * provenance, and the exact command that regenerates it. */
+static char *canonical_command(const struct rope_request *req, const posenc_rope_config *c) {
+  char v[640]; /* the variant: bounded, the longest about 400 characters */
+  size_t len = 0, n = sizeof v;
+  appendf(v, n, &len, " --head-dim %zu --rotary-dim %zu", c->head_dim, rotary_dim_of(c));
+  append_real(v, n, &len, "--base", c->base);
+  appendf(v, n, &len, " --style %s --scaling %s", style_names[c->style], scaling_names[c->scaling]);
+  if (c->dynamic_qwen_alpha) appendf(v, n, &len, " --qwen-alpha");
+  else if (c->scaling != POSENC_ROPE_SCALING_NONE) append_real(v, n, &len, "--factor", c->factor);
+  if (c->original_max_pos) appendf(v, n, &len, " --original-max-pos %" PRIu32, c->original_max_pos);
+  if (req->seq_len_given) appendf(v, n, &len, " --seq-len %" PRIu32, c->seq_len);
+  if (c->scaling == POSENC_ROPE_SCALING_YARN) { /* 0 means the default, as in HF */
+    append_real(v, n, &len, "--beta-fast", c->beta_fast ? c->beta_fast : 32.0);
+    append_real(v, n, &len, "--beta-slow", c->beta_slow ? c->beta_slow : 1.0);
+    if (c->yarn_no_truncate) appendf(v, n, &len, " --no-truncate");
+    if (c->mscale) append_real(v, n, &len, "--mscale", c->mscale);
+    if (c->mscale_all_dim) append_real(v, n, &len, "--mscale-all-dim", c->mscale_all_dim);
+  }
+  if (c->scaling == POSENC_ROPE_SCALING_LLAMA3) {
+    append_real(v, n, &len, "--low-freq-factor", c->low_freq_factor ? c->low_freq_factor : 1.0);
+    append_real(v, n, &len, "--high-freq-factor", c->high_freq_factor ? c->high_freq_factor : 4.0);
+  }
+  if (c->attention_factor) append_real(v, n, &len, "--attention-factor", c->attention_factor);
+  if (c->mrope != POSENC_ROPE_MROPE_NONE)
+    appendf(v, n, &len, " --mrope-section %" PRIu32 ",%" PRIu32 ",%" PRIu32 "%s", c->mrope_section[0],
+            c->mrope_section[1], c->mrope_section[2],
+            c->mrope == POSENC_ROPE_MROPE_INTERLEAVED ? " --mrope-interleaved" : "");
+  if (c->hf_compat) appendf(v, n, &len, " --hf-compat");
+  if (len >= n) return NULL; /* cannot happen: every value is bounded */
+  return format_new_string(
+      "posenc rope table%s%s%s%s%s%s%s --rows %zu --start %" PRId32 " --layout %s --dtype %s --format %s --name %s",
+      v, req->short_path ? " --short-factor " : "", req->short_path ? req->short_path : "",
+      req->long_path ? " --long-factor " : "", req->long_path ? req->long_path : "",
+      req->freq_factors_path ? " --freq-factors " : "", req->freq_factors_path ? req->freq_factors_path : "",
+      req->rows, req->start, cache_layout_names[req->layout], dtype_names[req->dtype],
+      table_format_names[req->format], req->name);
+}
+
+/* The header's note on what the columns hold. */
+static char *cache_notes(const struct rope_request *req, const posenc_rope *rope) {
+  static const char *const columns[] = {
+    "[A cos(p w_0) .. A cos(p w_h-1) | A sin(p w_0) .. A sin(p w_h-1)] (vLLM's cos_sin_cache)",
+    "[A cos(p w_i) twice | A sin(p w_i) twice], i < h (HF's cos and sin rows)",
+    "[A cos(p w_0), A sin(p w_0), A cos(p w_1), ..] (Meta's freqs_cis)"};
+  return format_new_string(" * Layout %s, h = %zu pairs, a row is\n *   %s.\n"
+                           " * Attention factor A = %.17g. With --start 0 the array is a cache for\n"
+                           " * posenc_rope_apply: posenc_rope_cache_view {%s, %s_ROWS,\n"
+                           " *   {POSENC_ROPE_CACHE_%s, POSENC_DTYPE_%s, 0}}.\n",
+                           cache_layout_names[req->layout], rope->pairs, columns[req->layout],
+                           rope->attention_factor, req->name, req->name, req->layout == POSENC_ROPE_CACHE_HALF ? "HALF"
+                           : req->layout == POSENC_ROPE_CACHE_FULL ? "FULL" : "INTERLEAVED",
+                           req->dtype == POSENC_DTYPE_F32 ? "F32" : req->dtype == POSENC_DTYPE_F16 ? "F16" : "BF16");
+}
+
+/* The cache (little-endian) in the requested format, to -o. */
+static int render_and_write(const struct rope_request *req, const posenc_rope *rope,
+                            const struct table_view *view) {
+  struct c_header_info info;
+  struct rendered_table rendered;
+  char *command = NULL, *notes = NULL;
+  int rc;
+  memset(&info, 0, sizeof info);
+  if (req->format == TABLE_FORMAT_C) {
+    if (!(command = canonical_command(req, &rope->config)) || !(notes = cache_notes(req, rope))) {
+      free(command);
+      cli_error("out of memory");
+      return EXIT_FAILURE;
+    }
+    info.name = req->name;
+    info.title = "RoPE cos/sin cache";
+    info.command = command;
+    info.notes = notes;
+    info.first_position = req->start;
+  }
+  rc = render_table(view, req->format, &info, &rendered);
+  if (rc == EXIT_SUCCESS) rc = write_output(req->output, rendered.spans, rendered.count);
+  rendered_table_free(&rendered);
+  free(command);
+  free(notes);
+  return rc;
+}
+
 static int compute_table(const struct rope_request *req, struct table_job *job, size_t rows) {
   const posenc_rope *rope = &job->state->rope;
   posenc_rope_cache_spec spec;
   struct table_view view;
-  struct rendered_table rendered;
   size_t bytes;
   posenc_status st;
-  int rc;
   spec.layout = req->layout;
   spec.dtype = req->dtype;
   spec.row_stride = 0;
@@ -630,10 +775,7 @@ static int compute_table(const struct rope_request *req, struct table_job *job, 
   view.rows = rows;
   view.cols = posenc_rope_cache_width(rope, req->layout);
   view.dtype = req->dtype;
-  rc = render_table(&view, TABLE_FORMAT_NPY, NULL, &rendered);
-  if (rc == EXIT_SUCCESS) rc = write_output(req->output, rendered.spans, rendered.count);
-  rendered_table_free(&rendered);
-  return rc;
+  return render_and_write(req, rope, &view);
 }
 
 static int run_table(const struct rope_request *req) {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "cli_args.h"
+#include "cli_format.h"
 #include "posenc.h"
 
 /* A rope command line with every value converted and checked. Files are only named here: they
@@ -24,6 +25,8 @@ struct rope_request {
   size_t rows;                  /* 0: from --positions */
   posenc_rope_cache_layout layout;
   posenc_dtype dtype;
+  enum table_format format;     /* npy, raw or c */
+  const char *name;             /* --format c: the array's identifier */
   /* table and apply */
   int32_t start;
   const char *positions_path;

@@ -13,7 +13,6 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +42,7 @@ static const char main_help[] =
   "  table learned        write a learnable table's truncated-normal initialisation\n"
   "  table sincos2d       write a 2-D sin-cos table (MAE / ViT)\n"
   "  rope freqs           print a RoPE variant's frequencies and attention factor\n"
-  "  rope table           write a RoPE cos/sin cache as .npy\n"
+  "  rope table           write a RoPE cos/sin cache (.npy, raw, or a C header for firmware)\n"
   "  rope apply           rotate query/key tensors read from .npy files\n"
   "  embed                add position rows to token embeddings (.npy in, .npy out)\n"
   "  analyze              rank and singular-value spectrum of a table, beside a sinusoidal one\n"
@@ -285,31 +284,17 @@ static int build_table_request(const struct raw_args *args, struct table_request
   return rc ? rc : check_table_request(args, req);
 }
 
-/* printf into a new string; NULL when out of memory. */
-static char *format_new_string(const char *fmt, ...) CLI_PRINTF(1, 2);
-static char *format_new_string(const char *fmt, ...) {
-  va_list ap;
-  char *text;
-  int len;
-  va_start(ap, fmt);
-  len = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  text = len < 0 ? NULL : malloc((size_t)len + 1);
-  if (!text) return NULL;
-  va_start(ap, fmt);
-  vsnprintf(text, (size_t)len + 1, fmt, ap);
-  va_end(ap);
-  return text;
-}
-
 /* "posenc table ..." with every parameter spelled out: a C header's provenance. */
 static char *canonical_command(const struct table_request *req) {
   const char *dtype = dtype_names[req->params.dtype], *format = table_format_names[req->format];
   switch (req->leaf) {
-    case LEAF_TABLE_LEARNED:
+    case LEAF_TABLE_LEARNED: {
+      char std[40] = ""; /* absent: the default sqrt(1/D), as the library computes it */
+      if (req->std) snprintf(std, sizeof std, " --std %.17g", req->std);
       return format_new_string("posenc table learned --rows %zu --dim %zu --init trunc-normal --seed %" PRIu64
-                               " --std %.17g --dtype %s --format %s --name %s", req->positions,
-                               req->params.dim, req->seed, req->std, dtype, format, req->name);
+                               "%s --dtype %s --format %s --name %s", req->positions,
+                               req->params.dim, req->seed, std, dtype, format, req->name);
+    }
     case LEAF_TABLE_SINCOS2D:
       return format_new_string("posenc table sincos2d --dim %zu --grid %zux%zu%s --base %.17g --dtype %s"
                                " --format %s --name %s", req->params.dim, req->grid.grid_h, req->grid.grid_w,
@@ -394,7 +379,11 @@ static int render_and_write(const struct table_request *req, const unsigned char
     return EXIT_FAILURE;
   }
   c_info.name = req->name;
+  c_info.title = req->leaf == LEAF_TABLE_LEARNED  ? "Learned positional-embedding table (initial values)"
+               : req->leaf == LEAF_TABLE_SINCOS2D ? "2-D sin-cos positional-embedding table"
+                                                  : "Sinusoidal positional-encoding table";
   c_info.command = command;
+  c_info.notes = NULL;
   c_info.first_position = req->leaf == LEAF_TABLE_SINUSOIDAL ? req->start : 0;
   rc = render_table(&view, req->format, &c_info, &rendered);
   if (rc == EXIT_SUCCESS) rc = write_output(req->output, rendered.spans, rendered.count);

@@ -15,6 +15,8 @@ agreement figures.
 The last line is "N passed, M failed"; the exit status is non-zero if anything failed.
 """
 import ast
+import ctypes
+import ctypes.util
 import io
 import math
 import os
@@ -26,6 +28,9 @@ import tempfile
 import traceback
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_baked import regenerate_command  # noqa: E402  (the meson test's own parser)
 
 POSENC = ''   # the binary under test (set in main)
 WORKDIR = ''  # scratch directory for this run
@@ -242,19 +247,34 @@ def compile_or_fail(cmd):
     assert proc.returncode == 0, f'{" ".join(cmd)} failed:\n{proc.stdout.decode()[-3000:]}'
 
 
-def test_c_header(dtype, layout, n, d, base, start, name):
-    base_args = table_args(n, d, base=base, start=start, layout=layout, dtype=dtype)
-    npy = load_npy(run_ok(base_args))
-    tag = f'{name}_{dtype}_{layout}_{d}'
-    header = os.path.join(WORKDIR, f'{tag}.h')
-    run_ok(base_args + ['--format', 'c', '--name', name, '-o', header])
+def xxh3_64(data):
+    """XXH3-64 (seed 0) by the system's libxxhash: independent of the tool and of the header."""
+    global LIBXXHASH
+    if LIBXXHASH is None:
+        path = ctypes.util.find_library('xxhash')
+        assert path, 'libxxhash not found (install libxxhash-dev)'
+        LIBXXHASH = ctypes.CDLL(path)
+        LIBXXHASH.XXH3_64bits.restype = ctypes.c_uint64
+        LIBXXHASH.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    return LIBXXHASH.XXH3_64bits(data, len(data))
+
+
+LIBXXHASH = None
+
+
+def check_compiled_header(header, name, expected):
+    """The header compiles as strict C99 and C++11, its array holds exactly expected's bits (an
+    array as the .npy output holds it), ROWS/COLS are its shape, and NAME_XXH3 is the XXH3-64 of
+    its little-endian bytes, computed here and in C."""
     text = open(header).read()
-    assert f'posenc table sinusoidal --positions {n} --dim {d}' in text, 'no provenance comment'
-    assert f'#define {name}_ROWS {n}\n' in text and f'#define {name}_COLS {d}\n' in text, \
-        'ROWS/COLS macros missing'
+    m = re.search(r'^#define %s_XXH3 0x([0-9a-f]{16})ULL$' % re.escape(name), text, re.M)
+    assert m, f'no {name}_XXH3 macro'
+    le = expected.astype(expected.dtype.newbyteorder('<')).tobytes()
+    assert int(m.group(1), 16) == xxh3_64(le), f'{name}_XXH3 is not libxxhash\'s XXH3 of the table bytes'
+    tag = os.path.splitext(os.path.basename(header))[0]
     subst = {'header': os.path.basename(header), 'name': name}
-    strict = ['-Wall', '-Wextra', '-Wpedantic', '-Werror', '-I', WORKDIR]
-    for lang, tool, std, ext in (('C', 'CC', '-std=c99', 'c'), ('C++', 'CXX', '-std=c++11', 'cpp')):
+    strict = ['-Wall', '-Wextra', '-Wpedantic', '-Werror', '-I', os.path.dirname(header)]
+    for tool, std, ext in (('CC', '-std=c99', 'c'), ('CXX', '-std=c++11', 'cpp')):
         src = os.path.join(WORKDIR, f'use_{tag}.{ext}')
         with open(src, 'w') as f:
             f.write(USE_HEADER % subst)
@@ -263,18 +283,46 @@ def test_c_header(dtype, layout, n, d, base, start, name):
     src, exe = os.path.join(WORKDIR, f'hash_{tag}.c'), os.path.join(WORKDIR, f'hash_{tag}')
     with open(src, 'w') as f:
         f.write(HASH_PROGRAM % subst)
-    compile_or_fail(compiler('CC', 'cc') + ['-std=c99', '-I', WORKDIR, src, '-o', exe])
+    compile_or_fail(compiler('CC', 'cc') + ['-std=c99', '-I', os.path.dirname(header), src, '-o', exe])
     dump = os.path.join(WORKDIR, f'{tag}.bin')
     out = subprocess.run([exe, dump], stdout=subprocess.PIPE, check=True, timeout=60)
     rows, cols, computed, embedded = out.stdout.decode().split()
-    assert (int(rows), int(cols)) == (n, d), f'ROWS/COLS {rows}x{cols}, expected {n}x{d}'
+    assert (int(rows), int(cols)) == expected.shape, f'ROWS/COLS {rows}x{cols}, expected {expected.shape}'
     if sys.byteorder == 'little':  # the macro hashes little-endian bytes
         assert computed == embedded, f'XXH3 of the array {computed} != {name}_XXH3 {embedded}'
-    native = np.dtype('<f4' if dtype == 'f32' else '<u2').newbyteorder('=')
-    values = np.fromfile(dump, dtype=native).reshape(n, d)
-    expected = npy.view(np.uint32 if dtype == 'f32' else np.uint16)
-    got = values.view(np.uint32 if dtype == 'f32' else np.uint16)
-    assert np.array_equal(got, expected), 'the compiled array differs bitwise from the npy output'
+    bits = np.dtype(f'u{expected.dtype.itemsize}')
+    got = np.fromfile(dump, dtype=bits.newbyteorder('=')).reshape(expected.shape)
+    assert np.array_equal(got, expected.view(bits.newbyteorder(expected.dtype.byteorder))), \
+        'the compiled array differs bitwise from the npy output'
+
+
+def test_c_header(dtype, layout, n, d, base, start, name):
+    base_args = table_args(n, d, base=base, start=start, layout=layout, dtype=dtype)
+    npy = load_npy(run_ok(base_args))
+    header = os.path.join(WORKDIR, f'{name}_{dtype}_{layout}_{d}.h')
+    run_ok(base_args + ['--format', 'c', '--name', name, '-o', header])
+    text = open(header).read()
+    assert f'posenc table sinusoidal --positions {n} --dim {d}' in text, 'no provenance comment'
+    assert f'#define {name}_ROWS {n}\n' in text and f'#define {name}_COLS {d}\n' in text, \
+        'ROWS/COLS macros missing'
+    check_compiled_header(header, name, npy)
+    assert_regenerates(header)
+
+
+def assert_regenerates(header):
+    """The header's "regenerate with" command remakes it byte for byte."""
+    with open(header, 'rb') as f:
+        image = f.read()
+    command = regenerate_command(image.decode('ascii'))
+    assert command is not None, 'no "regenerate with" line'
+    assert run_ok(command) == image, f'posenc {shlex.join(command)} does not remake the header'
+
+
+def test_table_kinds_regenerate(args):
+    """Every table kind's header names a command that works and remakes it (defaults included)."""
+    header = os.path.join(WORKDIR, 'kind.h')
+    run_ok(args + ['--format', 'c', '-o', header])
+    assert_regenerates(header)
 
 
 # ---- ISAs -----------------------------------------------------------------------------------------
@@ -839,6 +887,77 @@ def test_table_half_precision(dtype):
         assert header['descr'] == '<u2' and np.array_equal(got, bf16_round(f32)), 'bf16 must be <u2 of rounded f32'
 
 
+def rope_c_header_cases():
+    """(label, variant options, dtype, layout, rows, start, name): every option the regenerate
+    command has to spell out."""
+    pairs = np.linspace(1.0, 3.0, 8).astype(np.float32)
+    short, long_ = save_npy('c_short.npy', pairs), save_npy('c_long.npy', pairs[::-1] * 2)
+    ff = save_npy('c_ff.npy', np.linspace(1.0, 8.0, 8).astype(np.float32))
+    return [
+        ('default', ['--head-dim', '32'], 'f32', 'half', 6, 0, 'rope_cache'),
+        ('gptj rotary 24', ['--head-dim', '32', '--rotary-dim', '24', '--style', 'gptj', '--base', '500000'],
+         'f16', 'full', 5, -3, 'rope_gptj'),
+        ('yarn', ['--head-dim', '64', '--scaling', 'yarn', '--factor', '4', '--original-max-pos', '64',
+                  '--beta-fast', '16', '--beta-slow', '2', '--no-truncate', '--mscale', '0.707',
+                  '--mscale-all-dim', '1'], 'bf16', 'interleaved', 4, 100, 'rope_yarn'),
+        ('dynamic qwen', ['--head-dim', '16', '--scaling', 'dynamic', '--qwen-alpha', '--original-max-pos', '32',
+                          '--seq-len', '300'], 'f32', 'half', 3, 250, 'rope_qwen'),
+        ('dynamic, seq-len from rows', ['--head-dim', '16', '--scaling', 'dynamic', '--factor', '2',
+                                        '--original-max-pos', '8'], 'f32', 'half', 20, 0, 'rope_dyn'),
+        ('llama3', ['--head-dim', '32', '--base', '500000', '--scaling', 'llama3', '--factor', '8',
+                    '--original-max-pos', '64', '--low-freq-factor', '2', '--high-freq-factor', '3'],
+         'f16', 'half', 7, 0, 'rope_llama3'),
+        ('longrope', ['--head-dim', '16', '--scaling', 'longrope', '--factor', '4', '--original-max-pos', '16',
+                      '--short-factor', short, '--long-factor', long_, '--attention-factor', '1.25'],
+         'f32', 'interleaved', 40, 0, 'rope_longrope'),
+        ('ntk, freq-factors', ['--head-dim', '16', '--scaling', 'ntk', '--factor', '2', '--freq-factors', ff],
+         'f32', 'full', 3, 9, 'rope_ntk'),
+        ('linear hf-compat', ['--head-dim', '32', '--scaling', 'linear', '--factor', '4', '--hf-compat'],
+         'f32', 'half', 4, 1000, 'rope_hf'),
+        ('mrope, 17-digit values', ['--head-dim', '32', '--mrope-section', '4,6,6', '--mrope-interleaved',
+                                    '--base', '10000.000000000002', '--attention-factor', '0.30000000000000004'],
+         'f16', 'half', 3, 0, 'rope_mrope'),
+    ]
+
+
+def test_rope_c_header(opts, dtype, layout, rows, start, name):
+    """--format c holds the .npy's bits, compiles, carries the right XXH3, and its "regenerate
+    with" command (every option spelled out) remakes it byte for byte."""
+    args = ['rope', 'table'] + opts + ['--rows', str(rows), '--start', str(start), '--layout', layout,
+                                       '--dtype', dtype]
+    npy_file = run_ok(args)
+    npy = load_npy(npy_file)
+    assert run_ok(args + ['--format', 'raw']) == npy_payload(npy_file)[1], 'raw != the .npy payload'
+    assert run_ok(args + ['--format', 'npy']) == npy_file, '--format npy != the default'
+    header = os.path.join(WORKDIR, f'{name}.h')
+    run_ok(args + ['--format', 'c', '--name', name, '-o', header])
+    with open(header) as f:
+        text = f.read()
+    assert text.startswith('/* RoPE cos/sin cache generated by posenc'), 'title'
+    assert f' * Row r holds position {start} + r.\n' in text, 'first position'
+    assert f' * Layout {layout}, h = ' in text and ' * Attention factor A = ' in text, 'layout/attention notes'
+    assert f'#define {name}_ROWS {rows}\n' in text and f'#define {name}_COLS {npy.shape[1]}\n' in text
+    check_compiled_header(header, name, npy)
+    assert_regenerates(header)
+
+
+def test_baked_example_fails_on_wrong_table():
+    """check_baked.py (the meson test that keeps examples/baked/ true) fails on a header whose
+    values or checksum were changed, and passes the fresh one."""
+    header = os.path.join(WORKDIR, 'stale.h')
+    run_ok(['rope', 'table', '--head-dim', '8', '--rows', '3', '--format', 'c', '--name', 'stale', '-o', header])
+    checker = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'check_baked.py'), POSENC]
+    assert subprocess.run(checker + [header], stdout=subprocess.PIPE, timeout=120).returncode == 0, 'fresh header'
+    with open(header) as f:
+        text = f.read()
+    for old, new in (('0.540302277f', '0.540302336f'), ('_XXH3 0x', '_XXH3 0x1')):
+        assert old in text, old
+        with open(header, 'w') as f:
+            f.write(text.replace(old, new, 1))
+        proc = subprocess.run(checker + [header], stdout=subprocess.PIPE, timeout=120)
+        assert proc.returncode == 1 and b'FAIL' in proc.stdout, f'{old} -> {new} not caught'
+
+
 def test_table_stdout_equals_file():
     args = ['rope', 'table', '--head-dim', '16', '--rows', '9']
     path = os.path.join(WORKDIR, 'rt.npy')
@@ -1358,7 +1477,16 @@ ROPE_USAGE_ERRORS = [  # (argv, text the message must contain); run with -o FILE
     (FQ + ['--layout', 'half'], '--layout'),
     (FQ + ['--dtype', 'f16'], '--dtype'),
     (FQ + ['--format', 'c'], '--format'),
-    (TB + ['--format', 'npy'], '--format'),
+    (TB + ['--format', 'text'], '--format'),
+    (TB + ['--name', 'cache'], '--format c'),
+    (FQ + ['--name', 'cache'], '--name'),
+    (TB + ['--format', 'c', '--name', '1abc'], '--name'),
+    (TB + ['--format', 'c', '--name', 'static'], '--name'),
+    (TB + ['--format', 'c', '--name', 'a__b'], '--name'),
+    (TB + ['--format', 'c', '--name', ''], '--name'),
+    (['rope', 'table', '--head-dim', '64', '--positions', 'p.npy', '--format', 'c'], '--positions'),
+    (TB + ['--format', 'c', '--freq-factors', 'a b.npy'], '--freq-factors'),
+    (TB + ['--format', 'c', '--freq-factors', 'x*/y.npy'], '--freq-factors'),
     (['rope', 'apply', '--in', 'x.npy', '--dtype', 'f16'], '--dtype'),
     (['rope', 'apply', '--in', 'x.npy', '--rows', '3'], '--rows'),
     (['table', 'sinusoidal', '--positions', '4', '--dim', '8', '--head-dim', '8'], '--head-dim'),
@@ -1497,7 +1625,8 @@ def test_rope_help():
     for needle in ('rope freqs', 'rope table', 'rope apply', '--style', '--scaling', '--hf-compat', '<u2',
                    '--cache-rows', '--mrope-section', '--positions', '--k-out', 'Exit status'):
         assert needle in text, f'{needle!r} missing from rope --help'
-    for sub, needle in (('freqs', 'float64'), ('table', '--rows'), ('apply', '--inverse')):
+    for sub, needle in (('freqs', 'float64'), ('table', '--rows'), ('table', '--name IDENT'),
+                        ('apply', '--inverse')):
         t = run_ok(['rope', sub, '--help']).decode()
         assert t.startswith(f'Usage: posenc rope {sub}') and needle in t and '--scaling' in t, sub
     assert 'rope' in run_ok(['--help']).decode()
@@ -1524,6 +1653,10 @@ def run_rope_cases(results, available_isas):
     for dtype in ('f16', 'bf16'):
         results.case(f'rope table --dtype {dtype}', test_table_half_precision, dtype)
     results.case('rope table -o FILE == stdout', test_table_stdout_equals_file)
+    for label, opts, dtype, layout, rows, start, name in rope_c_header_cases():
+        results.case(f'rope table --format c: {label} {dtype} {layout}', test_rope_c_header,
+                     opts, dtype, layout, rows, start, name)
+    results.case('check_baked.py catches a stale header', test_baked_example_fails_on_wrong_table)
     for isa in available_isas:
         results.case(f'rope --isa {isa} identical', test_rope_isa_identical, isa)
     for d in (64, 128):
@@ -2433,6 +2566,13 @@ def main():
                 ('bf16', 'split', 12, 10, 10000.0, 3, 'pe_bf16')):
             results.case(f'C header {dtype} {layout} {n}x{d} start {start} {name}', test_c_header,
                          dtype, layout, n, d, base, start, name)
+        for args in (['table', 'learned', '--rows', '3', '--dim', '5', '--seed', '7'],
+                     ['table', 'learned', '--rows', '3', '--dim', '5', '--seed', '7', '--std', '0.1',
+                      '--dtype', 'bf16'],
+                     ['table', 'sincos2d', '--dim', '8', '--grid', '2x3', '--cls-token', '--base', '100'],
+                     table_args(4, 6, base=1e8, start=-2, layout='split', extra=('--freqs', 't2t')),
+                     table_args(4, 6, dtype='f16', extra=('--freqs', 'fairseq'))):
+            results.case(f'C header regenerates: {shlex.join(args)}', test_table_kinds_regenerate, args)
         results.case('info', test_info)
         names, available, info = isa_facts()
         default_isa = re.search(r'^active isa: (\w+)$', info, re.M).group(1)
