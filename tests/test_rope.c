@@ -232,8 +232,8 @@ static void test_freqs(void) {
       char nm[64];
       c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_DYNAMIC, 1.0, 2048);
       c.dynamic_qwen_alpha = 1; c.seq_len = seqs[k];
-      CHECK(qwen_alpha(seqs[k] ? seqs[k] : 2048, 2048) == alphas[k], "reference alpha for %u", seqs[k]);
-      sprintf(nm, "qwen alpha seq %u", seqs[k]);
+      CHECK(qwen_alpha(seqs[k] ? seqs[k] : 2048, 2048) == alphas[k], "reference alpha for %u", (unsigned)seqs[k]);
+      sprintf(nm, "qwen alpha seq %u", (unsigned)seqs[k]);
       check_freqs(nm, &c);
       posenc_rope_init(&rope, &c);
       CHECK(rel_err(rope.inv_freq[31], powl(10000.0L * powl((ld)alphas[k], 64.0L / 62.0L), -62.0L / 64.0L)) < 1e-15,
@@ -840,7 +840,8 @@ static void test_rotation_shapes(void) {
         make_ids(ids, B * T, 1);
         pp.batch = B; pp.tokens = T; pp.ids = ids; pp.start = 0;
         for (dir = 0; dir < 2; dir++) {
-          sprintf(nm, "GQA %s D%zu rot%zu %s %s", si ? "gptj" : "neox", D, dims[dd][1], posenc_dtype_name(dts[di]),
+          sprintf(nm, "GQA %s D%lu rot%lu %s %s", si ? "gptj" : "neox", (unsigned long)D, (unsigned long)dims[dd][1],
+                  posenc_dtype_name(dts[di]),
                   dir ? "inverse" : "forward");
           free(run_rot(nm, &rope, NULL, &pp, &q, &k, (posenc_rope_direction)dir, NULL, NULL));
         }
@@ -1287,13 +1288,15 @@ static void test_backends(void) {
                       tv[0] = q; tv[1] = k;
                       memcpy(r2, input, bytes + GUARD);
                       ref_apply(&rope, withc ? &cv : NULL, &pp, r2, tv, 2, (posenc_rope_direction)dir);
-                      sprintf(nm, "rot %zu D %zu heads %zu style %d %s dir %d cache %d specials %d", rot, D, heads, si,
+                      sprintf(nm, "rot %lu D %lu heads %lu style %d %s dir %d cache %d specials %d", (unsigned long)rot,
+                              (unsigned long)D, (unsigned long)heads, si,
                               posenc_dtype_name((posenc_dtype)dt), dir, withc, sp);
                       CHECK(memcmp(r2, buf, bytes + GUARD) == 0, "%s: scalar differs from the reference", nm);
                       free(r2);
                       ref = buf;
                     } else {
-                      sprintf(nm, "rot %zu D %zu heads %zu style %d %s dir %d cache %d specials %d", rot, D, heads, si,
+                      sprintf(nm, "rot %lu D %lu heads %lu style %d %s dir %d cache %d specials %d", (unsigned long)rot,
+                              (unsigned long)D, (unsigned long)heads, si,
                               posenc_dtype_name((posenc_dtype)dt), dir, withc, sp);
                       CHECK(memcmp(ref, buf, bytes + GUARD) == 0, "%s: %s differs from scalar", nm, posenc_isa_name(isas[ii]));
                       free(buf);
