@@ -19,12 +19,14 @@
  * the bytes, and the last table the fixed cost of a call (a 1 x 1 x 1 tile). T5 also has an
  * experiment row: the loop through a bias row (bias_loops.h).
  * Run it pinned: taskset -c 1 build/bench/bench_bias [rounds]
+ * Usage: bench_bias [rounds] [--smoke] [--json FILE] [--label NAME]; exit status 1 if any bits differ.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, posix_memalign */
 #include <stdint.h>
 #include <stdlib.h>
 #include "posenc.h"
 #include "bench_util.h"
+#include "bench_json.h"
 #include "bias_loops.h"
 
 typedef struct shape { int heads, rows, cols, reps; const char *what; } shape;
@@ -34,6 +36,7 @@ enum { C_ALIBI_CAUSAL, C_ALIBI_KEEP, C_ALIBI_SYM, C_T5, C_T5_CAUSAL, C_ALIBI_F16
        C_COUNT };
 typedef struct bias_case {
   const char *name;
+  const char *id;  /* the JSON kernel */
   int t5, causal, keep;
   posenc_alibi_form form;
   posenc_dtype dtype;
@@ -41,32 +44,33 @@ typedef struct bias_case {
   int ref;   /* the case whose posenc scalar result the bits column compares with */
 } bias_case;
 static const bias_case cases[C_COUNT] = {
-  {"ALiBi+causal", 0, 1, 0, POSENC_ALIBI_RELATIVE, POSENC_DTYPE_F32, 0, C_ALIBI_CAUSAL},
-  {"ALiBi+causal+key pad", 0, 1, 1, POSENC_ALIBI_RELATIVE, POSENC_DTYPE_F32, 0, C_ALIBI_KEEP},
-  {"ALiBi symmetric", 0, 0, 0, POSENC_ALIBI_SYMMETRIC, POSENC_DTYPE_F32, 0, C_ALIBI_SYM},
-  {"T5 bidir", 1, 0, 0, POSENC_ALIBI_RELATIVE, POSENC_DTYPE_F32, 0, C_T5},
-  {"T5 bidir+causal", 1, 1, 0, POSENC_ALIBI_RELATIVE, POSENC_DTYPE_F32, 0, C_T5_CAUSAL},
-  {"ALiBi+causal f16", 0, 1, 0, POSENC_ALIBI_RELATIVE, POSENC_DTYPE_F16, 0, C_ALIBI_F16},
+  {"ALiBi+causal", "alibi_causal", 0, 1, 0, POSENC_ALIBI_RELATIVE, POSENC_DTYPE_F32, 0, C_ALIBI_CAUSAL},
+  {"ALiBi+causal+key pad", "alibi_causal_keypad", 0, 1, 1, POSENC_ALIBI_RELATIVE, POSENC_DTYPE_F32, 0, C_ALIBI_KEEP},
+  {"ALiBi symmetric", "alibi_symmetric", 0, 0, 0, POSENC_ALIBI_SYMMETRIC, POSENC_DTYPE_F32, 0, C_ALIBI_SYM},
+  {"T5 bidir", "t5_bidir", 1, 0, 0, POSENC_ALIBI_RELATIVE, POSENC_DTYPE_F32, 0, C_T5},
+  {"T5 bidir+causal", "t5_bidir_causal", 1, 1, 0, POSENC_ALIBI_RELATIVE, POSENC_DTYPE_F32, 0, C_T5_CAUSAL},
+  {"ALiBi+causal f16", "alibi_causal_f16", 0, 1, 0, POSENC_ALIBI_RELATIVE, POSENC_DTYPE_F16, 0, C_ALIBI_F16},
   /* tiled: the bits are compared with the whole block's */
-  {"ALiBi+causal 128-tiles", 0, 1, 0, POSENC_ALIBI_RELATIVE, POSENC_DTYPE_F32, 128, C_ALIBI_CAUSAL},
-  {"T5 bidir+causal 128-tiles", 1, 1, 0, POSENC_ALIBI_RELATIVE, POSENC_DTYPE_F32, 128, C_T5_CAUSAL},
+  {"ALiBi+causal 128-tiles", "alibi_causal_tiles128", 0, 1, 0, POSENC_ALIBI_RELATIVE, POSENC_DTYPE_F32, 128, C_ALIBI_CAUSAL},
+  {"T5 bidir+causal 128-tiles", "t5_bidir_causal_tiles128", 1, 1, 0, POSENC_ALIBI_RELATIVE, POSENC_DTYPE_F32, 128, C_T5_CAUSAL},
 };
 
 /* The plain loops, one per compiled variant; avx2 rows run only where the CPU has AVX2. */
 typedef struct loop_variant {
   const char *name;
+  const char *id;  /* in the JSON backends: loop_<id>, rmw_<id>, ... */
   alibi_loop_fn alibi;
   t5_loop_fn t5;
   t5_row_loop_fn t5_row;
   rmw_add_fn rmw;
   int avx2;
 } loop_variant;
-#define LOOP_VARIANT(v, name, avx2) {name, alibi_loop_##v, t5_loop_##v, t5_row_loop_##v, rmw_add_##v, avx2}
+#define LOOP_VARIANT(v, name, id, avx2) {name, id, alibi_loop_##v, t5_loop_##v, t5_row_loop_##v, rmw_add_##v, avx2}
 static const loop_variant loops[] = {
-  LOOP_VARIANT(scalar, "-O2 no-vec", 0),
-  LOOP_VARIANT(o3, "-O3 autovec", 0),
+  LOOP_VARIANT(scalar, "-O2 no-vec", "o2", 0),
+  LOOP_VARIANT(o3, "-O3 autovec", "o3", 0),
 #ifdef BENCH_HAVE_LOOPS_AVX2
-  LOOP_VARIANT(avx2, "-O3 -mavx2 autovec", 1),
+  LOOP_VARIANT(avx2, "-O3 -mavx2 autovec", "o3_avx2", 1),
 #endif
 };
 #define N_LOOPS (sizeof loops / sizeof loops[0])
@@ -81,6 +85,7 @@ typedef struct method {
   long bits;              /* elements differing from posenc scalar; -1: not compared */
   double med;
   char name[64];
+  char id[32];            /* the JSON backend: posenc's ISA, loop_o3, rmw_o3, ... */
 } method;
 
 typedef struct state {
@@ -270,49 +275,76 @@ static int best_posenc(const method *m, size_t nm, int c) {
   return best;
 }
 
-static void bench_shape(const shape *sh, int rounds, int targets) {
+static void json_methods(bench_json *j, const method *m, size_t nm, const state *s, long reps) {
+  bench_rec rec[64];
+  char size[64];
+  size_t i;
+  for (i = 0; i < nm; i++) {
+    bench_rec x;
+    x.kernel = m[i].kind == M_FLOOR ? "rmw_add_f32" : m[i].kind == M_FLOOR_TILED ? "rmw_add_f32_tiled"
+                                                                              : cases[m[i].cas].id;
+    x.backend = m[i].id;
+    x.impl = m[i].kind == M_POSENC ? "posenc" : m[i].kind == M_FLOOR || m[i].kind == M_FLOOR_TILED ? "floor" : "loop";
+    x.seconds = m[i].med;
+    x.elems = (double)s->n;
+    x.bytes = s->n > 1 ? 2.0 * (double)s->n * (double)elem_size(&m[i]) : 0.0; /* a 1 x 1 call moves no bytes that count */
+    x.reps = reps;
+    rec[i] = x;
+  }
+  snprintf(size, sizeof size, "heads=%d,rows=%d,cols=%d", s->heads, s->rows, s->cols);
+  bench_json_group(j, size, "score", "median", rec, nm);
+}
+
+/* 1 if a row's bits differ from posenc scalar's. */
+static int bench_shape(const shape *sh, int rounds, int targets, bench_json *j) {
   state s;
   method m[64];
   size_t nm = 0, i, l;
   double floor_bw = 0.0, block_mib;
-  int c, isa, floor_best = -1;
+  int c, isa, floor_best = -1, bad = 0;
   setup(&s, sh);
   memset(m, 0, sizeof m);
 
-#define ADD(kind_, cas_, isa_, ...) do { m[nm].kind = (kind_); m[nm].cas = (cas_); m[nm].isa = (isa_); \
-    m[nm].bits = -1; snprintf(m[nm].name, sizeof m[nm].name, __VA_ARGS__); nm++; } while (0)
+#define ADD(kind_, cas_, isa_, id_, ...) do { m[nm].kind = (kind_); m[nm].cas = (cas_); m[nm].isa = (isa_); \
+    m[nm].bits = -1; snprintf(m[nm].id, sizeof m[nm].id, "%s", id_); \
+    snprintf(m[nm].name, sizeof m[nm].name, __VA_ARGS__); nm++; } while (0)
   for (l = 1; l < N_LOOPS; l++) { /* the no-vec loop is no floor */
     if (loops[l].avx2 && !cpu_has_avx2()) continue;
-    ADD(M_FLOOR, 0, -1, "RMW floor, C %s", loops[l].name);
+    ADD(M_FLOOR, 0, -1, "rmw", "RMW floor, C %s", loops[l].name);
+    snprintf(m[nm - 1].id, sizeof m[nm - 1].id, "rmw_%s", loops[l].id);
     m[nm - 1].rmw = loops[l].rmw;
   }
 #ifdef BENCH_HAVE_LOOPS_AVX2
   if (cpu_has_avx2()) {
-    ADD(M_FLOOR, 0, -1, "RMW floor, AVX2 intrinsics");
+    ADD(M_FLOOR, 0, -1, "rmw_avx2_intrin", "RMW floor, AVX2 intrinsics");
     m[nm - 1].rmw = rmw_add_intrin_avx2;
-    ADD(M_FLOOR, 0, -1, "RMW floor, AVX2 non-temporal");
+    ADD(M_FLOOR, 0, -1, "rmw_avx2_nt", "RMW floor, AVX2 non-temporal");
     m[nm - 1].rmw = rmw_add_intrin_avx2_nt;
   }
 #endif
   for (c = 0; c < C_COUNT; c++) {
     if (cases[c].tile && !cases[c - 1].tile) { /* the first tiled case: the floor in its tile order */
       l = loops[N_LOOPS - 1].avx2 && !cpu_has_avx2() ? N_LOOPS - 2 : N_LOOPS - 1;
-      ADD(M_FLOOR_TILED, c, -1, "RMW floor, %d-tiles, C %s", cases[c].tile, loops[l].name);
+      ADD(M_FLOOR_TILED, c, -1, "", "RMW floor, %d-tiles, C %s", cases[c].tile, loops[l].name);
+      snprintf(m[nm - 1].id, sizeof m[nm - 1].id, "rmw_%s_tiles%d", loops[l].id, cases[c].tile);
       m[nm - 1].rmw = loops[l].rmw;
     }
     for (isa = 0; isa < POSENC_ISA_COUNT; isa++) {
       if (!posenc_isa_compiled((posenc_isa)isa) || !posenc_isa_supported((posenc_isa)isa)) continue;
-      ADD(M_POSENC, c, isa, "posenc %s %s", cases[c].name, posenc_isa_name((posenc_isa)isa));
+      ADD(M_POSENC, c, isa, posenc_isa_name((posenc_isa)isa), "posenc %s %s", cases[c].name,
+          posenc_isa_name((posenc_isa)isa));
     }
     if (c != C_ALIBI_CAUSAL && c != C_T5 && c != C_T5_CAUSAL) continue; /* the cases with plain loops */
     for (l = 0; l < N_LOOPS; l++) {
       if (loops[l].avx2 && !cpu_has_avx2()) continue;
-      ADD(M_LOOP, c, -1, "loop %s %s", cases[c].name, loops[l].name);
+      ADD(M_LOOP, c, -1, "", "loop %s %s", cases[c].name, loops[l].name);
+      snprintf(m[nm - 1].id, sizeof m[nm - 1].id, "loop_%s", loops[l].id);
       m[nm - 1].loop = &loops[l];
     }
     for (l = 1; l < N_LOOPS && cases[c].t5; l++) {
       if (loops[l].avx2 && !cpu_has_avx2()) continue;
-      ADD(M_LOOP_ROW, c, -1, "loop %s bias row %s", cases[c].name, loops[l].name);
+      ADD(M_LOOP_ROW, c, -1, "", "loop %s bias row %s", cases[c].name, loops[l].name);
+      snprintf(m[nm - 1].id, sizeof m[nm - 1].id, "loop_row_%s", loops[l].id);
       m[nm - 1].loop = &loops[l];
     }
   }
@@ -338,10 +370,11 @@ static void bench_shape(const shape *sh, int rounds, int targets) {
     char bits[32];
     if (m[i].bits < 0) snprintf(bits, sizeof bits, "-");
     else if (m[i].bits == 0) snprintf(bits, sizeof bits, "identical");
-    else snprintf(bits, sizeof bits, "%ld differ", m[i].bits);
+    else snprintf(bits, sizeof bits, "%ld differ", m[i].bits), bad = 1;
     printf("  %-50s %10.4f %9.2f %9.1f%%  %s\n", m[i].name, m[i].med * 1e3, bw * 1e-9, 100.0 * bw / floor_bw, bits);
   }
   printf("  RMW floor: %.2f GB/s (%s), bytes = read + write of the block\n", floor_bw * 1e-9, m[floor_best].name);
+  json_methods(j, m, nm, &s, (long)rounds * sh->reps);
   if (targets) {
     static const int target_cases[] = {C_ALIBI_CAUSAL, C_T5, C_T5_CAUSAL};
     for (l = 0; l < sizeof target_cases / sizeof target_cases[0]; l++) {
@@ -360,11 +393,12 @@ static void bench_shape(const shape *sh, int rounds, int targets) {
                  100.0 * m[i].med / m[b].med, 2.0 * (double)s.n * 4.0 / m[i].med * 1e-9);
       }
   teardown(&s);
+  return bad;
 }
 
 /* What a call costs beyond its bytes: posenc on a 1 x 1 x 1 tile (validation, setup such as T5's
  * bucket thresholds, dispatch), microseconds per call, one column per backend. */
-static void bench_fixed(int rounds) {
+static void bench_fixed(int rounds, bench_json *j) {
   static const shape one = {1, 1, 1, 64, "fixed cost"};
   state s;
   method m[C_COUNT * POSENC_ISA_COUNT];
@@ -377,6 +411,7 @@ static void bench_fixed(int rounds) {
       if (!posenc_isa_compiled((posenc_isa)isa) || !posenc_isa_supported((posenc_isa)isa)) continue;
       m[nm].kind = M_POSENC; m[nm].cas = c; m[nm].isa = isa;
       snprintf(m[nm].name, sizeof m[nm].name, "posenc %s %s", cases[c].name, posenc_isa_name((posenc_isa)isa));
+      snprintf(m[nm].id, sizeof m[nm].id, "%s", posenc_isa_name((posenc_isa)isa));
       nm++;
     }
   fill(&s, POSENC_DTYPE_F32);
@@ -390,19 +425,37 @@ static void bench_fixed(int rounds) {
     printf(" %9.3f", m[i].med * 1e6);
   }
   printf("\n");
+  json_methods(j, m, nm, &s, (long)rounds * one.reps);
   teardown(&s);
 }
 
 int main(int argc, char **argv) {
-  char cpu[256];
-  int rounds = argc > 1 ? atoi(argv[1]) : 15;
   static const shape shapes[2] = {{1, 4096, 4096, 1, "DRAM"}, {8, 256, 256, 16, "cache"}};
+  /* smoke: two 128-tiles and a rest each way, and a small multi-head block; heads * rows * cols
+   * stays a multiple of 32 (rmw_add_intrin_avx2) */
+  static const shape smoke_shapes[2] = {{1, 288, 260, 1, "smoke"}, {3, 24, 40, 1, "smoke"}};
+  const shape *sh = shapes;
+  char cpu[256];
+  int rounds = 15, a, rc = 0;
+  bench_cli cli;
+  bench_json json;
+  memset(&cli, 0, sizeof cli);
+  for (a = 1; a < argc; a++) {
+    int shared = bench_cli_arg(&cli, argc, argv, &a);
+    if (shared < 0 || (shared == 0 && (rounds = atoi(argv[a])) < 1)) {
+      fprintf(stderr, "usage: bench_bias [rounds] [--smoke] [--json FILE] [--label NAME]\n" BENCH_CLI_USAGE);
+      return 2;
+    }
+  }
   if (rounds < 3) rounds = 3;
+  if (cli.smoke) { rounds = 1; sh = smoke_shapes; }
+  if (bench_json_open(&json, "bias", &cli) != 0) return 1;
   cpu_model(cpu, sizeof cpu);
-  printf("bench_bias: posenc %s, %s (AVX2 %s), %s build (-O%s), %s, one thread\n", POSENC_VERSION_STRING, cpu,
-         cpu_has_avx2() ? "yes" : "no", BENCH_BUILD_TYPE, BENCH_OPTIMIZATION, BENCH_COMPILER);
-  bench_shape(&shapes[0], rounds, 1);
-  bench_shape(&shapes[1], rounds * 4, 0);
-  bench_fixed(rounds);
-  return 0;
+  printf("bench_bias: posenc %s, %s (AVX2 %s), %s build (-O%s), %s, one thread%s\n", POSENC_VERSION_STRING, cpu,
+         cpu_has_avx2() ? "yes" : "no", BENCH_BUILD_TYPE, BENCH_OPTIMIZATION, BENCH_COMPILER,
+         cli.smoke ? "; --smoke: timings meaningless" : "");
+  rc |= bench_shape(&sh[0], rounds, !cli.smoke, &json);
+  rc |= bench_shape(&sh[1], cli.smoke ? 1 : rounds * 4, 0, &json);
+  bench_fixed(rounds, &json);
+  return bench_json_close(&json) != 0 || rc;
 }

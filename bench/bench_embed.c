@@ -10,13 +10,16 @@
  *
  * Each method runs in round-robin rounds; the median of the rounds is reported. Targets (issue
  * 4): forward >= 90% of the STREAM add at 4096 x 4096 (DRAM) and >= 80% at 4096 x 512 (cache);
- * backward within 1.5x of forward. Run it pinned: taskset -c 1 build/bench/bench_embed [rounds]
+ * backward within 1.5x of forward. Before timing, every posenc row and plain loop is checked bit for
+ * bit against posenc's scalar backend. Run it pinned: taskset -c 1 build/bench/bench_embed [rounds]
+ * Usage: bench_embed [rounds] [--smoke] [--json FILE] [--label NAME]
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, posix_memalign */
 #include <stdint.h>
 #include <stdlib.h>
 #include "posenc.h"
 #include "bench_util.h"
+#include "bench_json.h"
 #include "embed_loops.h"
 #if defined(__SSE2__)
 #  include <emmintrin.h>
@@ -44,7 +47,7 @@ static void stream_add_nt(float *c, const float *a, const float *b, size_t n) {
 #endif
 
 enum { M_STREAM_O3, M_STREAM_NT, M_LOOP_SCALAR, M_LOOP_O3, M_FWD, M_BWD, M_SIN, M_COUNT };
-typedef struct method { int kind, isa; char name[64]; double med; } method;
+typedef struct method { int kind, isa; const char *id; char name[64]; double med; } method;
 
 typedef struct state {
   size_t T, D;
@@ -75,12 +78,68 @@ static double bytes_of(const method *m, const state *s) {
   return m->kind == M_BWD ? 4.0 * e : m->kind == M_SIN ? 2.0 * e : 3.0 * e;
 }
 
-static void bench_shape(const shape *sh, int rounds) {
+/* Every posenc row and plain loop against posenc scalar (forward, backward: grad_x and the table's
+ * gradient, on the fly), bit for bit; the number of rows that differ. */
+static int check_bits(const method *m, size_t nm, state *s) {
+  static const int kinds[3] = {M_FWD, M_BWD, M_SIN};
+  size_t i, bytes = s->T * s->D * sizeof(float);
+  float *ref_y = xalloc(s->T * s->D), *ref_gt = xalloc(s->T * s->D);
+  int bad = 0, k;
+  for (k = 0; k < 3; k++) {
+    method ref;
+    ref.kind = kinds[k];
+    memset(s->gt, 0, bytes);
+    posenc_isa_set(POSENC_ISA_SCALAR);
+    if (run(&ref, s) != 0) { fprintf(stderr, "bench_embed: posenc scalar failed\n"); exit(1); }
+    memcpy(ref_y, s->y, bytes);
+    memcpy(ref_gt, s->gt, bytes);
+    for (i = 0; i < nm; i++) {
+      int loop = m[i].kind == M_LOOP_SCALAR || m[i].kind == M_LOOP_O3;
+      if (m[i].kind != kinds[k] && !(loop && kinds[k] == M_FWD)) continue;
+      memset(s->y, 0, bytes);
+      memset(s->gt, 0, bytes);
+      posenc_isa_set(m[i].isa < 0 ? POSENC_ISA_AUTO : (posenc_isa)m[i].isa);
+      if (run(&m[i], s) != 0 || memcmp(s->y, ref_y, bytes) != 0 || memcmp(s->gt, ref_gt, bytes) != 0) {
+        printf("  check: %s differs from posenc scalar\n", m[i].name);
+        bad++;
+      }
+    }
+  }
+  posenc_isa_set(POSENC_ISA_AUTO);
+  free(ref_y);
+  free(ref_gt);
+  return bad;
+}
+
+static void json_shape(bench_json *j, const method *m, size_t nm, const state *s, int rounds) {
+  bench_rec rec[32];
+  char size[64];
+  size_t i;
+  for (i = 0; i < nm; i++) {
+    static const char *const kernel[M_COUNT] = {"embed_add_f32", "embed_add_f32", "embed_add_f32", "embed_add_f32",
+                                                "embed_add_f32", "embed_add_backward_f32", "embed_add_sinusoidal_f32"};
+    int posenc = m[i].kind >= M_FWD, is_floor = m[i].kind <= M_STREAM_NT;
+    bench_rec x;
+    x.kernel = kernel[m[i].kind];
+    x.backend = m[i].id;
+    x.impl = posenc ? "posenc" : is_floor ? "floor" : "loop";
+    x.seconds = m[i].med;
+    x.elems = (double)s->T * (double)s->D;
+    x.bytes = bytes_of(&m[i], s);
+    x.reps = rounds;
+    rec[i] = x;
+  }
+  snprintf(size, sizeof size, "tokens=%zu,d=%zu", s->T, s->D);
+  bench_json_group(j, size, "element", "median", rec, nm);
+}
+
+/* 1 if a row's bits differ from posenc scalar's. */
+static int bench_shape(const shape *sh, int rounds, int smoke, bench_json *j) {
   state s;
   method m[32];
   size_t nm = 0, i, n = sh->tokens * sh->dim;
   double *times;
-  int k, isa, fwd_best = -1, bwd_best = -1;
+  int k, isa, fwd_best = -1, bwd_best = -1, bad;
   double stream_best = 0.0;
   memset(&s, 0, sizeof s);
   s.T = sh->tokens; s.D = sh->dim;
@@ -92,19 +151,23 @@ static void bench_shape(const shape *sh, int rounds) {
   memset(&s.tk, 0, sizeof s.tk); s.tk.batch = 1; s.tk.tokens = s.T;
   s.tx.data = s.x; s.tx.dtype = POSENC_DTYPE_F32; s.ty = s.tx; s.ty.data = s.y; s.tg = s.tx; s.tg.data = s.g;
 
-#define ADD(k_, isa_, ...) do { m[nm].kind = (k_); m[nm].isa = (isa_); snprintf(m[nm].name, sizeof m[nm].name, __VA_ARGS__); nm++; } while (0)
-  ADD(M_STREAM_O3, -1, "STREAM add, C -O3");
+#define ADD(k_, isa_, id_, ...) do { m[nm].kind = (k_); m[nm].isa = (isa_); m[nm].id = (id_); \
+    snprintf(m[nm].name, sizeof m[nm].name, __VA_ARGS__); nm++; } while (0)
+  ADD(M_STREAM_O3, -1, "stream_add_o3", "STREAM add, C -O3");
 #if defined(BENCH_HAVE_NT)
-  ADD(M_STREAM_NT, -1, "STREAM add, SSE2 non-temporal");
+  ADD(M_STREAM_NT, -1, "stream_add_sse2_nt", "STREAM add, SSE2 non-temporal");
 #endif
-  ADD(M_LOOP_SCALAR, -1, "plain C loop -O2 no-vec");
-  ADD(M_LOOP_O3, -1, "plain C loop -O3 autovec");
+  ADD(M_LOOP_SCALAR, -1, "loop_o2", "plain C loop -O2 no-vec");
+  ADD(M_LOOP_O3, -1, "loop_o3", "plain C loop -O3 autovec");
   for (isa = 0; isa < POSENC_ISA_COUNT; isa++) {
+    const char *id = posenc_isa_name((posenc_isa)isa);
     if (!posenc_isa_compiled((posenc_isa)isa) || !posenc_isa_supported((posenc_isa)isa)) continue;
-    ADD(M_FWD, isa, "posenc forward %s", posenc_isa_name((posenc_isa)isa));
-    ADD(M_BWD, isa, "posenc backward %s", posenc_isa_name((posenc_isa)isa));
-    ADD(M_SIN, isa, "posenc sinusoidal on the fly %s", posenc_isa_name((posenc_isa)isa));
+    ADD(M_FWD, isa, id, "posenc forward %s", id);
+    ADD(M_BWD, isa, id, "posenc backward %s", id);
+    ADD(M_SIN, isa, id, "posenc sinusoidal on the fly %s", id);
   }
+#undef ADD
+  bad = check_bits(m, nm, &s);
   times = (double *)malloc(nm * (size_t)rounds * sizeof *times);
   for (i = 0; i < nm; i++) { /* warm-up, and a check that every call works */
     posenc_isa_set(m[i].isa < 0 ? POSENC_ISA_AUTO : (posenc_isa)m[i].isa);
@@ -134,7 +197,9 @@ static void bench_shape(const shape *sh, int rounds) {
     double bw = bytes_of(&m[i], &s) / m[i].med;
     printf("  %-36s %10.3f %9.2f %11.1f%%\n", m[i].name, m[i].med * 1e3, bw * 1e-9, 100.0 * bw / stream_best);
   }
-  {
+  printf("  bits: %s\n", bad ? "DIFFER (above)" : "every posenc backend and plain loop = posenc scalar");
+  json_shape(j, m, nm, &s, rounds);
+  if (!smoke) {
     double fr = bytes_of(&m[fwd_best], &s) / m[fwd_best].med / stream_best, target = s.D >= 4096 ? 0.90 : 0.80;
     double br = m[bwd_best].med / m[fwd_best].med;
     printf("  target: forward (%s) %.1f%% of the best STREAM add, want >= %.0f%%: %s\n", m[fwd_best].name,
@@ -143,17 +208,33 @@ static void bench_shape(const shape *sh, int rounds) {
            br <= 1.5 ? "PASS" : "MISS");
   }
   free(times); free(s.x); free(s.y); free(s.P); free(s.g); free(s.gt);
+  return bad != 0;
 }
 
 int main(int argc, char **argv) {
-  char cpu[256];
-  int rounds = argc > 1 ? atoi(argv[1]) : 15;
   static const shape shapes[2] = {{4096, 4096, "DRAM"}, {4096, 512, "cache (L3)"}};
+  static const shape smoke_shapes[2] = {{16, 256, "smoke"}, {7, 36, "smoke, d % 8 = 4"}};
+  const shape *sh = shapes;
+  char cpu[256];
+  int rounds = 15, a, rc = 0;
+  bench_cli cli;
+  bench_json json;
+  memset(&cli, 0, sizeof cli);
+  for (a = 1; a < argc; a++) {
+    int shared = bench_cli_arg(&cli, argc, argv, &a);
+    if (shared < 0 || (shared == 0 && (rounds = atoi(argv[a])) < 1)) {
+      fprintf(stderr, "usage: bench_embed [rounds] [--smoke] [--json FILE] [--label NAME]\n" BENCH_CLI_USAGE);
+      return 2;
+    }
+  }
   if (rounds < 3) rounds = 3;
+  if (cli.smoke) { rounds = 1; sh = smoke_shapes; }
+  if (bench_json_open(&json, "embed", &cli) != 0) return 1;
   cpu_model(cpu, sizeof cpu);
-  printf("bench_embed: posenc %s, %s (AVX2 %s), %s build (-O%s), %s, one thread\n", POSENC_VERSION_STRING, cpu,
-         cpu_has_avx2() ? "yes" : "no", BENCH_BUILD_TYPE, BENCH_OPTIMIZATION, BENCH_COMPILER);
-  bench_shape(&shapes[0], rounds);
-  bench_shape(&shapes[1], rounds * 4);
-  return 0;
+  printf("bench_embed: posenc %s, %s (AVX2 %s), %s build (-O%s), %s, one thread%s\n", POSENC_VERSION_STRING, cpu,
+         cpu_has_avx2() ? "yes" : "no", BENCH_BUILD_TYPE, BENCH_OPTIMIZATION, BENCH_COMPILER,
+         cli.smoke ? "; --smoke: timings meaningless" : "");
+  rc |= bench_shape(&sh[0], rounds, cli.smoke, &json);
+  rc |= bench_shape(&sh[1], cli.smoke ? 1 : rounds * 4, cli.smoke, &json);
+  return bench_json_close(&json) != 0 || rc;
 }

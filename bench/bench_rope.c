@@ -23,7 +23,10 @@
  * find their data in cache, as a decode step does. This is a benchmark, not a test: it never fails because of
  * a time (only because a call failed or results differ).
  *
- * Usage: bench_rope [--quick] [--rounds K]
+ * --smoke runs the same tables on a few tokens (one round each; timings meaningless): what CI
+ * runs, natively and under qemu.
+ *
+ * Usage: bench_rope [--quick] [--rounds K] [--smoke] [--json FILE] [--label NAME]
  */
 #define _GNU_SOURCE /* sysconf(_SC_NPROCESSORS_ONLN); implies POSIX 2008 (clock_gettime) */
 
@@ -38,6 +41,7 @@
 
 #include "posenc.h"
 #include "bench_util.h"
+#include "bench_json.h"
 #include "rope_loops.h"
 #ifdef BENCH_HAVE_PROTO
 #  include "rope_proto.h"
@@ -49,10 +53,7 @@
 #define BENCH_BASE 10000.0
 #define BENCH_HEADS 32            /* Q heads */
 #define BENCH_KV_HEADS 8          /* K heads (GQA) */
-#define BENCH_TOKENS 4096         /* prefill tokens, positions BENCH_START.. */
 #define BENCH_START 0
-#define BENCH_CACHE_ROWS 8192
-#define BENCH_DECODE_POS 4000     /* decode positions: BENCH_DECODE_POS + (call % BENCH_DECODE_SPAN) */
 #define BENCH_DECODE_SPAN 32
 #define BENCH_DECODE_BATCH 100    /* decode calls per timed run */
 #define BENCH_PREFILL_BUDGET_S 2.0 /* timed seconds per prefill table (rounds from the warm-up) */
@@ -72,18 +73,31 @@
 #define ISSUE_LOOP_DECODE_NS 292.0 /* the issue author's plain -O3 loop, their machine */
 #define ISSUE_GGML_DECODE_NS 3050.0
 
-#define BENCH_PREFILL_ELEMS ((size_t)BENCH_TOKENS * BENCH_HEADS * BENCH_DIM)
+/* The sizes: full, or --smoke's (a few tokens; the cache still covers the check positions). */
+typedef struct bench_sizes {
+  int tokens;         /* prefill tokens, positions BENCH_START.. */
+  int cache_rows;
+  int decode_pos;     /* decode positions: decode_pos + (call % BENCH_DECODE_SPAN) */
+  size_t scrub_bytes; /* read before each cold run (scrub_caches) */
+} bench_sizes;
+static const bench_sizes full_sizes = {4096, 8192, 4000, (size_t)64 << 20};
+static const bench_sizes smoke_sizes = {24, 96, 40, (size_t)64 << 10};
+static bench_sizes sz;
+
+#define BENCH_PREFILL_ELEMS ((size_t)sz.tokens * BENCH_HEADS * BENCH_DIM)
 
 /* ---- options -------------------------------------------------------------------------------- */
 typedef struct bench_opts {
   int quick;
-  long rounds; /* 0: from the budgets */
+  long rounds;      /* 0: from the budgets */
+  bench_cli cli;
+  bench_json *json; /* where the tables go, besides stdout */
 } bench_opts;
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: bench_rope [--quick] [--rounds K]\n"
-             "  --quick     1 timed round per table (smoke run, e.g. under emulation)\n"
-             "  --rounds K  exactly K timed rounds per table, 1 <= K <= %d\n",
+  fprintf(f, "usage: bench_rope [--quick] [--rounds K] [--smoke] [--json FILE] [--label NAME]\n"
+             "  --quick        1 timed round per table\n"
+             "  --rounds K     exactly K timed rounds per table, 1 <= K <= %d\n" BENCH_CLI_USAGE,
           BENCH_MAX_ROUNDS);
 }
 
@@ -91,6 +105,9 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
   int a;
   memset(o, 0, sizeof *o);
   for (a = 1; a < argc; a++) {
+    int shared = bench_cli_arg(&o->cli, argc, argv, &a);
+    if (shared > 0) continue;
+    if (shared < 0) goto bad;
     if (strcmp(argv[a], "--quick") == 0) {
       o->quick = 1;
     } else if (strcmp(argv[a], "--rounds") == 0 && argv[a + 1] && argv[a + 1][0] >= '0' &&
@@ -106,6 +123,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
       goto bad;
     }
   }
+  if (o->cli.smoke) o->quick = 1;
   return 0;
 bad:
   fprintf(stderr, "bench_rope: bad argument '%s'\n", argv[a < argc ? a : argc - 1]);
@@ -178,6 +196,7 @@ typedef struct rope_call {
 
 struct bench_method {
   char name[40];
+  const char *id;        /* the JSON backend: posenc's ISA, or the loop's, floor's or peer's id */
   bench_run_fn run;
   bench_role role;
   int isa;               /* posenc backend selected before each timed run; -1: not posenc */
@@ -202,7 +221,7 @@ typedef struct bench_result {
 } bench_result;
 
 static int decode_pos(unsigned long run, unsigned c) {
-  return BENCH_DECODE_POS + (int)((run * BENCH_DECODE_BATCH + c) % BENCH_DECODE_SPAN);
+  return sz.decode_pos + (int)((run * BENCH_DECODE_BATCH + c) % BENCH_DECODE_SPAN);
 }
 
 static int run_posenc(const bench_method *m, unsigned long run) {
@@ -275,14 +294,13 @@ static int select_isa(const bench_method *m) {
 /* Cold runs: reading a buffer of 2x the L3 (and more than any tensor here) before each timed
  * prefill run leaves none of the tensor in cache and the previous run's dirty lines written back,
  * whatever ran before (a 32 MiB 16-bit tensor would otherwise stay partly in a 32 MiB L3). */
-#define BENCH_SCRUB_BYTES ((size_t)64 << 20)
 static const unsigned char *bench_scrub_buf;
 static volatile unsigned bench_scrub_sink;
 
 static void scrub_caches(void) {
   size_t k;
   unsigned acc = 0;
-  for (k = 0; k < BENCH_SCRUB_BYTES; k += 64) acc += bench_scrub_buf[k];
+  for (k = 0; k < sz.scrub_bytes; k += 64) acc += bench_scrub_buf[k];
   bench_scrub_sink = acc;
 }
 
@@ -343,7 +361,7 @@ static int posenc_isa_usable(int isa) {
 /* ---- the shared state ----------------------------------------------------------------------- */
 typedef struct bench_state {
   posenc_rope neox, gptj;
-  float *cache_f32;                 /* BENCH_CACHE_ROWS x [cos | sin], f32 */
+  float *cache_f32;                 /* sz.cache_rows x [cos | sin], f32 */
   uint16_t *cache_f16, *cache_bf16;
   posenc_rope_cache_view view_f32, view_f16, view_bf16;
   float *x;                         /* prefill tensor, f32 (also the floor's buffer) */
@@ -357,7 +375,7 @@ static posenc_rope_cache_view make_view(const void *data, posenc_dtype dtype) {
   posenc_rope_cache_view v;
   memset(&v, 0, sizeof v);
   v.data = data;
-  v.n_rows = BENCH_CACHE_ROWS;
+  v.n_rows = sz.cache_rows;
   v.spec.layout = POSENC_ROPE_CACHE_HALF;
   v.spec.dtype = dtype;
   return v;
@@ -366,7 +384,7 @@ static posenc_rope_cache_view make_view(const void *data, posenc_dtype dtype) {
 static int state_init(bench_state *s) {
   posenc_rope_config cfg = posenc_rope_default(BENCH_DIM);
   posenc_rope_cache_spec spec = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F32, 0};
-  size_t rows_elems = (size_t)BENCH_CACHE_ROWS * BENCH_DIM;
+  size_t rows_elems = (size_t)sz.cache_rows * BENCH_DIM;
   memset(s, 0, sizeof *s);
   if (posenc_rope_init(&s->neox, &cfg) != POSENC_OK) return -1;
   cfg.style = POSENC_ROPE_GPTJ;
@@ -374,13 +392,13 @@ static int state_init(bench_state *s) {
   s->cache_f32 = xalloc(rows_elems * 4);
   s->cache_f16 = xalloc(rows_elems * 2);
   s->cache_bf16 = xalloc(rows_elems * 2);
-  if (posenc_rope_cache_table(&s->neox, &spec, 0, BENCH_CACHE_ROWS, s->cache_f32, rows_elems * 4))
+  if (posenc_rope_cache_table(&s->neox, &spec, 0, sz.cache_rows, s->cache_f32, rows_elems * 4))
     return -1;
   spec.dtype = POSENC_DTYPE_F16;
-  if (posenc_rope_cache_table(&s->neox, &spec, 0, BENCH_CACHE_ROWS, s->cache_f16, rows_elems * 2))
+  if (posenc_rope_cache_table(&s->neox, &spec, 0, sz.cache_rows, s->cache_f16, rows_elems * 2))
     return -1;
   spec.dtype = POSENC_DTYPE_BF16;
-  if (posenc_rope_cache_table(&s->neox, &spec, 0, BENCH_CACHE_ROWS, s->cache_bf16, rows_elems * 2))
+  if (posenc_rope_cache_table(&s->neox, &spec, 0, sz.cache_rows, s->cache_bf16, rows_elems * 2))
     return -1;
   s->view_f32 = make_view(s->cache_f32, POSENC_DTYPE_F32);
   s->view_f16 = make_view(s->cache_f16, POSENC_DTYPE_F16);
@@ -390,7 +408,7 @@ static int state_init(bench_state *s) {
 #ifdef BENCH_HAVE_PROTO
   s->xh2 = xalloc(BENCH_PREFILL_ELEMS * 2);
 #endif
-  s->scrub = xalloc(BENCH_SCRUB_BYTES);
+  s->scrub = xalloc(sz.scrub_bytes);
   bench_scrub_buf = s->scrub;
   s->dq = xalloc((size_t)BENCH_HEADS * BENCH_DIM * 4);
   s->dk = xalloc((size_t)BENCH_KV_HEADS * BENCH_DIM * 4);
@@ -488,16 +506,17 @@ static uint64_t check_proto_half(const bench_state *s, posenc_dtype dtype, proto
 
 typedef struct loop_variant {
   const char *name;   /* as printed */
+  const char *id, *floor_id; /* in the JSON */
   rope_loop_fn neox, gptj;
   rmw_loop_fn rmw;
   int needs_avx2;
 } loop_variant;
 
 static const loop_variant loop_variants[] = {
-  {"loop -O2 scalar", rope_loop_neox_scalar, rope_loop_gptj_scalar, rmw_loop_scalar, 0},
-  {"loop -O3", rope_loop_neox_o3, rope_loop_gptj_o3, rmw_loop_o3, 0},
+  {"loop -O2 scalar", "loop_o2", "rmw_o2", rope_loop_neox_scalar, rope_loop_gptj_scalar, rmw_loop_scalar, 0},
+  {"loop -O3", "loop_o3", "rmw_o3", rope_loop_neox_o3, rope_loop_gptj_o3, rmw_loop_o3, 0},
 #ifdef BENCH_HAVE_LOOPS_AVX2
-  {"loop -O3 -mavx2", rope_loop_neox_avx2, rope_loop_gptj_avx2, rmw_loop_avx2, 1},
+  {"loop -O3 -mavx2", "loop_o3_avx2", "rmw_o3_avx2", rope_loop_neox_avx2, rope_loop_gptj_avx2, rmw_loop_avx2, 1},
 #endif
 };
 #define N_LOOPS (sizeof loop_variants / sizeof loop_variants[0])
@@ -632,6 +651,7 @@ static bench_method *add_posenc(bench_table *t, int isa, const char *what, const
                  (double)rc->pos.tokens;
   snprintf(name, sizeof name, "posenc %s%s", posenc_isa_name((posenc_isa)isa), what);
   x = add_method(t, name, run_posenc, ROLE_POSENC, isa);
+  x->id = posenc_isa_name((posenc_isa)isa);
   x->rc = *rc;
   x->variant = variant;
   x->elems = elems;
@@ -646,6 +666,7 @@ static bench_method *add_loop(bench_table *t, const loop_variant *lv, const char
   bench_method *x;
   snprintf(name, sizeof name, "%s%s", lv->name, what);
   x = add_method(t, name, run_loop, ROLE_LOOP, -1);
+  x->id = lv->id;
   x->needs_avx2 = lv->needs_avx2;
   x->loop = style == POSENC_ROPE_NEOX ? lv->neox : lv->gptj;
   x->rc = *rc;
@@ -664,11 +685,13 @@ static void add_floors(bench_table *t, float *buf, size_t n) {
     if (l < N_LOOPS) {
       snprintf(name, sizeof name, "floor rmw %s", loop_variants[l].name + 5); /* "-O3 ..." */
       x = add_method(t, name, run_floor, ROLE_FLOOR, -1);
+      x->id = loop_variants[l].floor_id;
       x->rmw = loop_variants[l].rmw;
       x->needs_avx2 = loop_variants[l].needs_avx2;
     } else {
 #ifdef BENCH_HAVE_LOOPS_AVX2
       x = add_method(t, "floor rmw avx2 intrinsics", run_floor, ROLE_FLOOR, -1);
+      x->id = "rmw_avx2_intrin";
       x->rmw = rmw_intrin_avx2;
       x->needs_avx2 = 1;
 #else
@@ -682,6 +705,12 @@ static void add_floors(bench_table *t, float *buf, size_t n) {
   }
 }
 
+static const char *prefill_size(void) {
+  static char size[48];
+  snprintf(size, sizeof size, "tokens=%d,heads=%d,d=%d", sz.tokens, BENCH_HEADS, BENCH_DIM);
+  return size;
+}
+
 static rope_call prefill_call(const bench_state *s, posenc_rope_style style, void *x,
                               posenc_dtype dtype, const posenc_rope_cache_view *view) {
   rope_call rc;
@@ -689,7 +718,7 @@ static rope_call prefill_call(const bench_state *s, posenc_rope_style style, voi
   rc.rope = style == POSENC_ROPE_NEOX ? &s->neox : &s->gptj;
   rc.cache = view;
   rc.pos.batch = 1;
-  rc.pos.tokens = BENCH_TOKENS;
+  rc.pos.tokens = sz.tokens;
   rc.pos.start = BENCH_START;
   rc.q = make_tensor(x, dtype, BENCH_HEADS);
   return rc;
@@ -739,6 +768,30 @@ static double gbps(const bench_table *t, int i) {
 }
 static double elem_rate(const bench_table *t, int i) {
   return i < 0 ? 0.0 : t->m[i].elems / t->r[i].best_s;
+}
+
+/* A table's rows as JSON: kernel = base + the variant's suffix; the f32 reference rows of the
+ * 16-bit tables (their own table has them) and the prototypes are left out. */
+static void json_table(const bench_table *t, const bench_opts *o, const char *base,
+                       const char *size, const char *elem, const char *stat) {
+  static const char *const suffix[] = {"", "", "_f32cache", "_otf", NULL, "_qk", "_qk_otf"};
+  static const char *const impl[] = {"posenc", "loop", "floor", "peer", NULL}; /* by bench_role */
+  char kernel[BENCH_MAX_METHODS][64];
+  bench_rec rec[BENCH_MAX_METHODS];
+  size_t i;
+  for (i = 0; i < t->count; i++) {
+    const bench_method *m = &t->m[i];
+    int skip = !suffix[m->variant] || !impl[m->role] || t->r[i].status != 0;
+    snprintf(kernel[i], sizeof kernel[i], "%s%s", base, skip ? "" : suffix[m->variant]);
+    rec[i].kernel = skip ? NULL : kernel[i];
+    rec[i].backend = m->id;
+    rec[i].impl = impl[m->role];
+    rec[i].seconds = strcmp(stat, "median") == 0 ? t->r[i].median_s : t->r[i].best_s;
+    rec[i].elems = m->elems;
+    rec[i].bytes = m->bytes;
+    rec[i].reps = t->r[i].rounds;
+  }
+  bench_json_group(o->json, size, elem, stat, rec, t->count);
 }
 
 static void print_failed(const bench_method *m, const bench_result *r) {
@@ -817,7 +870,7 @@ typedef struct cache_summary {
 
 static int bench_cache(const bench_state *s, const bench_opts *o, cache_summary *cs) {
   static bench_table t;
-  size_t rows = BENCH_TOKENS, elems = rows * BENCH_DIM, i, k;
+  size_t rows = sz.tokens, elems = rows * BENCH_DIM, i, k;
   float *buf = xalloc(elems * sizeof(float)), *ref = xalloc(elems * sizeof(float));
   double pairs = (double)rows * BENCH_HALF, hf_s = 0.0;
   uint64_t dig0 = 0;
@@ -834,11 +887,14 @@ static int bench_cache(const bench_state *s, const bench_opts *o, cache_summary 
     if (!posenc_isa_usable(isa)) continue;
     snprintf(name, sizeof name, "posenc %s", posenc_isa_name((posenc_isa)isa));
     x = add_method(&t, name, run_cache_posenc, ROLE_POSENC, isa);
+    x->id = posenc_isa_name((posenc_isa)isa);
     x->rc.rope = &s->neox;
   }
   x = add_method(&t, "libm cosf/sinf, f32 angle (HF)", run_cache_hf, ROLE_PEER, -1);
+  x->id = "libm_cosf_sinf_hf";
   x->is_baseline = 1;
-  add_method(&t, "libm cos/sin, double angle", run_cache_double, ROLE_PEER, -1);
+  x = add_method(&t, "libm cos/sin, double angle", run_cache_double, ROLE_PEER, -1);
+  x->id = "libm_cos_sin_double";
   for (i = 0; i < t.count; i++) {
     t.m[i].buf = buf;
     t.m[i].n = rows;
@@ -886,6 +942,11 @@ static int bench_cache(const bench_state *s, const bench_opts *o, cache_summary 
   }
   printf("posenc backends: %s; max|diff| is against the double row\n",
          digests_agree ? "bit-identical caches" : "caches DIFFER");
+  {
+    char size[48];
+    snprintf(size, sizeof size, "rows=%zu,d=%d", rows, BENCH_DIM);
+    json_table(&t, o, "rope_cache_f32", size, "pair", "best");
+  }
   free(buf);
   free(ref);
   return failed || !digests_agree;
@@ -927,11 +988,13 @@ static int bench_prefill_f32(bench_state *s, posenc_rope_style style, const benc
 
   printf("\nprefill f32 %s: %d tokens x %d heads x %d, positions %d..%d, in place "
          "(%.0f MiB read + written); cache: %d-row f32 [cos | sin]\n",
-         si ? "GPT-J" : "NeoX", BENCH_TOKENS, BENCH_HEADS, BENCH_DIM, BENCH_START,
-         BENCH_START + BENCH_TOKENS - 1, (double)BENCH_PREFILL_ELEMS * 4.0 / 1048576.0,
-         BENCH_CACHE_ROWS);
+         si ? "GPT-J" : "NeoX", sz.tokens, BENCH_HEADS, BENCH_DIM, BENCH_START,
+         BENCH_START + sz.tokens - 1, (double)BENCH_PREFILL_ELEMS * 4.0 / 1048576.0,
+         sz.cache_rows);
   print_prefill(&t, "vs loop");
   printf("vs loop = element rate / that of %s\n", t.m[baseline_row(&t)].name);
+  json_table(&t, o, si ? "rope_prefill_gptj_f32" : "rope_prefill_neox_f32", prefill_size(), "element",
+             "best");
   ps->floor_gbps[si] = gbps(&t, floor_row(&t));
   row = find_row(&t, ROLE_POSENC, bi, VAR_CACHED);
   ps->posenc_gbps[si] = gbps(&t, row);
@@ -974,11 +1037,13 @@ static int bench_prefill_half(bench_state *s, posenc_dtype dtype, const bench_op
 
   printf("\nprefill %s NeoX: %d tokens x %d heads x %d, in place (%.0f MiB read + written); "
          "f32 tensor row: the f32 prefill, in the same rounds\n",
-         posenc_dtype_name(dtype), BENCH_TOKENS, BENCH_HEADS, BENCH_DIM,
+         posenc_dtype_name(dtype), sz.tokens, BENCH_HEADS, BENCH_DIM,
          (double)BENCH_PREFILL_ELEMS * 2.0 / 1048576.0);
   print_prefill(&t, "vs f32");
   printf("vs f32 = element rate / that of the f32 tensor row (target >= %.1fx, cached)\n",
          TARGET_HALF_RATE);
+  json_table(&t, o, hi ? "rope_prefill_neox_bf16" : "rope_prefill_neox_f16", prefill_size(), "element",
+             "best");
   ps->f32_rate_ref[hi] = elem_rate(&t, find_row(&t, ROLE_POSENC, bi, VAR_F32_REF));
   ps->half_rate[hi] = elem_rate(&t, find_row(&t, ROLE_POSENC, bi, VAR_CACHED));
   ps->half_f32cache_rate[hi] = elem_rate(&t, find_row(&t, ROLE_POSENC, bi, VAR_CACHED_F32));
@@ -998,7 +1063,7 @@ static rope_call decode_call(const bench_state *s, posenc_rope_style style) {
   rc.cache = &s->view_f32;
   rc.pos.batch = 1;
   rc.pos.tokens = 1;
-  rc.pos.start = BENCH_DECODE_POS;
+  rc.pos.start = sz.decode_pos;
   rc.q = make_tensor(s->dq, POSENC_DTYPE_F32, BENCH_HEADS);
   return rc;
 }
@@ -1051,9 +1116,15 @@ static int bench_decode(bench_state *s, const bench_opts *o, decode_summary *ds)
 
   printf("\ndecode f32 NeoX: 1 token x %d heads (Q) or %d + %d heads (Q+K) x %d, positions "
          "%d..%d in turn; cache: %d-row f32 [cos | sin]\n", BENCH_HEADS, BENCH_HEADS,
-         BENCH_KV_HEADS, BENCH_DIM, BENCH_DECODE_POS, BENCH_DECODE_POS + BENCH_DECODE_SPAN - 1,
-         BENCH_CACHE_ROWS);
+         BENCH_KV_HEADS, BENCH_DIM, sz.decode_pos, sz.decode_pos + BENCH_DECODE_SPAN - 1,
+         sz.cache_rows);
   print_decode(&t, "vs loop");
+  {
+    char size[64];
+    snprintf(size, sizeof size, "tokens=1,heads=%d,kv_heads=%d,d=%d", BENCH_HEADS, BENCH_KV_HEADS,
+             BENCH_DIM);
+    json_table(&t, o, "rope_decode_neox_f32", size, "element", "median");
+  }
   row = baseline_row(&t);
   printf("a timed run is %d calls; ns = its time / %d; median and best over the rounds; "
          "vs loop: against %s (Q+K rows: its Q+K row)\n", BENCH_DECODE_BATCH, BENCH_DECODE_BATCH,
@@ -1178,7 +1249,7 @@ static int bench_proto(bench_state *s, const bench_opts *o, proto_summary *pr) {
   for (i = 0; i < t.count; i++) t.m[i].calls = BENCH_DECODE_BATCH;
   time_methods(t.m, t.count, BENCH_DECODE_BUDGET_S / 2, 0, o, t.r);
   printf("\nprototype decode f32: 1 token x %d heads (Q), positions %d..%d in turn\n",
-         BENCH_HEADS, BENCH_DECODE_POS, BENCH_DECODE_POS + BENCH_DECODE_SPAN - 1);
+         BENCH_HEADS, sz.decode_pos, sz.decode_pos + BENCH_DECODE_SPAN - 1);
   print_decode(&t, "vs posenc");
   failed |= table_failed(&t);
   for (i = 0; i < t.count; i++) {
@@ -1218,8 +1289,8 @@ static void print_header(const bench_opts *o) {
   else printf("~%.1f s per prefill table, shared alike by its methods (>= %d rounds each)",
               BENCH_PREFILL_BUDGET_S, BENCH_MIN_ROUNDS);
   printf(";\n          rounds of one timed run per method, round-robin; best of the rounds "
-         "(decode: median);\n          prefill runs start cold (a %zu MiB buffer is read before "
-         "each); med/min = median over best\n", BENCH_SCRUB_BYTES >> 20);
+         "(decode: median);\n          prefill runs start cold (a %zu KiB buffer is read before "
+         "each); med/min = median over best\n", sz.scrub_bytes >> 10);
 }
 
 static void print_target(const char *what, const char *target, const char *unit, double measured,
@@ -1300,10 +1371,14 @@ int main(int argc, char **argv) {
   prefill_summary ps;
   decode_summary ds;
   proto_summary pr;
+  bench_json json;
   int rc = 0;
   double t0 = now_s();
 
   if (parse_args(argc, argv, &opts) != 0) return 2;
+  sz = opts.cli.smoke ? smoke_sizes : full_sizes;
+  if (bench_json_open(&json, "rope", &opts.cli) != 0) return 1;
+  opts.json = &json;
   memset(&cs, 0, sizeof cs);
   memset(&ps, 0, sizeof ps);
   memset(&ds, 0, sizeof ds);
@@ -1330,8 +1405,8 @@ int main(int argc, char **argv) {
 #ifdef BENCH_HAVE_PROTO
   rc |= bench_proto(&s, &opts, &pr);
 #endif
-  print_targets(&cs, &ps, &ds, &pr);
+  if (!opts.cli.smoke) print_targets(&cs, &ps, &ds, &pr);
   printf("\nbench_rope: %.1f s\n", now_s() - t0);
   state_free(&s);
-  return rc;
+  return bench_json_close(&json) != 0 || rc;
 }

@@ -6,7 +6,7 @@
  * against MPFR on a sample of rows. Single-threaded. This is a benchmark, not a test: it never
  * fails because of a time.
  *
- * Usage: bench_table [--quick] [--n N] [--reps K]
+ * Usage: bench_table [--quick] [--n N] [--reps K] [--smoke] [--json FILE] [--label NAME]
  */
 #define _GNU_SOURCE /* sincosf, sysconf(_SC_NPROCESSORS_ONLN); implies POSIX 2008 (clock_gettime) */
 
@@ -21,6 +21,7 @@
 
 #include "posenc.h"
 #include "bench_util.h"
+#include "bench_json.h"
 
 #ifdef __GLIBC__
 #  include <gnu/libc-version.h>
@@ -44,6 +45,7 @@
 #define BENCH_QUICK_REPS 1
 #define BENCH_MAX_N ((size_t)1 << 24) /* positions stay exact in f32 for the peers */
 #define BENCH_MAX_METHODS 16
+#define BENCH_SMOKE_N 64
 
 /* The SLEEF peer works on 8 frequencies at a time. */
 typedef char bench_nfreq_is_multiple_of_8[BENCH_NFREQ % 8 == 0 ? 1 : -1];
@@ -53,14 +55,15 @@ typedef struct bench_opts {
   int quick;
   size_t n;   /* 0: the default sizes */
   long reps;  /* 0: chosen per method from BENCH_TARGET_S */
+  bench_cli cli;
 } bench_opts;
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: bench_table [--quick] [--n N] [--reps K]\n"
-             "  --quick   %d timed run(s) per method (smoke run, e.g. under emulation)\n"
-             "  --n N     one table size, 1 <= N <= %zu (default: 4096 and 131072)\n"
-             "  --reps K  exactly K timed runs per method, 1 <= K <= %d\n",
-          BENCH_QUICK_REPS, BENCH_MAX_N, BENCH_MAX_REPS);
+  fprintf(f, "usage: bench_table [--quick] [--n N] [--reps K] [--smoke] [--json FILE] [--label NAME]\n"
+             "  --quick        %d timed run(s) per method\n"
+             "  --n N          one table size, 1 <= N <= %zu (default: 4096 and 131072; smoke: %d)\n"
+             "  --reps K       exactly K timed runs per method, 1 <= K <= %d\n" BENCH_CLI_USAGE,
+          BENCH_QUICK_REPS, BENCH_MAX_N, BENCH_SMOKE_N, BENCH_MAX_REPS);
 }
 
 /* Parses a whole decimal number in [lo, hi]; 0 on success. */
@@ -77,7 +80,9 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
   unsigned long v;
   memset(o, 0, sizeof *o);
   for (a = 1; a < argc; a++) {
-    if (strcmp(argv[a], "--quick") == 0) {
+    int shared = bench_cli_arg(&o->cli, argc, argv, &a);
+    if (shared > 0) continue;
+    if (shared == 0 && strcmp(argv[a], "--quick") == 0) {
       o->quick = 1;
     } else if (strcmp(argv[a], "--n") == 0 && parse_count(argv[a + 1], 1, BENCH_MAX_N, &v) == 0) {
       o->n = (size_t)v;
@@ -90,13 +95,14 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
       usage(stdout);
       exit(0);
     } else {
-      int wants_value = strcmp(argv[a], "--n") == 0 || strcmp(argv[a], "--reps") == 0;
+      int wants_value = shared < 0 || strcmp(argv[a], "--n") == 0 || strcmp(argv[a], "--reps") == 0;
       fprintf(stderr, "bench_table: %s '%s'\n",
               wants_value ? "bad or missing value for" : "unknown argument", argv[a]);
       usage(stderr);
       return -1;
     }
   }
+  if (o->cli.smoke) o->quick = 1;
   return 0;
 }
 
@@ -178,6 +184,7 @@ typedef enum bench_baseline { BASE_NONE, BASE_U35, BASE_FLOOR } bench_baseline;
 
 typedef struct bench_method {
   char name[24];
+  const char *id;          /* the JSON backend: posenc's ISA, or the peer's id */
   bench_run_fn run;
   bench_kind kind;
   bench_baseline baseline; /* BASE_U35 / BASE_FLOOR: the reference of that ratio column */
@@ -186,14 +193,14 @@ typedef struct bench_method {
 } bench_method;
 
 static const bench_method peer_methods[] = {
-  {"glibc sinf+cosf", run_glibc_sinf_cosf, KIND_PEER, BASE_NONE, -1, 0},
-  {"glibc sincosf", run_glibc_sincosf, KIND_PEER, BASE_NONE, -1, 0},
+  {"glibc sinf+cosf", "glibc_sinf_cosf", run_glibc_sinf_cosf, KIND_PEER, BASE_NONE, -1, 0},
+  {"glibc sincosf", "glibc_sincosf", run_glibc_sincosf, KIND_PEER, BASE_NONE, -1, 0},
 #ifdef BENCH_HAVE_SLEEF_AVX2
-  {"sleef u10 avx2", run_sleef_u10, KIND_PEER, BASE_NONE, -1, 1},
-  {"sleef u35 avx2", run_sleef_u35, KIND_PEER, BASE_U35, -1, 1},
+  {"sleef u10 avx2", "sleef_u10_avx2", run_sleef_u10, KIND_PEER, BASE_NONE, -1, 1},
+  {"sleef u35 avx2", "sleef_u35_avx2", run_sleef_u35, KIND_PEER, BASE_U35, -1, 1},
 #endif
-  {"floor store loop", run_store_loop, KIND_FLOOR, BASE_FLOOR, -1, 0},
-  {"floor memset", run_memset, KIND_FLOOR, BASE_NONE, -1, 0},
+  {"floor store loop", "store_loop", run_store_loop, KIND_FLOOR, BASE_FLOOR, -1, 0},
+  {"floor memset", "memset", run_memset, KIND_FLOOR, BASE_NONE, -1, 0},
 };
 
 
@@ -206,6 +213,7 @@ static size_t build_methods(bench_method *list) {
     if (!posenc_isa_compiled((posenc_isa)isa) || !posenc_isa_supported((posenc_isa)isa)) continue;
     memset(m, 0, sizeof *m);
     snprintf(m->name, sizeof m->name, "posenc %s", posenc_isa_name((posenc_isa)isa));
+    m->id = posenc_isa_name((posenc_isa)isa);
     m->run = run_posenc;
     m->kind = KIND_POSENC;
     m->baseline = BASE_NONE;
@@ -378,8 +386,8 @@ static void print_row(const bench_method *m, const bench_result *r, const bench_
   printf("  %7ld  %+6.1f%%\n", r->reps, 100.0 * (r->median_s / r->best_s - 1.0));
 }
 
-/* Posenc promises the same bits on every backend: say whether this run saw that. */
-static void print_identity(const bench_method *m, const bench_result *r, size_t count) {
+/* Posenc promises the same bits on every backend: say whether this run saw that (1: it did not). */
+static int print_identity(const bench_method *m, const bench_result *r, size_t count) {
   size_t k, first = count;
   for (k = 0; k < count; k++) {
     if (m[k].kind != KIND_POSENC || r[k].status != 0) continue;
@@ -387,15 +395,17 @@ static void print_identity(const bench_method *m, const bench_result *r, size_t 
     else if (r[k].digest != r[first].digest) {
       printf("posenc backends: %s and %s DIFFER (digests %016llx, %016llx)\n", m[first].name,
              m[k].name, (unsigned long long)r[first].digest, (unsigned long long)r[k].digest);
-      return;
+      return 1;
     }
   }
   if (first < count) printf("posenc backends: bit-identical tables (digest %016llx)\n",
                             (unsigned long long)r[first].digest);
+  return 0;
 }
 
-static void print_table(const bench_method *m, const bench_result *r, size_t count,
-                        const bench_job *job) {
+/* 1 if the posenc backends' tables differ. */
+static int print_table(const bench_method *m, const bench_result *r, size_t count,
+                       const bench_job *job) {
   double u35_s = baseline_time(m, r, count, BASE_U35);
   double floor_s = baseline_time(m, r, count, BASE_FLOOR);
   size_t k;
@@ -404,7 +414,28 @@ static void print_table(const bench_method *m, const bench_result *r, size_t cou
   printf("%-18s  %8s  %7s  %8s  %8s  %9s  %7s  %7s\n", "method", "ns/pair", "GB/s", "vs u35",
          "vs floor", "max|err|", "reps", "med/min");
   for (k = 0; k < count; k++) print_row(&m[k], &r[k], job, u35_s, floor_s);
-  print_identity(m, r, count);
+  return print_identity(m, r, count);
+}
+
+static void json_table(bench_json *j, const bench_method *m, const bench_result *r, size_t count,
+                       const bench_job *job) {
+  static const char *const impl[] = {"posenc", "peer", "floor"}; /* by bench_kind */
+  bench_rec rec[BENCH_MAX_METHODS];
+  char size[64];
+  size_t k;
+  for (k = 0; k < count; k++) {
+    bench_rec x;
+    x.kernel = "sinusoidal_f32";
+    x.backend = m[k].id;
+    x.impl = impl[m[k].kind];
+    x.seconds = r[k].status == 0 ? r[k].best_s : 0.0;
+    x.elems = (double)job->n_rows * BENCH_NFREQ;
+    x.bytes = (double)job->out_bytes;
+    x.reps = r[k].reps;
+    rec[k] = x;
+  }
+  snprintf(size, sizeof size, "n=%zu,d=%d", job->n_rows, BENCH_DIM);
+  bench_json_group(j, size, "pair", "best", rec, count);
 }
 
 static void summarize(const bench_method *m, const bench_result *r, size_t count, size_t n,
@@ -419,7 +450,8 @@ static void summarize(const bench_method *m, const bench_result *r, size_t count
 }
 
 /* 0 on success, 1 if a method failed, -1 if the size could not be run at all. */
-static int run_size(size_t n, const float *freq, const bench_opts *o, bench_summary *s) {
+static int run_size(size_t n, const float *freq, const bench_opts *o, bench_json *j,
+                    bench_summary *s) {
   bench_method methods[BENCH_MAX_METHODS];
   bench_result results[BENCH_MAX_METHODS];
   size_t count = build_methods(methods), k;
@@ -445,7 +477,8 @@ static int run_size(size_t n, const float *freq, const bench_opts *o, bench_summ
     if (methods[k].kind == KIND_POSENC) results[k].digest = table_digest(job.out, job.out_bytes);
   }
   posenc_isa_set(POSENC_ISA_AUTO);
-  print_table(methods, results, count, &job);
+  failed |= print_table(methods, results, count, &job);
+  json_table(j, methods, results, count, &job);
   summarize(methods, results, count, n, s);
   ref_free(&ref);
   free(buf);
@@ -477,7 +510,8 @@ static void print_header(const bench_opts *o) {
   printf("accuracy: MPFR not found at build time: errors not measured (n/a)\n");
 #endif
   printf("timing  : CLOCK_MONOTONIC, 1 warm-up, ");
-  if (o->reps > 0) printf("best of K = %ld runs\n", o->reps);
+  if (o->cli.smoke) printf("K = 1 run (--smoke: timings meaningless)\n");
+  else if (o->reps > 0) printf("best of K = %ld runs\n", o->reps);
   else if (o->quick) printf("K = %d run (--quick)\n", BENCH_QUICK_REPS);
   else printf("best of K runs, K >= %d with K runs >= %.0f ms\n", BENCH_MIN_REPS,
               BENCH_TARGET_S * 1e3);
@@ -503,19 +537,24 @@ int main(int argc, char **argv) {
   bench_summary summary[2];
   float freq[BENCH_NFREQ];
   bench_opts opts;
+  bench_json json;
   size_t n_sizes, k;
   int rc = 0;
 
   if (parse_args(argc, argv, &opts) != 0) return 2;
+  if (opts.cli.smoke && !opts.n) opts.n = BENCH_SMOKE_N;
+  if (bench_json_open(&json, "table", &opts.cli) != 0) return 1;
   n_sizes = opts.n ? 1 : sizeof default_sizes / sizeof default_sizes[0];
   hf_frequencies(freq);
   print_header(&opts);
   for (k = 0; k < n_sizes; k++) {
-    int st = run_size(opts.n ? opts.n : default_sizes[k], freq, &opts, &summary[k]);
+    int st = run_size(opts.n ? opts.n : default_sizes[k], freq, &opts, &json, &summary[k]);
     if (st < 0) return 1;
     rc |= st;
   }
-  printf("\nsummary (posenc avx2; vs plain store = avx2 time / store-loop time)\n");
-  for (k = 0; k < n_sizes; k++) print_summary_line(&summary[k]);
-  return rc;
+  if (!opts.cli.smoke) {
+    printf("\nsummary (posenc avx2; vs plain store = avx2 time / store-loop time)\n");
+    for (k = 0; k < n_sizes; k++) print_summary_line(&summary[k]);
+  }
+  return bench_json_close(&json) != 0 || rc;
 }

@@ -46,20 +46,54 @@ static int cpu_has_avx2(void) {
 #endif
 }
 
+/* Arm's cores by "CPU part" (implementer 0x41): aarch64 Linux names no model. */
+static const char *arm_core_name(const char *part) {
+  static const char *const parts[][2] = {
+    {"0xd03", "Cortex-A53"}, {"0xd05", "Cortex-A55"}, {"0xd08", "Cortex-A72"}, {"0xd0b", "Cortex-A76"},
+    {"0xd0c", "Neoverse N1"}, {"0xd40", "Neoverse V1"}, {"0xd41", "Cortex-A78"}, {"0xd44", "Cortex-X1"},
+    {"0xd46", "Cortex-A510"}, {"0xd47", "Cortex-A710"}, {"0xd49", "Neoverse N2"}, {"0xd4f", "Neoverse V2"}};
+  size_t k;
+  for (k = 0; k < sizeof parts / sizeof parts[0]; k++)
+    if (strcmp(part, parts[k][0]) == 0) return parts[k][1];
+  return NULL;
+}
+
+/* The CPU's name from /proc/cpuinfo: a board's "Model" (Raspberry Pi), x86's "model name", else
+ * Arm's core from its part number. A non-x86 build that finds x86 fields runs under qemu-user,
+ * which shows the host's file: say so rather than name the host's CPU. */
 static void cpu_model(char *buf, size_t size) {
-  char line[512];
+  static const char *const keys[] = {"Model", "model name", "uarch", "cpu model", "cpu"};
+  char line[512], found[sizeof keys / sizeof keys[0]][160], part[64] = "", impl[64] = "";
+  size_t k;
+  int x86_fields = 0;
   FILE *f = fopen("/proc/cpuinfo", "r");
   snprintf(buf, size, "unknown CPU");
   if (!f) return;
+  memset(found, 0, sizeof found);
   while (fgets(line, sizeof line, f)) {
-    char *colon = strchr(line, ':');
-    if (strncmp(line, "model name", 10) != 0 || !colon) continue;
-    colon += strspn(colon + 1, " \t") + 1;
-    colon[strcspn(colon, "\n")] = '\0';
-    snprintf(buf, size, "%s", colon);
-    break;
+    char *colon = strchr(line, ':'), *val;
+    size_t klen;
+    if (!colon) continue;
+    val = colon + 1 + strspn(colon + 1, " \t");
+    val[strcspn(val, "\n")] = '\0';
+    for (klen = (size_t)(colon - line); klen > 0 && (line[klen - 1] == ' ' || line[klen - 1] == '\t'); klen--) {}
+    line[klen] = '\0';
+    if (strcmp(line, "vendor_id") == 0) x86_fields = 1;
+    if (strcmp(line, "CPU implementer") == 0) snprintf(impl, sizeof impl, "%s", val);
+    if (strcmp(line, "CPU part") == 0) snprintf(part, sizeof part, "%s", val);
+    for (k = 0; k < sizeof keys / sizeof keys[0]; k++)
+      if (!found[k][0] && strcmp(line, keys[k]) == 0) snprintf(found[k], sizeof found[k], "%s", val);
   }
   fclose(f);
+#if !defined(__x86_64__) && !defined(__i386__)
+  if (x86_fields) { snprintf(buf, size, "emulated (qemu-user)"); return; }
+#else
+  (void)x86_fields;
+#endif
+  for (k = 0; k < sizeof keys / sizeof keys[0]; k++)
+    if (found[k][0]) { snprintf(buf, size, "%s", found[k]); return; }
+  if (strcmp(impl, "0x41") == 0 && arm_core_name(part)) snprintf(buf, size, "Arm %s", arm_core_name(part));
+  else if (impl[0]) snprintf(buf, size, "Arm implementer %s part %s", impl, part[0] ? part : "?");
 }
 
 #endif
