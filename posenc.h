@@ -66,6 +66,7 @@ typedef enum posenc_status {
   POSENC_ERR_TABLE = -17     /* a table is too small for its configuration (bias rows < buckets) */
 } posenc_status;
 
+/* A short static message for status ("unknown status" for a value not listed above). */
 POSENC_API const char *posenc_strerror(posenc_status status);
 
 /* Storage types. Arithmetic is always done in (at least) f32; f16 and bf16 outputs are the
@@ -77,11 +78,11 @@ typedef enum posenc_dtype {
 } posenc_dtype;
 
 POSENC_API size_t posenc_dtype_size(posenc_dtype dtype);  /* 0 for an unknown dtype */
-POSENC_API const char *posenc_dtype_name(posenc_dtype dtype);
+POSENC_API const char *posenc_dtype_name(posenc_dtype dtype);  /* "f32", "f16", "bf16"; else "unknown" */
 POSENC_API uint16_t posenc_f32_to_f16(float x);  /* round to nearest even */
-POSENC_API float posenc_f16_to_f32(uint16_t h);
+POSENC_API float posenc_f16_to_f32(uint16_t h);  /* exact */
 POSENC_API uint16_t posenc_f32_to_bf16(float x); /* round to nearest even; NaN stays NaN */
-POSENC_API float posenc_bf16_to_f32(uint16_t h);
+POSENC_API float posenc_bf16_to_f32(uint16_t h);  /* exact */
 
 /* ---------------------------------------------------------------------------------------------
  * Sinusoidal absolute encodings.
@@ -259,7 +260,8 @@ POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_c
 
 /* Dynamic NTK and LongRoPE depend on the sequence length (HF: max(position_ids) + 1). Recomputes
  * the frequencies for seq_len; the config's factor lists must still be valid. Keys already in a
- * KV cache keep their old rotation: that is HF's behaviour too (transformers #25104). */
+ * KV cache keep their old rotation: that is HF's behaviour too (transformers #25104).
+ * Errors: NULL (rope), and those of posenc_rope_init; on error *rope is untouched. */
 POSENC_API posenc_status posenc_rope_set_seq_len(posenc_rope *rope, uint32_t seq_len);
 
 /* ---- cos/sin caches ------------------------------------------------------------------------ */
@@ -533,6 +535,8 @@ typedef struct posenc_sincos_2d_params {
   size_t row_stride;         /* elements; 0 = embed_dim */
 } posenc_sincos_2d_params;
 
+/* Defaults: base 10000, no cls row, f32, dense. _bytes: the bytes the table spans, or the errors
+ * above other than BUFFER; posenc_sincos_2d writes the table, or returns the errors above. */
 POSENC_API posenc_sincos_2d_params posenc_sincos_2d_default(size_t embed_dim, size_t grid_h, size_t grid_w);
 POSENC_API posenc_status posenc_sincos_2d_bytes(const posenc_sincos_2d_params *params, size_t *bytes);
 POSENC_API posenc_status posenc_sincos_2d(const posenc_sincos_2d_params *params, void *out, size_t out_bytes);
@@ -796,7 +800,8 @@ typedef enum posenc_isa {
 } posenc_isa;
 
 POSENC_API const char *posenc_isa_name(posenc_isa isa);                      /* "avx2", ... */
-POSENC_API posenc_status posenc_isa_from_name(const char *name, posenc_isa *isa); /* also "auto" */
+/* "scalar", "sse2", "avx2", "neon" or "auto". Errors: NULL, ISA (any other name). */
+POSENC_API posenc_status posenc_isa_from_name(const char *name, posenc_isa *isa);
 POSENC_API int posenc_isa_compiled(posenc_isa isa);   /* 1 if this build contains the backend */
 POSENC_API int posenc_isa_supported(posenc_isa isa);  /* 1 if this CPU can run it */
 POSENC_API posenc_isa posenc_isa_active(void);        /* selects on first use */
