@@ -435,25 +435,13 @@ int main(int argc, char **argv) {
    * stays a multiple of 32 (rmw_add_intrin_avx2) */
   static const shape smoke_shapes[2] = {{1, 288, 260, 1, "smoke"}, {3, 24, 40, 1, "smoke"}};
   const shape *sh = shapes;
-  char cpu[256];
-  int rounds = 15, a, rc = 0;
+  int rounds = 15, rc = 0;
   bench_cli cli;
   bench_json json;
-  memset(&cli, 0, sizeof cli);
-  for (a = 1; a < argc; a++) {
-    int shared = bench_cli_arg(&cli, argc, argv, &a);
-    if (shared < 0 || (shared == 0 && (rounds = atoi(argv[a])) < 1)) {
-      fprintf(stderr, "usage: bench_bias [rounds] [--smoke] [--json FILE] [--label NAME]\n" BENCH_CLI_USAGE);
-      return 2;
-    }
-  }
-  if (rounds < 3) rounds = 3;
-  if (cli.smoke) { rounds = 1; sh = smoke_shapes; }
+  if (bench_rounds_args("bench_bias", argc, argv, &cli, &rounds) != 0) return 2;
+  if (cli.smoke) sh = smoke_shapes;
   if (bench_json_open(&json, "bias", &cli) != 0) return 1;
-  cpu_model(cpu, sizeof cpu);
-  printf("bench_bias: posenc %s, %s (AVX2 %s), %s build (-O%s), %s, one thread%s\n", POSENC_VERSION_STRING, cpu,
-         cpu_has_avx2() ? "yes" : "no", BENCH_BUILD_TYPE, BENCH_OPTIMIZATION, BENCH_COMPILER,
-         cli.smoke ? "; --smoke: timings meaningless" : "");
+  bench_banner("bench_bias", &cli);
   rc |= bench_shape(&sh[0], rounds, !cli.smoke, &json);
   rc |= bench_shape(&sh[1], cli.smoke ? 1 : rounds * 4, 0, &json);
   bench_fixed(rounds, &json);

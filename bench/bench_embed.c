@@ -215,25 +215,13 @@ int main(int argc, char **argv) {
   static const shape shapes[2] = {{4096, 4096, "DRAM"}, {4096, 512, "cache (L3)"}};
   static const shape smoke_shapes[2] = {{16, 256, "smoke"}, {7, 36, "smoke, d % 8 = 4"}};
   const shape *sh = shapes;
-  char cpu[256];
-  int rounds = 15, a, rc = 0;
+  int rounds = 15, rc = 0;
   bench_cli cli;
   bench_json json;
-  memset(&cli, 0, sizeof cli);
-  for (a = 1; a < argc; a++) {
-    int shared = bench_cli_arg(&cli, argc, argv, &a);
-    if (shared < 0 || (shared == 0 && (rounds = atoi(argv[a])) < 1)) {
-      fprintf(stderr, "usage: bench_embed [rounds] [--smoke] [--json FILE] [--label NAME]\n" BENCH_CLI_USAGE);
-      return 2;
-    }
-  }
-  if (rounds < 3) rounds = 3;
-  if (cli.smoke) { rounds = 1; sh = smoke_shapes; }
+  if (bench_rounds_args("bench_embed", argc, argv, &cli, &rounds) != 0) return 2;
+  if (cli.smoke) sh = smoke_shapes;
   if (bench_json_open(&json, "embed", &cli) != 0) return 1;
-  cpu_model(cpu, sizeof cpu);
-  printf("bench_embed: posenc %s, %s (AVX2 %s), %s build (-O%s), %s, one thread%s\n", POSENC_VERSION_STRING, cpu,
-         cpu_has_avx2() ? "yes" : "no", BENCH_BUILD_TYPE, BENCH_OPTIMIZATION, BENCH_COMPILER,
-         cli.smoke ? "; --smoke: timings meaningless" : "");
+  bench_banner("bench_embed", &cli);
   rc |= bench_shape(&sh[0], rounds, cli.smoke, &json);
   rc |= bench_shape(&sh[1], cli.smoke ? 1 : rounds * 4, cli.smoke, &json);
   return bench_json_close(&json) != 0 || rc;

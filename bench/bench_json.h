@@ -52,6 +52,33 @@ static int bench_cli_arg(bench_cli *c, int argc, char **argv, int *a) {
   return 1;
 }
 
+/* The command line of a bench taking "[rounds]" and the shared options: 0, or 2 after printing
+ * the usage. rounds: at least 3, and 1 under --smoke. (inline, as bench_banner: bench_table and
+ * bench_rope parse their own, and an unused inline function draws no warning.) */
+static inline int bench_rounds_args(const char *name, int argc, char **argv, bench_cli *c, int *rounds) {
+  int a;
+  memset(c, 0, sizeof *c);
+  for (a = 1; a < argc; a++) {
+    int shared = bench_cli_arg(c, argc, argv, &a);
+    if (shared < 0 || (shared == 0 && (*rounds = atoi(argv[a])) < 1)) {
+      fprintf(stderr, "usage: %s [rounds] [--smoke] [--json FILE] [--label NAME]\n" BENCH_CLI_USAGE, name);
+      return 2;
+    }
+  }
+  if (*rounds < 3) *rounds = 3;
+  if (c->smoke) *rounds = 1;
+  return 0;
+}
+
+/* The first line of a bench's output: what ran, where and how it was built. */
+static inline void bench_banner(const char *name, const bench_cli *c) {
+  char cpu[256];
+  cpu_model(cpu, sizeof cpu);
+  printf("%s: posenc %s, %s (AVX2 %s), %s build (-O%s), %s, one thread%s\n", name, POSENC_VERSION_STRING, cpu,
+         cpu_has_avx2() ? "yes" : "no", BENCH_BUILD_TYPE, BENCH_OPTIMIZATION, BENCH_COMPILER,
+         c->smoke ? "; --smoke: timings meaningless" : "");
+}
+
 /* ---- the writer ----------------------------------------------------------------------------- */
 typedef struct bench_rec {
   const char *kernel;   /* what is computed, e.g. "sinusoidal_f32"; NULL: row not written */
