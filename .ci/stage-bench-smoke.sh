@@ -12,20 +12,10 @@ results=$(realpath "${1:?usage: stage-bench-smoke.sh RESULTS_FILE}")
 native=${BENCH_NATIVE:-build}
 aarch64=${BENCH_AARCH64:-build-aarch64-linux-gnu}
 out=$native/bench-smoke
-log=$(mktemp)
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-# check NAME CMD...: one line in RESULTS_FILE; CMD's output is shown only when it fails.
-check() {
-  if "${@:2}" >"$log" 2>&1; then echo "check OK $1" >>"$results"
-  else echo "check FAIL $1" >>"$results"; echo "--- $1 failed:"; tail -40 "$log"; fi
-}
+. .ci/lib.sh
 py=/usr/bin/python3  # Debian's, with python3-matplotlib (not a pyenv or venv one on PATH)
 
-export DEBIAN_FRONTEND=noninteractive
-if ! command -v qemu-aarch64 >/dev/null || ! "$py" -c 'import matplotlib' 2>/dev/null; then
-  as_root apt-get install -y -q --no-install-recommends python3 python3-matplotlib qemu-user >"$log" 2>&1 ||
-    { cat "$log"; exit 1; }
-fi
+apt_install python3 python3-matplotlib qemu-user
 for b in "$native" "$aarch64"; do
   [ -x "$b/bench/bench_table" ] || { echo "stage-bench-smoke: $b/bench is not built"; exit 1; }
 done
@@ -70,4 +60,3 @@ render_checked() { # (set -e does not hold inside `if`: every step is chained)
 check bench-render-compare render_checked
 check bench-render-test "$py" bench/test_render.py bench/render.py bench/samples/x86-64-avx2.jsonl \
   bench/samples/aarch64-neon.jsonl --png
-rm -f "$log"

@@ -11,18 +11,12 @@
 set -euo pipefail
 results=$(realpath "$1")
 cd "$(dirname "$0")/.."
-export DEBIAN_FRONTEND=noninteractive
+. .ci/lib.sh
 work=$(mktemp -d)
-logs=$work/logs
-mkdir -p "$logs"
-
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # posenc's own meson setup also configures its tests and tool (xxhash, MPFR, NumPy).
-as_root apt-get install -y -q --no-install-recommends \
-  gcc g++ make cmake pkg-config meson ninja-build python3 python3-numpy \
-  libsimde-dev libxxhash-dev libmpfr-dev gcc-i686-linux-gnu libc6-dev-i386-cross qemu-user \
-  >"$logs/apt.log" 2>&1 || { cat "$logs/apt.log"; exit 1; }
+apt_install gcc g++ make cmake pkg-config meson ninja-build python3 python3-numpy \
+  libsimde-dev libxxhash-dev libmpfr-dev gcc-i686-linux-gnu libc6-dev-i386-cross qemu-user
 
 # A clean copy: what git tracks and what it would track (so that uncommitted work is tested too).
 src=$work/posenc
@@ -32,26 +26,6 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 else
   tar --exclude='./build*' -cf - . | tar -xf - -C "$src"
 fi
-
-# check NAME COMMAND...: runs COMMAND (its output to a log, printed on failure) and records it.
-check() {
-  local name=$1 log
-  log=$logs/$(echo "$name" | tr -c 'A-Za-z0-9\n' '_').log
-  shift
-  echo "=== $name"
-  # not in an if: errexit must stay on inside COMMAND
-  set +e
-  (set -e; "$@") >"$log" 2>&1
-  local rc=$?
-  set -e
-  if [ $rc = 0 ]; then
-    echo "check OK $name" >>"$results"
-    tail -3 "$log"
-  else
-    echo "check FAIL $name" >>"$results"
-    cat "$log"
-  fi
-}
 
 # meson install into a prefix, building only what is installed (not the tests and benches).
 prefix=$work/prefix

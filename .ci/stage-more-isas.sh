@@ -11,36 +11,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results=$(realpath "${1:?usage: stage-more-isas.sh RESULTS_FILE}")
-log=$(mktemp)
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+. .ci/lib.sh
 
-packages=(meson ninja-build libsimde-dev libxxhash-dev qemu-user
-  gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
-  gcc-s390x-linux-gnu libc6-dev-s390x-cross
-  gcc-i686-linux-gnu g++-i686-linux-gnu libc6-dev-i386-cross)
-export DEBIAN_FRONTEND=noninteractive
-if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then
-  as_root apt-get install -y -q --no-install-recommends "${packages[@]}" >"$log" 2>&1 || { cat "$log"; exit 1; }
-fi
+apt_install meson ninja-build libsimde-dev libxxhash-dev qemu-user \
+  gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross \
+  gcc-s390x-linux-gnu libc6-dev-s390x-cross \
+  gcc-i686-linux-gnu g++-i686-linux-gnu libc6-dev-i386-cross
 
-# cross TRIPLE [SETUP...]: set up and build build-TRIPLE, run its tests (the default run, or one
-# run per named test setup) and record each run; a failed test does not stop the stage.
+# cross TRIPLE [SETUP...]: build build-TRIPLE, run its tests (once per named test setup, if any).
 cross() {
-  local target=$1 dir=build-$1 setup
-  shift
-  echo; echo "=== cross: $target (qemu-user)${*:+, setups: $*}"
-  rm -rf "$dir"
-  meson setup "$dir" --cross-file "cross/$target.ini" -Dbuildtype=release >"$log" 2>&1 || { cat "$log"; exit 1; }
-  grep -A1 "^  posenc" "$log" | tail -1 || true
-  meson compile -C "$dir" >"$log" 2>&1 || { tail -40 "$log"; exit 1; }
-  if [ $# -eq 0 ]; then
-    meson test -C "$dir" --print-errorlogs || true
-    echo "meson $dir" >>"$results"
-  fi
-  for setup in "$@"; do
-    meson test -C "$dir" --setup "$setup" --print-errorlogs || true
-    echo "meson $dir:$setup" >>"$results"
-  done
+  step "cross: $1 (qemu-user)${2:+, setups: ${*:2}}"
+  meson_build "build-$1" --cross-file "cross/$1.ini"
+  meson_tests "build-$1" "${@:2}"
 }
 
 cross powerpc64le-linux-gnu

@@ -1,0 +1,60 @@
+# .ci/lib.sh - what .ci/run and its stages share. Source it from the repository root with
+# $results naming the results file: "meson BUILDDIR[:SETUP]" lines (every test of that meson
+# test log counts) and "check OK|FAIL NAME" lines. A failed test never stops CI; the summary
+# counts it. Only a broken install, setup or build does.
+export DEBIAN_FRONTEND=noninteractive
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+step() { echo; echo "=== $*"; }
+
+# apt_install PACKAGE...: installs those not yet installed; apt's log is shown only on failure.
+apt_install() {
+  local log
+  dpkg -s "$@" >/dev/null 2>&1 && return 0
+  log=$(mktemp)
+  as_root apt-get install -y -q --no-install-recommends "$@" >"$log" 2>&1 || { cat "$log"; exit 1; }
+  rm -f "$log"
+}
+
+# meson_build DIR [SETUP ARGS...]: a fresh build in DIR, compiled; the backends it got are shown.
+meson_build() {
+  local dir=$1 log
+  shift
+  log=$(mktemp)
+  rm -rf "$dir"
+  meson setup "$dir" "$@" >"$log" 2>&1 || { cat "$log"; exit 1; }
+  grep -A1 "^  posenc" "$log" | tail -1 || true
+  meson compile -C "$dir" >"$log" 2>&1 || { tail -40 "$log"; exit 1; }
+  rm -f "$log"
+}
+
+# meson_tests DIR [SETUP...]: DIR's tests (once per named test setup, if any), each run recorded.
+meson_tests() {
+  local dir=$1 setup
+  shift
+  if [ $# -eq 0 ]; then
+    meson test -C "$dir" --print-errorlogs || true
+    echo "meson $dir" >>"$results"
+  fi
+  for setup in "$@"; do
+    meson test -C "$dir" --setup "$setup" --print-errorlogs || true
+    echo "meson $dir:$setup" >>"$results"
+  done
+}
+
+# check NAME COMMAND...: runs COMMAND with errexit on inside it (so a function's every step
+# counts); its output is shown only when it fails. One result line.
+check() {
+  local name=$1 log rc
+  shift
+  log=$(mktemp)
+  echo "=== $name"
+  set +e
+  (set -e; "$@") >"$log" 2>&1
+  rc=$?
+  set -e
+  if [ $rc = 0 ]; then echo "check OK $name" >>"$results"
+  else echo "check FAIL $name" >>"$results"; echo "--- $name failed:"; tail -40 "$log"; fi
+  rm -f "$log"
+}
