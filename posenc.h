@@ -48,7 +48,7 @@ extern "C" {
 typedef enum posenc_status {
   POSENC_OK = 0,
   POSENC_ERR_NULL = -1,      /* a required pointer is NULL */
-  POSENC_ERR_SIZE = -2,      /* a size or count is zero */
+  POSENC_ERR_SIZE = -2,      /* a size or count is zero (or a .npy rank above 4) */
   POSENC_ERR_OVERFLOW = -3,  /* size arithmetic would overflow size_t */
   POSENC_ERR_BUFFER = -4,    /* the output buffer is smaller than the result */
   POSENC_ERR_LAYOUT = -5,    /* unknown layout */
@@ -137,20 +137,24 @@ typedef struct posenc_sinusoidal_params {
 POSENC_API posenc_sinusoidal_params posenc_sinusoidal_default(size_t dim);
 
 /* Bytes that n_rows rows occupy: ((n_rows-1)*row_stride + dim) * dtype size.
- * Errors: NULL, SIZE, OVERFLOW, DTYPE, LAYOUT, STRIDE. */
+ * Errors: NULL, SIZE, OVERFLOW, DTYPE, LAYOUT, STRIDE, PARAM (unknown freqs rule, T2T
+ * min_timescale out of range), DIM (FAIRSEQ with fewer than 2 frequencies); base is checked by
+ * posenc_sinusoidal_table, not here. */
 POSENC_API posenc_status posenc_sinusoidal_bytes(const posenc_sinusoidal_params *params,
                                                  size_t n_rows, size_t *bytes);
 
 /* Rows for positions start, start+1, ..., start+n_rows-1 (start + n_rows - 1 <= INT32_MAX).
  * Errors: NULL (params, out), SIZE (n_rows or dim is 0), OVERFLOW, BUFFER (out_bytes too small),
- * LAYOUT, DTYPE, BASE, STRIDE, POSITION (last position past INT32_MAX, or
- * |p| * max(omega) >= 2^50, possible only for base < 1). On error nothing is written. */
+ * LAYOUT, DTYPE, BASE, STRIDE, PARAM and DIM (as posenc_sinusoidal_bytes), POSITION (last position
+ * past INT32_MAX, or |p| * max(omega) >= 2^50, possible only for base < 1). On error nothing is
+ * written. */
 POSENC_API posenc_status posenc_sinusoidal_table(const posenc_sinusoidal_params *params,
                                                  int32_t start, size_t n_rows,
                                                  void *out, size_t out_bytes);
 
 /* Rows for an explicit list of positions (any order, repeats allowed, negative allowed).
- * Same errors as posenc_sinusoidal_table, plus NULL for positions. */
+ * Same errors as posenc_sinusoidal_table, plus NULL for positions and ALIAS (out's bytes meet
+ * positions). */
 POSENC_API posenc_status posenc_sinusoidal_rows(const posenc_sinusoidal_params *params,
                                                 const int32_t *positions, size_t n_rows,
                                                 void *out, size_t out_bytes);
@@ -251,7 +255,7 @@ POSENC_API posenc_rope_config posenc_rope_default(size_t head_dim);
 /* Computes the frequencies and the attention factor. Errors: NULL (rope, config, or a LongRoPE
  * factor list), DIM (head_dim < 2, odd rotary_dim, rotary_dim > head_dim or
  * > POSENC_ROPE_MAX_DIM, NTK/dynamic with rotary_dim 2, M-RoPE sections that do not sum to
- * rotary_dim/2), BASE, PARAM (factor not finite or <= 0, a factor list value not finite and > 0,
+ * rotary_dim/2), BASE, PARAM (factor not finite or <= 0, a factor list value not finite or <= 0,
  * L = 0 where needed or L < 2 for LongRoPE, negative betas, llama3 high_freq_factor <=
  * low_freq_factor, an attention factor negative or above 1e30, unknown enums, freq_factors with
  * hf_compat). YaRN without truncation: the ramp bounds are HF's correction dims rounded to
@@ -277,13 +281,16 @@ typedef struct posenc_rope_cache_spec {
   size_t row_stride;              /* elements; 0: dense (the row width) */
 } posenc_rope_cache_spec;
 
-/* Row width in elements: 2h (HALF, INTERLEAVED) or 4h (FULL). */
+/* Row width in elements: 2h (HALF, INTERLEAVED) or 4h (FULL); 0 for a NULL rope, a rope
+ * posenc_rope_init did not make, or an unknown layout. */
 POSENC_API size_t posenc_rope_cache_width(const posenc_rope *rope, posenc_rope_cache_layout layout);
-/* Errors: NULL, SIZE, OVERFLOW, LAYOUT, DTYPE, STRIDE. */
+/* Errors: NULL, SIZE (n_rows 0), OVERFLOW, LAYOUT, DTYPE, STRIDE, DIM (a rope posenc_rope_init
+ * did not make). */
 POSENC_API posenc_status posenc_rope_cache_bytes(const posenc_rope *rope, const posenc_rope_cache_spec *spec,
                                                  size_t n_rows, size_t *bytes);
-/* Rows for positions start .. start+n_rows-1, or for a list. Errors: those of _bytes, BUFFER,
- * POSITION (past INT32_MAX, or |p| * omega beyond 2^50 quarter turns). */
+/* Rows for positions start .. start+n_rows-1, or for a list. Errors, nothing written: those of
+ * _bytes, NULL (out; positions for _rows), BUFFER, POSITION (past INT32_MAX, or |p| * omega
+ * beyond 2^50 quarter turns), ALIAS (_rows: out's bytes meet positions). */
 POSENC_API posenc_status posenc_rope_cache_table(const posenc_rope *rope, const posenc_rope_cache_spec *spec,
                                                  int32_t start, size_t n_rows, void *out, size_t out_bytes);
 POSENC_API posenc_status posenc_rope_cache_rows(const posenc_rope *rope, const posenc_rope_cache_spec *spec,
@@ -329,9 +336,10 @@ typedef enum posenc_rope_direction {
 /* Rotates q and k (k may be NULL; Q and K may have different head counts, GQA) in place. cache
  * NULL: cos/sin are computed on the fly, once per token and reused across heads (no memory
  * but the struct); else read from the cache. Both give the same bits.
- * Errors: NULL, SIZE (batch, tokens or heads 0), DIM, DTYPE, LAYOUT, STRIDE, OVERFLOW,
- * POSITION (a position < 0 or >= the cache's n_rows, past INT32_MAX, or beyond 2^50 quarter
- * turns), ALIAS (q and k overlap, a tensor overlaps itself, q or k overlaps the cache).
+ * Errors: NULL, SIZE (batch, tokens, heads or the cache's n_rows 0), DIM, DTYPE, LAYOUT, STRIDE
+ * (the cache's), OVERFLOW, PARAM (unknown direction), POSITION (a position < 0 or >= the cache's
+ * n_rows, past INT32_MAX, or beyond 2^50 quarter turns), ALIAS (q and k overlap, a tensor
+ * overlaps itself, q or k overlaps the cache or the ids).
  * On error nothing is written. */
 POSENC_API posenc_status posenc_rope_apply(const posenc_rope *rope, const posenc_rope_cache_view *cache,
                                            const posenc_rope_positions *positions,
@@ -535,8 +543,9 @@ typedef struct posenc_sincos_2d_params {
   size_t row_stride;         /* elements; 0 = embed_dim */
 } posenc_sincos_2d_params;
 
-/* Defaults: base 10000, no cls row, f32, dense. _bytes: the bytes the table spans, or the errors
- * above other than BUFFER; posenc_sincos_2d writes the table, or returns the errors above. */
+/* Defaults: base 10000, no cls row, f32, dense. _bytes: the bytes the table spans (*bytes is set
+ * only on success), or the errors above other than BUFFER, plus NULL (bytes); posenc_sincos_2d
+ * writes the table, or returns the errors above. */
 POSENC_API posenc_sincos_2d_params posenc_sincos_2d_default(size_t embed_dim, size_t grid_h, size_t grid_w);
 POSENC_API posenc_status posenc_sincos_2d_bytes(const posenc_sincos_2d_params *params, size_t *bytes);
 POSENC_API posenc_status posenc_sincos_2d(const posenc_sincos_2d_params *params, void *out, size_t out_bytes);
@@ -566,7 +575,7 @@ POSENC_API size_t posenc_spectrum_work(size_t dim);
  * are noise: the rank tolerance lies far above that). Cost n*d^2/2 + O(d^3). work is scratch.
  * Errors, nothing written to singular_values or *info: NULL, SIZE, DTYPE, STRIDE, OVERFLOW, BUFFER
  * (work_count < posenc_spectrum_work(dim)), PARAM (a NaN or Inf in the table), ALIAS (work meets
- * the table, singular_values or *info; singular_values meets the table). */
+ * the table, singular_values or *info; singular_values meets the table or *info). */
 POSENC_API posenc_status posenc_spectrum(const posenc_table *table, double *work, size_t work_count,
                                          double *singular_values, posenc_spectrum_info *info);
 
@@ -626,7 +635,8 @@ POSENC_API posenc_status posenc_npy_parse(const void *buf, size_t len, posenc_np
 /* Writes a v1 header for a C-order array (the dict NumPy writes, padded with spaces and a final
  * '\n' to a multiple of 64 bytes, as NumPy does); *len gets its length, at most 192 bytes
  * (POSENC_NPY_HEADER_MAX). shape may be NULL when ndim is 0. Errors, nothing written: NULL, SIZE (ndim > 4),
- * PARAM (unknown type), OVERFLOW (the array's bytes overflow size_t), BUFFER. */
+ * PARAM (unknown type), OVERFLOW (the array's bytes overflow size_t), BUFFER, ALIAS (len inside
+ * the header's bytes). */
 POSENC_API posenc_status posenc_npy_header(posenc_npy_type type, size_t ndim, const size_t *shape,
                                            void *out, size_t out_cap, size_t *len);
 
@@ -1483,6 +1493,12 @@ POSENC_API posenc_status posenc_isa_set(posenc_isa isa) {
 }
 
 /* ---- sinusoidal tables: validation and the driver ------------------------------------------ */
+/* 1 if byte ranges [a, a+an) and [b, b+bn) meet: an output must not overwrite an input it reads. */
+static int posenc_i_ranges_meet(const unsigned char *a, size_t an, const unsigned char *b, size_t bn) {
+  uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+  return a0 < b0 + bn && b0 < a0 + an;
+}
+
 typedef struct posenc_i_table_plan {
   size_t nfreq;            /* frequencies */
   size_t esize;            /* bytes per element */
@@ -1643,6 +1659,10 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
   st = posenc_i_check_sinusoidal(pr, n_rows, &need, &plan);
   if (st != POSENC_OK) return st;
   if (out_bytes < need) return POSENC_ERR_BUFFER;
+  /* later tiles read positions after earlier ones are written (n_rows <= need / 2: no overflow) */
+  if (positions && posenc_i_ranges_meet((const unsigned char *)out, need, (const unsigned char *)positions,
+                                        n_rows * sizeof *positions))
+    return POSENC_ERR_ALIAS;
   st = posenc_i_max_abs_position(start, positions, n_rows, &max_abs);
   if (st != POSENC_OK) return st;
   st = posenc_i_sinusoidal_freqs(pr, plan.nfreq, max_abs, &u_first, &plan.omega1);
@@ -2029,6 +2049,7 @@ static posenc_status posenc_i_rope_check_spec(const posenc_rope *rope, const pos
 
 POSENC_API size_t posenc_rope_cache_width(const posenc_rope *rope, posenc_rope_cache_layout layout) {
   if (!rope || rope->pairs == 0 || rope->pairs > POSENC_ROPE_MAX_DIM / 2) return 0;
+  if ((unsigned)layout > POSENC_ROPE_CACHE_INTERLEAVED) return 0;
   return layout == POSENC_ROPE_CACHE_FULL ? 4 * rope->pairs : 2 * rope->pairs;
 }
 
@@ -2151,6 +2172,9 @@ static posenc_status posenc_i_rope_cache_run(const posenc_i_backend *be, const p
   st = posenc_i_rope_check_spec(rope, spec, n_rows, &need, &stride);
   if (st != POSENC_OK) return st;
   if (out_bytes < need) return POSENC_ERR_BUFFER;
+  if (positions && posenc_i_ranges_meet((const unsigned char *)out, need, (const unsigned char *)positions,
+                                        n_rows * sizeof *positions))
+    return POSENC_ERR_ALIAS; /* n_rows * 4 <= need: no overflow */
   es = posenc_dtype_size(spec->dtype);
   st = posenc_i_max_abs_position(start, positions, n_rows, &max_abs);
   if (st != POSENC_OK) return st;
@@ -2216,11 +2240,6 @@ static posenc_status posenc_i_rope_check_tensor(const posenc_rope_tensor *t, siz
   if (ext > SIZE_MAX / v->es || ext * v->es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
   v->span = ext * v->es;
   return POSENC_OK;
-}
-
-static int posenc_i_ranges_meet(const unsigned char *a, size_t an, const unsigned char *b, size_t bn) {
-  uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
-  return a0 < b0 + bn && b0 < a0 + an;
 }
 
 /* q and k may share one buffer row by row (a fused QKV projection): same dtype and token
@@ -2319,6 +2338,13 @@ static posenc_status posenc_i_rope_apply(const posenc_i_backend *be, const posen
     if (st != POSENC_OK) return st;
   }
   if (k && !posenc_i_rope_disjoint(&tv[0], &tv[1], D, B, T)) return POSENC_ERR_ALIAS;
+  if (pos->ids) { /* ids are read again while q and k are rotated: a write there would change them */
+    size_t n = naxes * B * T;
+    if (n > (size_t)PTRDIFF_MAX / sizeof *pos->ids) return POSENC_ERR_OVERFLOW;
+    for (i = 0; i < ntensors; i++)
+      if (posenc_i_ranges_meet((const unsigned char *)pos->ids, n * sizeof *pos->ids, tv[i].data, tv[i].span))
+        return POSENC_ERR_ALIAS;
+  }
   if (cache) {
     size_t cbytes, cstride;
     if (!cache->data) return POSENC_ERR_NULL;
@@ -2682,6 +2708,7 @@ POSENC_API posenc_status posenc_embed_positions(const posenc_embed_tokens *token
   posenc_status st = posenc_i_check_tokens(tokens);
   if (st != POSENC_OK) return st;
   if (!out) return POSENC_ERR_NULL;
+  if (tokens->batch * tokens->tokens > (size_t)PTRDIFF_MAX / sizeof *out) return POSENC_ERR_OVERFLOW;
   if (posenc_i_tokens_meet(tokens, (size_t)(uintptr_t)out,
                            (size_t)(uintptr_t)out + tokens->batch * tokens->tokens * sizeof *out))
     return POSENC_ERR_ALIAS;
@@ -3366,10 +3393,13 @@ static posenc_status posenc_i_tb_check_2d(const posenc_sincos_2d_params *pr, siz
 }
 
 POSENC_API posenc_status posenc_sincos_2d_bytes(const posenc_sincos_2d_params *params, size_t *bytes) {
-  size_t rows;
+  size_t rows, need;
   posenc_sinusoidal_params half;
+  posenc_status st;
   if (!bytes) return POSENC_ERR_NULL;
-  return posenc_i_tb_check_2d(params, &rows, bytes, &half);
+  st = posenc_i_tb_check_2d(params, &rows, &need, &half);
+  if (st == POSENC_OK) *bytes = need; /* it knows the size before it has checked base and grid */
+  return st;
 }
 
 POSENC_API posenc_status posenc_sincos_2d(const posenc_sincos_2d_params *params, void *out, size_t out_bytes) {
@@ -3542,7 +3572,9 @@ POSENC_API posenc_status posenc_spectrum(const posenc_table *table, double *work
     size_t wb = need * sizeof *work, tb = extent * posenc_dtype_size(table->dtype);
     if (posenc_i_ranges_meet(w, wb, t, tb) ||
         (singular_values && (posenc_i_ranges_meet(w, wb, (const unsigned char *)singular_values, d * sizeof(double)) ||
-                             posenc_i_ranges_meet(t, tb, (const unsigned char *)singular_values, d * sizeof(double)))) ||
+                             posenc_i_ranges_meet(t, tb, (const unsigned char *)singular_values, d * sizeof(double)) ||
+                             posenc_i_ranges_meet((const unsigned char *)info, sizeof *info,
+                                                  (const unsigned char *)singular_values, d * sizeof(double)))) ||
         posenc_i_ranges_meet(w, wb, (const unsigned char *)info, sizeof *info))
       return POSENC_ERR_ALIAS;
   }
@@ -3790,6 +3822,7 @@ POSENC_API posenc_status posenc_npy_header(posenc_npy_type type, size_t ndim, co
   memcpy(dict + n, "), }", 4); n += 4;
   total = (10 + n + 1 + 63) / 64 * 64; /* magic, version, u16 length, dict, '\n' */
   if (out_cap < total) return POSENC_ERR_BUFFER;
+  if (posenc_i_ranges_meet(o, total, (const unsigned char *)len, sizeof *len)) return POSENC_ERR_ALIAS;
   memcpy(o, posenc_i_npy_magic, 6);
   o[6] = 1; o[7] = 0;
   o[8] = (unsigned char)((total - 10) & 0xff);
