@@ -823,7 +823,8 @@ POSENC_API posenc_status posenc_isa_set(posenc_isa isa);
 
 /* Recomputes small canonical cases with the active backend and compares them with embedded
  * goldens. ERR_SELFTEST means this build or this thread's floating-point environment does not
- * produce posenc's results (-ffast-math, a non-default rounding mode, x87 arithmetic, ...). */
+ * produce posenc's results (-ffast-math, a non-default rounding mode, x87 arithmetic, flush-to-zero
+ * or denormals-are-zero modes, ...). */
 POSENC_API posenc_status posenc_selftest(void);
 
 /* =============================================================================================
@@ -2469,10 +2470,10 @@ static int posenc_i_round_to_nearest(void) {
 }
 
 /* Rotation: one head of d = 32 (the first 24 dims rotated) at positions 5 and 16777215, NeoX and
- * GPT-J, on the fly; inputs k/8 - 1.5. Expected f32 bits of elements 0, 1, 13 and 23. A fused
- * x0*c - x1*s changes them. Returns 0 on a match. */
-static int posenc_i_selftest_rotation(const posenc_i_backend *be, uint32_t got[2][2][4]) {
-  static const int elems[4] = {0, 1, 13, 23};
+ * GPT-J, on the fly, into bits[style][token][element]. Inputs k/8 - 1.5, or with `tiny` subnormals
+ * of both signs, whose rotations are subnormal too. A fused x0*c - x1*s changes the first; a
+ * flush-to-zero (FTZ) or denormals-are-zero (DAZ) mode changes the second. Returns 0 on success. */
+static int posenc_i_selftest_rotation(const posenc_i_backend *be, int tiny, uint32_t bits[2][2][32]) {
   static const int32_t ids[2] = {5, 16777215};
   posenc_rope rope;
   posenc_rope_config cfg = posenc_rope_default(32);
@@ -2488,16 +2489,50 @@ static int posenc_i_selftest_rotation(const posenc_i_backend *be, uint32_t got[2
     cfg.style = (posenc_rope_style)style;
     if (posenc_rope_init(&rope, &cfg) != POSENC_OK) return 1;
     for (tok = 0; tok < 2; tok++)
-      for (e = 0; e < 32; e++) x[tok][e] = (float)(e + 7 * tok) / 8.0f - 1.5f;
+      for (e = 0; e < 32; e++)
+        x[tok][e] = tiny ? posenc_i_bitsf((uint32_t)(e + 7 * tok) * 0x3579u + 0x40000u + ((uint32_t)(e & 1) << 31))
+                         : (float)(e + 7 * tok) / 8.0f - 1.5f;
     if (posenc_i_rope_apply(be, &rope, NULL, &pos, &t, NULL, POSENC_ROPE_FORWARD) != POSENC_OK) return 1;
     for (tok = 0; tok < 2; tok++)
-      for (e = 0; e < 4; e++) got[style][tok][e] = posenc_i_fbits(x[tok][elems[e]]);
+      for (e = 0; e < 32; e++) bits[style][tok][e] = posenc_i_fbits(x[tok][e]);
   }
   return 0;
 }
+/* Expected bits of elements 0, 1, 13 and 23 of the normal inputs, and the checksum of the tiny ones */
 static const uint32_t posenc_i_st_rot[2][2][4] = {
   {{0xbed9da42u, 0x3f5885b2u, 0xbf8baf05u, 0x3faffb8fu}, {0x3f839bb1u, 0xbf858669u, 0xbecdf435u, 0x3edc9f1fu}},
   {{0xbfdf3bdcu, 0x3f86305du, 0x3dffae19u, 0x3fb02c18u}, {0xbe8d1f83u, 0x3f405df4u, 0xbf4374bdu, 0x3fe574e6u}}};
+#define POSENC_I_ST_ROT_TINY 0x9260771eu
+
+static uint32_t posenc_i_st_hash(const uint32_t *bits, size_t n) {
+  uint32_t h = 0;
+  size_t j;
+  for (j = 0; j < n; j++) h = h * 31u + bits[j];
+  return h;
+}
+
+/* The masked add on one row of 37 subnormal x and P (a vector body and a tail on every backend):
+ * y = x*0.75 + P is subnormal, so FTZ or DAZ changes it. Returns the checksum of y's bits. */
+#define POSENC_I_ST_ADD_TINY 0x8509c1e4u
+static void posenc_i_scalar_add_fwd(const posenc_i_add_job *job);
+static uint32_t posenc_i_selftest_add(const posenc_i_backend *be) {
+  float x[37], p[37], y[37];
+  uint32_t bits[37];
+  posenc_i_add_job job;
+  int j;
+  for (j = 0; j < 37; j++) {
+    x[j] = posenc_i_bitsf((uint32_t)j * 0x0002f1a3u + 0x00012345u + ((uint32_t)(j % 3 == 1) << 31));
+    p[j] = posenc_i_bitsf((uint32_t)(j + 1) * 0x00000ab1u + ((uint32_t)(j % 5 == 2) << 31));
+  }
+  memset(&job, 0, sizeof job);
+  job.x = (const unsigned char *)x; job.x_dtype = POSENC_DTYPE_F32; job.x_stride = (ptrdiff_t)sizeof x;
+  job.p = (const unsigned char *)p; job.p_dtype = POSENC_DTYPE_F32; job.p_stride = (ptrdiff_t)sizeof p;
+  job.y = (unsigned char *)y; job.y_dtype = POSENC_DTYPE_F32; job.y_stride = (ptrdiff_t)sizeof y;
+  job.nrows = 1; job.n = 37; job.scale = 0.75f; job.keep_scale = 1.0f;
+  (be->add_fwd ? be->add_fwd : posenc_i_scalar_add_fwd)(&job);
+  for (j = 0; j < 37; j++) bits[j] = posenc_i_fbits(y[j]);
+  return posenc_i_st_hash(bits, 37);
+}
 
 /* The bias row kernel on one row with every kind of segment, short ones (single columns) and
  * long ones (vectors, and the alignment steps before them), masked keys in each; the bits are
@@ -2533,10 +2568,10 @@ static uint32_t posenc_i_selftest_bias(const posenc_i_backend *be) {
 }
 
 POSENC_API posenc_status posenc_selftest(void) {
-  static const int cols[4] = {0, 1, 30, 31};
+  static const int cols[4] = {0, 1, 30, 31}, rot_elems[4] = {0, 1, 13, 23};
   float got[8 * 32], ref[8 * 32];
   posenc_sinusoidal_params prm = posenc_sinusoidal_default(32);
-  int r, c;
+  int r, c, tiny;
   double chain[10];
   if (!posenc_i_round_to_nearest()) return POSENC_ERR_SELFTEST;
   posenc_i_selftest_chain(chain);
@@ -2550,13 +2585,22 @@ POSENC_API posenc_status posenc_selftest(void) {
       if (posenc_i_fbits(ref[r * 32 + cols[c]]) != posenc_i_st_bits[r][c]) return POSENC_ERR_SELFTEST;
   /* every column of the active backend against the scalar reference */
   if (memcmp(got, ref, sizeof got) != 0) return POSENC_ERR_SELFTEST;
-  {
-    uint32_t rot[2][2][4], rot_ref[2][2][4];
-    if (posenc_i_selftest_rotation(posenc_i_select(), rot) || posenc_i_selftest_rotation(&posenc_i_backend_scalar, rot_ref))
+  for (tiny = 0; tiny < 2; tiny++) {
+    uint32_t rot[2][2][32], rot_ref[2][2][32];
+    int s, t;
+    if (posenc_i_selftest_rotation(posenc_i_select(), tiny, rot) ||
+        posenc_i_selftest_rotation(&posenc_i_backend_scalar, tiny, rot_ref) || memcmp(rot, rot_ref, sizeof rot) != 0)
       return POSENC_ERR_SELFTEST;
-    if (memcmp(rot, rot_ref, sizeof rot) != 0 || memcmp(rot_ref, posenc_i_st_rot, sizeof rot) != 0)
-      return POSENC_ERR_SELFTEST;
+    if (tiny && posenc_i_st_hash(&rot_ref[0][0][0], 2 * 2 * 32) != POSENC_I_ST_ROT_TINY) return POSENC_ERR_SELFTEST;
+    for (s = 0; s < 2 && !tiny; s++)
+      for (t = 0; t < 2; t++)
+        for (c = 0; c < 4; c++)
+          if (rot_ref[s][t][rot_elems[c]] != posenc_i_st_rot[s][t][c]) return POSENC_ERR_SELFTEST;
   }
+  /* subnormals: an FTZ/DAZ mode set by the process (or by -ffast-math's start-up code) */
+  if (posenc_i_selftest_add(posenc_i_select()) != POSENC_I_ST_ADD_TINY ||
+      posenc_i_selftest_add(&posenc_i_backend_scalar) != POSENC_I_ST_ADD_TINY)
+    return POSENC_ERR_SELFTEST;
   if (posenc_i_selftest_bias(posenc_i_select()) != POSENC_I_ST_BIAS ||
       posenc_i_selftest_bias(&posenc_i_backend_scalar) != POSENC_I_ST_BIAS)
     return POSENC_ERR_SELFTEST;
