@@ -255,10 +255,11 @@ POSENC_API posenc_rope_config posenc_rope_default(size_t head_dim);
 /* Computes the frequencies and the attention factor. Errors: NULL (rope, config, or a LongRoPE
  * factor list), DIM (head_dim < 2, odd rotary_dim, rotary_dim > head_dim or
  * > POSENC_ROPE_MAX_DIM, NTK/dynamic with rotary_dim 2, M-RoPE sections that do not sum to
- * rotary_dim/2), BASE, PARAM (factor not finite or <= 0, a factor list value not finite or <= 0,
+ * rotary_dim/2), BASE, PARAM (factor or a factor list value outside [1e-30, 1e30] or NaN,
  * L = 0 where needed or L < 2 for LongRoPE, negative betas, llama3 high_freq_factor <=
  * low_freq_factor, an attention factor negative or above 1e30, unknown enums, freq_factors with
- * hf_compat). YaRN without truncation: the ramp bounds are HF's correction dims rounded to
+ * hf_compat; hf_compat: a rescaled base that is not a normal float32, or float32 frequencies that
+ * overflow, as from a base far below 1). YaRN without truncation: the ramp bounds are HF's correction dims rounded to
  * double (as HF's Python floats are); the rest is exact. On error *rope is untouched. */
 POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_config *config);
 
@@ -290,7 +291,7 @@ POSENC_API posenc_status posenc_rope_cache_bytes(const posenc_rope *rope, const 
                                                  size_t n_rows, size_t *bytes);
 /* Rows for positions start .. start+n_rows-1, or for a list. Errors, nothing written: those of
  * _bytes, NULL (out; positions for _rows), BUFFER, POSITION (past INT32_MAX, or |p| * omega
- * beyond 2^50 quarter turns), ALIAS (_rows: out's bytes meet positions). */
+ * beyond 2^50 quarter turns), ALIAS (out's bytes meet *rope or *spec; _rows: or positions). */
 POSENC_API posenc_status posenc_rope_cache_table(const posenc_rope *rope, const posenc_rope_cache_spec *spec,
                                                  int32_t start, size_t n_rows, void *out, size_t out_bytes);
 POSENC_API posenc_status posenc_rope_cache_rows(const posenc_rope *rope, const posenc_rope_cache_spec *spec,
@@ -335,11 +336,12 @@ typedef enum posenc_rope_direction {
 
 /* Rotates q and k (k may be NULL; Q and K may have different head counts, GQA) in place. cache
  * NULL: cos/sin are computed on the fly, once per token and reused across heads (no memory
- * but the struct); else read from the cache. Both give the same bits.
+ * but the struct); else read from the cache. Both give the same bits, on every backend, except
+ * that a NaN output's sign and payload may differ (a pair holding NaNs of both signs, or Inf).
  * Errors: NULL, SIZE (batch, tokens, heads or the cache's n_rows 0), DIM, DTYPE, LAYOUT, STRIDE
  * (the cache's), OVERFLOW, PARAM (unknown direction), POSITION (a position < 0 or >= the cache's
  * n_rows, past INT32_MAX, or beyond 2^50 quarter turns), ALIAS (q and k overlap, a tensor
- * overlaps itself, q or k overlaps the cache or the ids).
+ * overlaps itself, q or k overlaps the cache, the ids, or the *rope, *positions or *cache structs).
  * On error nothing is written. */
 POSENC_API posenc_status posenc_rope_apply(const posenc_rope *rope, const posenc_rope_cache_view *cache,
                                            const posenc_rope_positions *positions,
@@ -440,7 +442,7 @@ POSENC_API posenc_embed_config posenc_embed_default(size_t dim);
 /* The position of every token (b, t) as the add will use it, before the OOB policy: -1 for a
  * padding row. out has batch*tokens entries. Errors, nothing written: NULL, SIZE, OVERFLOW,
  * PARAM (unknown mode), POSITION (a real token's position < 0 or past INT32_MAX), PADDING
- * (FAIRSEQ with a padding_id < 0), ALIAS (out overlaps positions, token_ids or mask). Positions
+ * (FAIRSEQ with a padding_id < 0), ALIAS (out overlaps positions, token_ids, mask or *tokens). Positions
  * of padding rows (IDS) are never read or checked. */
 POSENC_API posenc_status posenc_embed_positions(const posenc_embed_tokens *tokens, int32_t *out);
 
@@ -453,7 +455,7 @@ POSENC_API posenc_status posenc_embed_positions(const posenc_embed_tokens *token
  * PARAM (dropout_p outside [0, 1) or NaN, scale not finite, unknown mode or policy), POSITION (a
  * real token's position < 0 or past INT32_MAX, or >= n_rows under OOB_ERROR), PADDING (FAIRSEQ
  * padding_id < 0 or >= n_rows), ALIAS (y overlaps P or itself, partially overlaps x, or overlaps
- * positions, token_ids or mask), BASE and the sinusoidal parameter errors. */
+ * positions, token_ids, mask, *tokens or *config), BASE and the sinusoidal parameter errors. */
 POSENC_API posenc_status posenc_embed_forward(const posenc_embed_config *config,
                                               const posenc_embed_tokens *tokens,
                                               const posenc_embed_tensor *x,
@@ -468,7 +470,8 @@ POSENC_API posenc_status posenc_embed_forward(const posenc_embed_config *config,
  * The sums run in a fixed order, so every backend and every run give the same bits. keep is the
  * forward's mask (same config: same p and seed). Errors: those of forward (the table's values are
  * not read), plus STRIDE (grad_table_stride < dim) and ALIAS when grad_table overlaps grad_y,
- * grad_x or a token array, or grad_x partially overlaps grad_y or overlaps a token array. */
+ * grad_x or a token array, or grad_x partially overlaps grad_y or overlaps a token array (token
+ * arrays here include *tokens and *config). */
 POSENC_API posenc_status posenc_embed_backward(const posenc_embed_config *config,
                                                const posenc_embed_tokens *tokens,
                                                const posenc_embed_tensor *grad_y,
@@ -749,7 +752,7 @@ POSENC_API posenc_status posenc_t5_bucket_range(const posenc_t5_buckets *cfg, in
  * nothing written: those of
  * posenc_mask_apply, NULL (plan, table), PARAM (a plan posenc_t5_plan_init did not make),
  * DTYPE (table), TABLE (table rows < num_buckets, or dim < head0 + heads), STRIDE (table),
- * ALIAS (table inside the tile). */
+ * ALIAS (table or plan inside the tile). */
 POSENC_API posenc_status posenc_t5_bias_add(const posenc_score_tile *tile, const posenc_score_mask *mask,
                                             const posenc_t5_plan *plan, const posenc_table *table,
                                             size_t head0);
@@ -1655,6 +1658,10 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
   posenc_status st;
   posenc_i_dd u_first;
   double u[POSENC_GROUP * POSENC_UPARTS * POSENC_CHUNK];
+  posenc_sinusoidal_params copy; /* read again while rows are written: out may hold the caller's */
+  if (!pr) return POSENC_ERR_NULL;
+  copy = *pr;
+  pr = &copy;
 
   if (!out) return POSENC_ERR_NULL;
   st = posenc_i_check_sinusoidal(pr, n_rows, &need, &plan);
@@ -1753,6 +1760,9 @@ static double posenc_i_floor(double x) { /* |x| < 2^52 */
 }
 static double posenc_i_ceil(double x) { return -posenc_i_floor(-x); }
 static int posenc_i_finite_pos(double x) { return x > 0.0 && x <= 1e300; }
+/* Scaling factors and factor lists, like base, in [1e-30, 1e30]: beyond that the frequencies
+ * leave double's range and come out NaN. */
+static int posenc_i_factor_ok(double x) { return x >= 1e-30 && x <= 1e30; }
 
 /* YaRN (HF _compute_yarn_parameters): find_correction_dim(r) = d ln(L / (2 pi r)) / (2 ln base). */
 static double posenc_i_yarn_corr_dim(double r, size_t d, double L, double base) {
@@ -1784,6 +1794,7 @@ static double posenc_i_yarn_mscale(double s, double m) {
   return s <= 1.0 ? 1.0 : 0.1 * m * posenc_i_dd_log(s).hi + 1.0;
 }
 
+static double posenc_i_rope_hf_base(const posenc_rope_config *c, size_t d);
 static posenc_status posenc_i_rope_check_config(const posenc_rope_config *c, size_t *d_out) {
   size_t d;
   if (c->head_dim < 2) return POSENC_ERR_DIM;
@@ -1793,7 +1804,7 @@ static posenc_status posenc_i_rope_check_config(const posenc_rope_config *c, siz
   if ((unsigned)c->style > POSENC_ROPE_GPTJ || (unsigned)c->scaling > POSENC_ROPE_SCALING_LONGROPE ||
       (unsigned)c->mrope > POSENC_ROPE_MROPE_INTERLEAVED)
     return POSENC_ERR_PARAM;
-  if (c->scaling != POSENC_ROPE_SCALING_NONE && !posenc_i_finite_pos(c->factor)) return POSENC_ERR_PARAM;
+  if (c->scaling != POSENC_ROPE_SCALING_NONE && !posenc_i_factor_ok(c->factor)) return POSENC_ERR_PARAM;
   if ((c->scaling == POSENC_ROPE_SCALING_NTK || c->scaling == POSENC_ROPE_SCALING_DYNAMIC) && d == 2)
     return POSENC_ERR_DIM; /* exponent d/(d-2) */
   if (c->scaling >= POSENC_ROPE_SCALING_DYNAMIC && c->original_max_pos == 0) return POSENC_ERR_PARAM;
@@ -1812,17 +1823,21 @@ static posenc_status posenc_i_rope_check_config(const posenc_rope_config *c, siz
     size_t i;
     if (!c->short_factor || !c->long_factor) return POSENC_ERR_NULL;
     for (i = 0; i < d / 2; i++)
-      if (!posenc_i_finite_pos(c->short_factor[i]) || !posenc_i_finite_pos(c->long_factor[i])) return POSENC_ERR_PARAM;
+      if (!posenc_i_factor_ok(c->short_factor[i]) || !posenc_i_factor_ok(c->long_factor[i])) return POSENC_ERR_PARAM;
   }
   if (c->freq_factors) {
     size_t i;
     if (c->hf_compat) return POSENC_ERR_PARAM; /* a ggml concept: HF has no float32 recipe for it */
-    for (i = 0; i < d / 2; i++) if (!posenc_i_finite_pos(c->freq_factors[i])) return POSENC_ERR_PARAM;
+    for (i = 0; i < d / 2; i++) if (!posenc_i_factor_ok(c->freq_factors[i])) return POSENC_ERR_PARAM;
   }
   if (!(c->attention_factor >= 0.0 && c->attention_factor <= 1e30)) return POSENC_ERR_PARAM;
   if (c->mrope != POSENC_ROPE_MROPE_NONE) {
     uint64_t sum = (uint64_t)c->mrope_section[0] + c->mrope_section[1] + c->mrope_section[2];
     if (sum != d / 2) return POSENC_ERR_DIM;
+  }
+  if (c->hf_compat) { /* HF rounds the rescaled base to a normal float32 (FLT_MIN .. FLT_MAX) */
+    double b = posenc_i_rope_hf_base(c, d);
+    if (!(b >= 1.1754943508222875e-38 && b <= 3.4028234663852886e38)) return POSENC_ERR_PARAM;
   }
   *d_out = d;
   return POSENC_OK;
@@ -1880,10 +1895,9 @@ static float posenc_i_powf(float b, float e) { /* correctly rounded b^e for b > 
 }
 static double posenc_i_logd(double x) { return posenc_i_dd_log(x).hi; }
 
-static void posenc_i_rope_hf_inv(const posenc_rope_config *c, size_t d, const float *ext, float *inv) {
-  size_t h = d / 2, i;
-  double base = c->base, low = 0.0, high = 1.0;
-  float s = (float)c->factor, fb;
+/* The base after NTK-style rescaling, in double, as HF computes it before rounding to float32. */
+static double posenc_i_rope_hf_base(const posenc_rope_config *c, size_t d) {
+  double base = c->base;
   if (c->scaling == POSENC_ROPE_SCALING_NTK) {
     base = c->base * posenc_i_pow_d(c->factor, (double)d / (double)(d - 2));
   } else if (c->scaling == POSENC_ROPE_SCALING_DYNAMIC) {
@@ -1892,11 +1906,18 @@ static void posenc_i_rope_hf_inv(const posenc_rope_config *c, size_t d, const fl
       x = posenc_i_qwen_alpha(S, L);
     } else {
       if (S < L) S = L;
-      x = c->factor * S / L - (c->factor - 1.0);
+      x = c->factor * S / L - (c->factor - 1.0); /* HF's double arithmetic: 0 for s = 1e30, S = L */
     }
+    if (!(x > 0.0)) return 0.0;                  /* refused at init, as HF's base would be 0 */
     base = c->base * posenc_i_pow_d(x, (double)d / (double)(d - 2));
   }
-  fb = (float)base;
+  return base;
+}
+
+static void posenc_i_rope_hf_inv(const posenc_rope_config *c, size_t d, const float *ext, float *inv) {
+  size_t h = d / 2, i;
+  double low = 0.0, high = 1.0;
+  float s = (float)c->factor, fb = (float)posenc_i_rope_hf_base(c, d); /* normal: checked at init */
   if (c->scaling == POSENC_ROPE_SCALING_YARN) posenc_i_yarn_range(c, d, &low, &high);
   for (i = 0; i < h; i++) {
     float e = (float)(2 * i) / (float)d, pf = posenc_i_powf(fb, e), v;
@@ -1964,6 +1985,7 @@ POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_c
   size_t d, h, i;
   posenc_i_dd run = posenc_i_TWO_OVER_PI, om1;
   const float *ext = NULL;
+  float hf_inv[POSENC_ROPE_MAX_DIM / 2];
   double low = 0.0, high = 1.0;
   posenc_status st;
   if (!rope || !config) return POSENC_ERR_NULL;
@@ -1973,6 +1995,11 @@ POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_c
   h = d / 2;
   if (c.scaling == POSENC_ROPE_SCALING_LONGROPE)
     ext = (c.seq_len > c.original_max_pos) ? c.long_factor : c.short_factor;
+  if (c.hf_compat) { /* HF's float32 frequencies must be finite (a base far below 1 overflows them) */
+    posenc_i_rope_hf_inv(&c, d, ext, hf_inv);
+    for (i = 0; i < h; i++)
+      if (!(hf_inv[i] - hf_inv[i] == 0.0f)) return POSENC_ERR_PARAM;
+  }
   if (c.scaling == POSENC_ROPE_SCALING_YARN) posenc_i_yarn_range(&c, d, &low, &high);
   om1 = posenc_i_dd_exp(posenc_i_dd_div_d(posenc_i_dd_mul_d(posenc_i_rope_log_base(&c, d), -2.0), (double)d));
   rope->config = c;
@@ -2015,7 +2042,7 @@ POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_c
     posenc_i_split_parts(rope->u_parts, i, u);
     run = posenc_i_dd_mul(run, om1);
   }
-  if (c.hf_compat) posenc_i_rope_hf_inv(&c, d, ext, rope->inv_freq_f32);
+  if (c.hf_compat) memcpy(rope->inv_freq_f32, hf_inv, h * sizeof *hf_inv);
   return POSENC_OK;
 }
 
@@ -2181,6 +2208,9 @@ static posenc_status posenc_i_rope_cache_run(const posenc_i_backend *be, const p
   if (st != POSENC_OK) return st;
   st = posenc_i_rope_check_reach(rope, max_abs);
   if (st != POSENC_OK) return st;
+  if (posenc_i_ranges_meet((const unsigned char *)out, need, (const unsigned char *)rope, sizeof *rope) ||
+      posenc_i_ranges_meet((const unsigned char *)out, need, (const unsigned char *)spec, sizeof *spec))
+    return POSENC_ERR_ALIAS; /* both are read for every tile */
   tile = posenc_i_tile_rows(stride * es);
   for (r = 0; r < n_rows; r += tile) {
     size_t n = n_rows - r < tile ? n_rows - r : tile;
@@ -2346,6 +2376,11 @@ static posenc_status posenc_i_rope_apply(const posenc_i_backend *be, const posen
       if (posenc_i_ranges_meet((const unsigned char *)pos->ids, n * sizeof *pos->ids, tv[i].data, tv[i].span))
         return POSENC_ERR_ALIAS;
   }
+  for (i = 0; i < ntensors; i++) /* the structs are read again while rotating */
+    if (posenc_i_ranges_meet((const unsigned char *)rope, sizeof *rope, tv[i].data, tv[i].span) ||
+        posenc_i_ranges_meet((const unsigned char *)pos, sizeof *pos, tv[i].data, tv[i].span) ||
+        (cache && posenc_i_ranges_meet((const unsigned char *)cache, sizeof *cache, tv[i].data, tv[i].span)))
+      return POSENC_ERR_ALIAS;
   if (cache) {
     size_t cbytes, cstride;
     if (!cache->data) return POSENC_ERR_NULL;
@@ -2737,12 +2772,15 @@ static posenc_status posenc_i_check_tokens(const posenc_embed_tokens *tk) {
   return POSENC_OK;
 }
 
-/* 1 if bytes [lo, hi) meet a token array that is read (positions, ids, mask): a write there
- * would change positions after they were checked. */
-static int posenc_i_tokens_meet(const posenc_embed_tokens *tk, size_t lo, size_t hi) {
+/* 1 if bytes [lo, hi) meet what is read while outputs are written: the token arrays (positions,
+ * ids, mask), the tokens struct and the config (a write there would change them after they were
+ * checked). */
+static int posenc_i_tokens_meet(const posenc_embed_config *c, const posenc_embed_tokens *tk, size_t lo, size_t hi) {
   size_t n = tk->batch * tk->tokens, n4 = n <= SIZE_MAX / 4 ? n * 4 : SIZE_MAX - 3; /* n: checked */
   const unsigned char *out = (const unsigned char *)(uintptr_t)lo;
-  return (tk->mode == POSENC_POS_IDS && posenc_i_ranges_meet(out, hi - lo, (const unsigned char *)tk->positions, n4)) ||
+  return posenc_i_ranges_meet(out, hi - lo, (const unsigned char *)tk, sizeof *tk) ||
+         (c && posenc_i_ranges_meet(out, hi - lo, (const unsigned char *)c, sizeof *c)) ||
+         (tk->mode == POSENC_POS_IDS && posenc_i_ranges_meet(out, hi - lo, (const unsigned char *)tk->positions, n4)) ||
          (tk->token_ids && posenc_i_ranges_meet(out, hi - lo, (const unsigned char *)tk->token_ids, n4)) ||
          (tk->mask && posenc_i_ranges_meet(out, hi - lo, tk->mask, n));
 }
@@ -2753,7 +2791,7 @@ POSENC_API posenc_status posenc_embed_positions(const posenc_embed_tokens *token
   if (st != POSENC_OK) return st;
   if (!out) return POSENC_ERR_NULL;
   if (tokens->batch * tokens->tokens > (size_t)PTRDIFF_MAX / sizeof *out) return POSENC_ERR_OVERFLOW;
-  if (posenc_i_tokens_meet(tokens, (size_t)(uintptr_t)out,
+  if (posenc_i_tokens_meet(NULL, tokens, (size_t)(uintptr_t)out,
                            (size_t)(uintptr_t)out + tokens->batch * tokens->tokens * sizeof *out))
     return POSENC_ERR_ALIAS;
   for (b = 0; b < tokens->batch; b++) { /* validate everything first */
@@ -2842,11 +2880,9 @@ static int posenc_i_tens_alias(const posenc_i_tens *a, const posenc_i_tens *b) {
   return posenc_i_spans_overlap(a->lo, a->hi, b->lo, b->hi);
 }
 
-/* Everything but the tensors: config, table, sinusoidal source, positions. */
+/* Everything but the tensors and positions: config, table, sinusoidal source. */
 static posenc_status posenc_i_embed_setup(const posenc_embed_config *c, const posenc_embed_tokens *tk,
                                           posenc_i_embed_plan *pl) {
-  size_t b, t;
-  double max_abs = 0.0;
   posenc_status st;
   if (!c) return POSENC_ERR_NULL;
   st = posenc_i_check_tokens(tk);
@@ -2897,6 +2933,16 @@ static posenc_status posenc_i_embed_setup(const posenc_embed_config *c, const po
     st = posenc_i_check_sinusoidal(&pl->sp, 1, &bytes, &pl->splan);
     if (st != POSENC_OK) return st;
   }
+  return POSENC_OK;
+}
+
+/* The positions, one pass over every token: called once the tensors are checked, so that the
+ * pass is never longer than the tensors it is for (a batch*tokens past any buffer is refused). */
+static posenc_status posenc_i_embed_scan(const posenc_embed_config *c, const posenc_embed_tokens *tk,
+                                         posenc_i_embed_plan *pl) {
+  size_t b, t;
+  double max_abs = 0.0;
+  posenc_status st;
   for (b = 0; b < tk->batch; b++) {
     int64_t count = 0, pos = 0;
     for (t = 0; t < tk->tokens; t++) {
@@ -3069,12 +3115,14 @@ POSENC_API posenc_status posenc_embed_forward(const posenc_embed_config *config,
   st = posenc_i_tens_check(y, pl.B, pl.T, pl.D, &pl.y);
   if (st != POSENC_OK) return st;
   if (posenc_i_tens_self_overlap(&pl.y, pl.B, pl.T, pl.D) || posenc_i_tens_alias(&pl.x, &pl.y) ||
-      posenc_i_tokens_meet(tokens, pl.y.lo, pl.y.hi))
+      posenc_i_tokens_meet(config, tokens, pl.y.lo, pl.y.hi))
     return POSENC_ERR_ALIAS;
   if (pl.table) {
     size_t lo = (size_t)(uintptr_t)pl.P, hi = lo + ((pl.n_rows - 1) * pl.pstride + pl.D) * pl.pes;
     if (posenc_i_spans_overlap(lo, hi, pl.y.lo, pl.y.hi)) return POSENC_ERR_ALIAS;
   }
+  st = posenc_i_embed_scan(config, tokens, &pl);
+  if (st != POSENC_OK) return st;
   posenc_i_embed_walk(&pl, config, tokens, 0, NULL, 0);
   return POSENC_OK;
 }
@@ -3097,7 +3145,7 @@ POSENC_API posenc_status posenc_embed_backward(const posenc_embed_config *config
     st = posenc_i_tens_check(grad_x, pl.B, pl.T, pl.D, &pl.y);
     if (st != POSENC_OK) return st;
     if (posenc_i_tens_self_overlap(&pl.y, pl.B, pl.T, pl.D) || posenc_i_tens_alias(&pl.x, &pl.y) ||
-        posenc_i_tokens_meet(tokens, pl.y.lo, pl.y.hi))
+        posenc_i_tokens_meet(config, tokens, pl.y.lo, pl.y.hi))
       return POSENC_ERR_ALIAS;
   } else {
     pl.y.data = NULL; pl.y.dtype = POSENC_DTYPE_F32; pl.y.es = 4; pl.y.ts = pl.D; pl.y.bs = pl.D;
@@ -3115,9 +3163,11 @@ POSENC_API posenc_status posenc_embed_backward(const posenc_embed_config *config
     if (lo > SIZE_MAX - last * 4) return POSENC_ERR_OVERFLOW;
     hi = lo + last * 4;
     if (posenc_i_spans_overlap(lo, hi, pl.x.lo, pl.x.hi) || (pl.y.data && posenc_i_spans_overlap(lo, hi, pl.y.lo, pl.y.hi)) ||
-        posenc_i_tokens_meet(tokens, lo, hi))
+        posenc_i_tokens_meet(config, tokens, lo, hi))
       return POSENC_ERR_ALIAS;
   }
+  st = posenc_i_embed_scan(config, tokens, &pl);
+  if (st != POSENC_OK) return st;
   posenc_i_embed_walk(&pl, config, tokens, 1, grad_table, gts);
   return POSENC_OK;
 }
@@ -3821,7 +3871,7 @@ POSENC_API posenc_status posenc_npy_parse(const void *buf, size_t len, posenc_np
     count *= r.shape[i];
   }
   r.data_offset = start + hlen;
-  if (count > (SIZE_MAX - r.data_offset) / r.item_size)
+  if (count > ((size_t)PTRDIFF_MAX - r.data_offset) / r.item_size) /* what posenc_npy_header writes */
     return posenc_i_npy_refuse(info, POSENC_NPY_PROBLEM_TOO_LARGE, start);
   r.count = count;
   r.data_bytes = count * r.item_size;
@@ -4347,7 +4397,9 @@ POSENC_API posenc_status posenc_t5_bias_add(const posenc_score_tile *tile, const
     return POSENC_ERR_TABLE;
   if ((st = posenc_i_table_extent(table, &trs, &tbytes)) != POSENC_OK) return st; /* STRIDE, OVERFLOW */
   tbytes *= posenc_dtype_size(table->dtype);
-  if (posenc_i_ranges_meet(pt.base, pt.extent, (const unsigned char *)table->data, tbytes)) return POSENC_ERR_ALIAS;
+  if (posenc_i_ranges_meet(pt.base, pt.extent, (const unsigned char *)table->data, tbytes) ||
+      posenc_i_ranges_meet(pt.base, pt.extent, (const unsigned char *)plan, sizeof *plan)) /* read per row */
+    return POSENC_ERR_ALIAS;
   memset(&b, 0, sizeof b);
   b.kind = POSENC_I_SRC_T5;
   b.t5 = plan;

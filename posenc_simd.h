@@ -375,9 +375,10 @@ POSENC_I_INLINE void POSENC_I_K(rotate_lanes)(unsigned char *x, ptrdiff_t head_s
                                               size_t off0, size_t off1, simde__m256 cv, simde__m256 sv,
                                               int style, posenc_dtype dtype) {
   size_t hd;
-  for (hd = 0; hd < heads; hd++, x += head_stride) {
-    if (style == POSENC_ROPE_NEOX) POSENC_I_K(neox8)(x + off0, x + off1, cv, sv, dtype);
-    else POSENC_I_K(gptj8)(x + off0, cv, sv, dtype);
+  for (hd = 0; hd < heads; hd++) { /* indexed, not stepped: no pointer past the last head */
+    unsigned char *xh = x + (ptrdiff_t)hd * head_stride;
+    if (style == POSENC_ROPE_NEOX) POSENC_I_K(neox8)(xh + off0, xh + off1, cv, sv, dtype);
+    else POSENC_I_K(gptj8)(xh + off0, cv, sv, dtype);
   }
 }
 

@@ -164,6 +164,21 @@ static void test_rope_init(void) {
   RI(POSENC_ERR_PARAM, s_rc.scaling = POSENC_ROPE_SCALING_LINEAR; s_rc.factor = NAN);
   RI(POSENC_ERR_PARAM, s_rc.scaling = POSENC_ROPE_SCALING_LINEAR; s_rc.factor = INFINITY);
   RI(POSENC_OK, s_rc.scaling = POSENC_ROPE_SCALING_LINEAR; s_rc.factor = 2.0);
+  /* factors outside [1e-30, 1e30] made NaN frequencies (found by fuzz_rope) */
+  RI(POSENC_ERR_PARAM, s_rc.scaling = POSENC_ROPE_SCALING_LINEAR; s_rc.factor = 1e-310);
+  RI(POSENC_ERR_PARAM, s_rc.scaling = POSENC_ROPE_SCALING_NTK; s_rc.factor = 1e31);
+  RI(POSENC_ERR_PARAM, s_rc.scaling = POSENC_ROPE_SCALING_DYNAMIC; s_rc.factor = 1e300; s_rc.original_max_pos = 3831;
+     s_rc.seq_len = 32863);
+  RI(POSENC_OK, s_rc.scaling = POSENC_ROPE_SCALING_NTK; s_rc.factor = 1e30);
+  /* hf_compat: HF's float32 base must be a normal float (1e30^(8/6) * 1e4 is not), and its float32
+   * frequencies finite (base 1e-30 and a linear factor 1e-30 overflow them) */
+  RI(POSENC_ERR_PARAM, s_rc.scaling = POSENC_ROPE_SCALING_NTK; s_rc.factor = 1e30; s_rc.hf_compat = 1);
+  RI(POSENC_ERR_PARAM, s_rc.base = 1e-30; s_rc.scaling = POSENC_ROPE_SCALING_LINEAR; s_rc.factor = 1e-30;
+     s_rc.hf_compat = 1);
+  RI(POSENC_OK, s_rc.base = 1e-30; s_rc.scaling = POSENC_ROPE_SCALING_LINEAR; s_rc.factor = 1e-30);
+  RI(POSENC_ERR_PARAM, s_rc.scaling = POSENC_ROPE_SCALING_DYNAMIC; s_rc.factor = 1e30; s_rc.original_max_pos = 16;
+     s_rc.hf_compat = 1); /* HF: 1e30*S/L - (1e30 - 1) = 0 */
+  RI(POSENC_OK, s_rc.scaling = POSENC_ROPE_SCALING_NTK; s_rc.factor = 4.0; s_rc.hf_compat = 1);
   RI(POSENC_ERR_DIM, s_rc.scaling = POSENC_ROPE_SCALING_NTK; s_rc.factor = 2.0; s_rc.rotary_dim = 2);
   RI(POSENC_ERR_DIM, s_rc.scaling = POSENC_ROPE_SCALING_DYNAMIC; s_rc.factor = 2.0; s_rc.rotary_dim = 2;
      s_rc.original_max_pos = 16);
@@ -444,6 +459,8 @@ static void test_embed(void) {
   CASE(efwd, POSENC_ERR_OVERFLOW, s_x.batch_stride = HUGE_SZ);
   CASE(efwd, POSENC_ERR_OVERFLOW, s_ec.table.row_stride = HUGE_SZ);
   CASE(efwd, POSENC_ERR_OVERFLOW, s_tk.batch = HUGE_SZ; s_tk.tokens = 4);
+  /* the tensors' overflow first, before a pass over 2^63 tokens (found by fuzz_embed: it hung) */
+  CASE(efwd, POSENC_ERR_OVERFLOW, s_tk.batch = (size_t)1 << (sizeof(size_t) * 4); s_tk.tokens = 0x7fffffff);
   CASE(efwd, POSENC_ERR_PARAM, s_ec.dropout_p = 1.0);
   CASE(efwd, POSENC_ERR_PARAM, s_ec.dropout_p = -0.25);
   CASE(efwd, POSENC_ERR_PARAM, s_ec.dropout_p = NAN);
@@ -1069,6 +1086,76 @@ static void test_strerror(void) {
   }
 }
 
+/* ---- the caller's structs inside an output ---------------------------------------------------
+ * A config, plan or tokens struct that is read again while outputs are written must not lie in
+ * them (ALIAS, nothing written); the sinusoidal params are copied first, so they may. */
+static union { double align; unsigned char b[sizeof(posenc_rope) + 4096]; } g_big;
+
+static void struct_case(const char *what, posenc_status got, posenc_status want, const void *snap, size_t n) {
+  g_cases++;
+  CHECK(got == want, "%s: %d (%s), want %d", what, (int)got, posenc_strerror(got), (int)want);
+  CHECK(memcmp(g_big.b, snap, n) == 0, "%s wrote before failing", what);
+}
+
+static void test_structs_in_outputs(void) {
+  static unsigned char snap[sizeof g_big.b];
+  posenc_rope_config rc = posenc_rope_default(64);
+  posenc_rope *rope_in = (posenc_rope *)(void *)g_big.b;
+  posenc_rope_positions pos = {1, 0, NULL, 0};
+  posenc_rope_tensor q = {NULL, F32, 1, 0, 0, 0};
+  posenc_rope_cache_spec half = {POSENC_ROPE_CACHE_HALF, F32, 0};
+  size_t tokens = (sizeof(posenc_rope) + 255) / 256; /* q's tokens: 64 floats each, covering the rope */
+  CHECK(posenc_rope_init(rope_in, &rc) == POSENC_OK, "rope_init");
+  memcpy(snap, g_big.b, sizeof snap);
+  pos.tokens = tokens; q.data = g_big.b;
+  struct_case("rope_apply, *rope inside q", posenc_rope_apply(rope_in, NULL, &pos, &q, NULL, POSENC_ROPE_FORWARD),
+              POSENC_ERR_ALIAS, snap, sizeof snap);
+  struct_case("rope_cache_table, *rope inside out", posenc_rope_cache_table(rope_in, &half, 0, tokens, g_big.b,
+              sizeof g_big.b), POSENC_ERR_ALIAS, snap, sizeof snap);
+  {
+    posenc_t5_buckets cfg = {32, 128, 1};
+    posenc_t5_plan *plan_in = (posenc_t5_plan *)(void *)(g_big.b + 64);
+    float table[32];
+    posenc_table t = {NULL, F32, 32, 1, 0};
+    posenc_score_tile tile;
+    memset(&tile, 0, sizeof tile);
+    memset(table, 0, sizeof table);
+    t.data = table;
+    CHECK(posenc_t5_plan_init(plan_in, &cfg) == POSENC_OK, "t5_plan_init");
+    memcpy(snap, g_big.b, sizeof snap);
+    tile.scores = g_big.b; tile.dtype = F32; tile.heads = 1; tile.rows = 1;
+    tile.cols = (64 + sizeof *plan_in) / 4; /* the plan is read per row: rows past the first would see it written */
+    struct_case("t5_bias_add, *plan inside the tile", posenc_t5_bias_add(&tile, NULL, plan_in, &t, 0), POSENC_ERR_ALIAS,
+                snap, sizeof snap);
+  }
+  {
+    posenc_embed_config *ec = (posenc_embed_config *)(void *)(g_big.b + 32);
+    posenc_embed_tokens *tk = (posenc_embed_tokens *)(void *)(g_big.b + 512), tk_out;
+    posenc_embed_config ec_out;
+    posenc_embed_tensor y = {NULL, F32, 0, 0};
+    *ec = posenc_embed_default(64);
+    memset(tk, 0, sizeof *tk);
+    tk->batch = 1; tk->tokens = 8; tk->mode = POSENC_POS_RANGE;
+    tk_out = *tk; ec_out = *ec;
+    y.data = g_big.b;
+    memcpy(snap, g_big.b, sizeof snap);
+    struct_case("embed_forward, *config inside y", posenc_embed_forward(ec, &tk_out, &y, &y), POSENC_ERR_ALIAS, snap,
+                sizeof snap);
+    struct_case("embed_forward, *tokens inside y", posenc_embed_forward(&ec_out, tk, &y, &y), POSENC_ERR_ALIAS, snap,
+                sizeof snap);
+  }
+  { /* sinusoidal params inside out: copied at entry, so the table is the usual one */
+    posenc_sinusoidal_params *sp = (posenc_sinusoidal_params *)(void *)(g_big.b + 40);
+    static float ref[16 * 33];
+    *sp = posenc_sinusoidal_default(33);
+    sp->layout = POSENC_LAYOUT_SPLIT;
+    CHECK(posenc_sinusoidal_table(sp, 0, 16, ref, sizeof ref) == POSENC_OK, "sinusoidal reference");
+    g_cases++;
+    CHECK(posenc_sinusoidal_table(sp, 0, 16, g_big.b, sizeof g_big.b) == POSENC_OK &&
+          memcmp(g_big.b, ref, sizeof ref) == 0, "sinusoidal_table with its params inside out differs");
+  }
+}
+
 static void test_reached(void) {
   int i;
   for (i = 1; i <= -(int)FIRST_CODE; i++) {
@@ -1102,6 +1189,7 @@ int main(void) {
   test_dispatch();
   test_plain_values();
   test_strerror();
+  test_structs_in_outputs();
   test_reached();
   printf("%u argument cases\n", g_cases);
   return tl_summary();
