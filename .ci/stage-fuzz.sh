@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# CI stage: every libFuzzer target of fuzz/ (clang, ASan + UBSan, every backend against scalar) for
+# FUZZ_SECONDS (default 60) each, over a copy of its committed corpus (fuzz/corpus/TARGET, never
+# written to). A crash, leak, timeout or out-of-memory fails that target's check; its log tail and
+# the crashing input (base64) are shown. Executions and coverage are printed for every target.
+#   bash .ci/stage-fuzz.sh RESULTS_FILE
+# About 5 x FUZZ_SECONDS + 1 min to build. The corpus replay (suite fuzz-corpus) needs nothing
+# here: it runs in every meson build's tests, cross and Nehalem ones included.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+results=$(realpath "${1:?usage: stage-fuzz.sh RESULTS_FILE}")
+. .ci/lib.sh
+seconds=${FUZZ_SECONDS:-60}
+dir=${FUZZ_BUILD:-build-fuzz}  # FUZZ_BUILD: another build directory
+work=$(mktemp -d)
+targets="fuzz_tables fuzz_rope fuzz_embed fuzz_bias fuzz_npy"
+
+apt_install clang libclang-rt-dev meson ninja-build libsimde-dev libxxhash-dev python3-numpy libmpfr-dev
+
+step "fuzz build (clang, -Dfuzz=true): only the fuzz targets"
+rm -rf "$dir"
+CC=clang CXX=clang++ meson setup "$dir" -Dfuzz=true -Dbuildtype=debugoptimized -Db_lundef=false \
+  >"$work/setup.log" 2>&1 || { cat "$work/setup.log"; exit 1; }
+meson compile -C "$dir" $(for t in $targets; do echo "fuzz/$t"; done) >"$work/build.log" 2>&1 ||
+  { tail -40 "$work/build.log"; exit 1; }
+
+# fuzz_one TARGET: fuzzes a scratch copy of the corpus; fails on any finding.
+fuzz_one() {
+  local t=$1
+  rm -rf "${work:?}/$t" && cp -r "fuzz/corpus/$t" "$work/$t"
+  "$dir/fuzz/$t" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=20 \
+    -print_final_stats=1 -artifact_prefix="$work/$t-" "$work/$t" >"$work/$t.log" 2>&1 || {
+    tail -60 "$work/$t.log"
+    return 1
+  }
+}
+for t in $targets; do
+  check "fuzz $t (${seconds} s)" fuzz_one "$t"
+  runs=$(grep -h -m1 -o 'stat::number_of_executed_units: [0-9]*' "$work/$t.log" | cut -d' ' -f2)
+  echo "$t: $runs executions," \
+    "corpus $(ls "fuzz/corpus/$t" | wc -l) -> $(ls "$work/$t" | wc -l) inputs," \
+    "$(grep -o 'cov: [0-9]*' "$work/$t.log" | tail -1)"
+done
+rm -rf "$work"

@@ -1,0 +1,171 @@
+/* fuzz_rope.c - posenc_rope_apply, differential across backends: f32/f16/bf16 q and k (k absent,
+ * GQA head counts, k aliasing q), NeoX/GPT-J, partial rotary, every scaling variant and M-RoPE,
+ * dense/[b,h,s,d]/padded/bad/overflowing strides, position lists with out-of-range ids, a cache of
+ * any layout (or one that aliases q) or none, forward and inverse. Also: an f32 cache gives the
+ * on-the-fly bits, and a tensor whose extent overflows size_t is refused. */
+#include "fuzz.h"
+
+/* NaN results (Inf or NaN in q, k or a cache) differ in sign between scalar and SSE2 (reported in
+ * fuzz/README.md; posenc.h documents that only for the masked add and the biases): compared as
+ * "both NaN" unless built with -DFZ_ROPE_NAN_ANY=0. */
+#ifndef FZ_ROPE_NAN_ANY
+#define FZ_ROPE_NAN_ANY 1
+#endif
+
+typedef struct rope_case {
+  posenc_rope rope;
+  posenc_rope_cache_view cache;
+  const posenc_rope_cache_view *cache_used; /* NULL: on the fly */
+  posenc_rope_positions pos;
+  posenc_rope_tensor q, k;
+  const posenc_rope_tensor *k_used; /* NULL: q only */
+  posenc_rope_direction direction;
+  int cache_exact; /* the cache holds posenc_rope_cache_table's values */
+} rope_case;
+
+static posenc_status run_rope(void *ctx) {
+  rope_case *c = (rope_case *)ctx;
+  return posenc_rope_apply(&c->rope, c->cache_used, &c->pos, &c->q, c->k_used, c->direction);
+}
+
+/* Strides of t for [batch][tokens][heads][head_dim]; returns the elements the view spans
+ * (SIZE_MAX when that overflows). */
+static size_t draw_tensor(fz_in *in, posenc_rope_tensor *t, size_t batch, size_t tokens, size_t head_dim) {
+  size_t hs, ts, bs;
+  memset(t, 0, sizeof *t);
+  t->dtype = fz_dtype(in);
+  t->heads = fz_u8(in) % 16 == 15 ? fz_size(in, 2) : 1 + fz_below(in, 6);
+  switch (fz_u8(in) % 8) {
+    case 4: /* [batch, heads, seq, dim] */
+      t->head_stride = fz_mul(tokens, head_dim);
+      t->token_stride = head_dim;
+      t->batch_stride = fz_mul(t->heads, t->head_stride);
+      break;
+    case 5: /* padded rows */
+      t->head_stride = head_dim + fz_below(in, 5);
+      t->token_stride = fz_add(fz_mul(t->heads, t->head_stride), fz_below(in, 5));
+      t->batch_stride = fz_add(fz_mul(tokens, t->token_stride), fz_below(in, 5));
+      break;
+    case 6: /* too small: STRIDE or ALIAS */
+      t->head_stride = head_dim ? head_dim - fz_below(in, 2) : 0;
+      t->token_stride = fz_size(in, t->heads * head_dim);
+      break;
+    case 7: /* anything, overflowing included */
+      t->head_stride = fz_size(in, 2 * head_dim);
+      t->token_stride = fz_size(in, 4 * head_dim * t->heads);
+      t->batch_stride = fz_size(in, 4 * head_dim * t->heads * tokens);
+      break;
+    default: /* dense (zero strides) */ break;
+  }
+  hs = t->head_stride ? t->head_stride : head_dim;
+  ts = t->token_stride ? t->token_stride : fz_mul(t->heads, hs);
+  bs = t->batch_stride ? t->batch_stride : fz_mul(tokens, ts);
+  return fz_extent3(batch, bs, tokens, ts, t->heads, hs, head_dim);
+}
+
+/* The cache for positions 0..n_rows-1 of the drawn spec, built on the scalar backend (fuzz_tables
+ * checks that build); sometimes garbage values or a row count of 0. NULL if it would be too big. */
+static void *draw_cache(fz_in *in, rope_case *c) {
+  posenc_rope_cache_spec *spec = &c->cache.spec;
+  size_t bytes = 0;
+  void *data;
+  spec->layout = (posenc_rope_cache_layout)fz_enum(in, 3);
+  spec->dtype = fz_u8(in) % 2 ? POSENC_DTYPE_F32 : fz_dtype(in);
+  spec->row_stride =
+      fz_u8(in) % 4 == 3 ? posenc_rope_cache_width(&c->rope, spec->layout) + fz_below(in, 4) : 0;
+  c->cache.n_rows = fz_u8(in) % 32 == 31 ? 0 : 1 + fz_below(in, 300);
+  if (posenc_rope_cache_bytes(&c->rope, spec, c->cache.n_rows ? c->cache.n_rows : 1, &bytes) != POSENC_OK ||
+      bytes > FZ_MAX_BYTES)
+    return NULL;
+  if (!(data = malloc(bytes))) abort();
+  posenc_isa_set(POSENC_ISA_SCALAR);
+  c->cache_exact = fz_u8(in) % 16 != 15 &&
+                   posenc_rope_cache_table(&c->rope, spec, 0, c->cache.n_rows ? c->cache.n_rows : 1, data,
+                                           bytes) == POSENC_OK;
+  if (!c->cache_exact) fz_fill(in, data, bytes / posenc_dtype_size(spec->dtype), spec->dtype);
+  posenc_isa_set(POSENC_ISA_AUTO);
+  c->cache.data = data;
+  return data;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  fz_in in = {data, size};
+  rope_case c;
+  posenc_rope_config cfg;
+  fz_rope_lists lists;
+  fz_call call;
+  int32_t *ids = NULL;
+  void *cache_data = NULL;
+  size_t head_dim, q_extent, k_extent, n_ids, i;
+  posenc_status st;
+  memset(&c, 0, sizeof c);
+  cfg = fz_rope_config(&in, 160, &lists);
+  if (fz_rope_init(&in, &c.rope, &cfg) != POSENC_OK) {
+    fz_rope_lists_free(&lists);
+    return 0;
+  }
+  head_dim = c.rope.config.head_dim;
+  c.direction = (posenc_rope_direction)fz_enum(&in, 2);
+  c.pos.batch = fz_u8(&in) % 32 == 31 ? fz_size(&in, 1) : 1 + fz_below(&in, 3);
+  c.pos.tokens = fz_u8(&in) % 32 == 31 ? fz_size(&in, 1) : 1 + fz_below(&in, 12);
+  c.pos.start = fz_i32(&in, 0, 2048);
+  if (fz_u8(&in) % 3 == 0) cache_data = draw_cache(&in, &c);
+  if (cache_data) c.cache_used = &c.cache;
+  n_ids = fz_mul(fz_mul(c.pos.batch, c.pos.tokens), c.rope.config.mrope ? 3 : 1);
+  if (n_ids <= 4096 && fz_u8(&in) % 2) {
+    int32_t range = cache_data && c.cache.n_rows ? (int32_t)c.cache.n_rows : 4096;
+    if (!(ids = (int32_t *)malloc(n_ids ? n_ids * sizeof *ids : 1))) abort();
+    for (i = 0; i < n_ids; i++)
+      ids[i] = fz_u8(&in) % 16 == 15 ? fz_i32(&in, -2, range) : (int32_t)fz_below(&in, range);
+    c.pos.ids = ids;
+  }
+  q_extent = fz_mul(draw_tensor(&in, &c.q, c.pos.batch, c.pos.tokens, head_dim), fz_elem_bytes(c.q.dtype));
+  k_extent = fz_mul(draw_tensor(&in, &c.k, c.pos.batch, c.pos.tokens, head_dim), fz_elem_bytes(c.k.dtype));
+  if ((q_extent != SIZE_MAX && q_extent > FZ_MAX_BYTES) ||
+      (k_extent != SIZE_MAX && k_extent > FZ_MAX_BYTES)) {
+    free(ids); /* a valid but big tensor: not worth the time */
+    free(cache_data);
+    fz_rope_lists_free(&lists);
+    return 0;
+  }
+  call = fz_call_make("rope_apply", run_rope, &c, 1);
+  /* an overflowing view gets a token buffer: apply must refuse it before touching memory */
+  c.q.data = fz_span_add(&call, &in, "q", q_extent == SIZE_MAX ? 64 : q_extent, c.q.dtype, 1);
+  call.spans[0].nan_any = FZ_ROPE_NAN_ANY;
+  switch (fz_u8(&in) % 8) {
+    case 0: c.k_used = NULL; break;
+    case 1:
+      c.k.data = c.q.data;
+      c.k_used = &c.k;
+      break; /* ALIAS */
+    default:
+      c.k.data = fz_span_add(&call, &in, "k", k_extent == SIZE_MAX ? 64 : k_extent, c.k.dtype, 1);
+      call.spans[1].nan_any = FZ_ROPE_NAN_ANY;
+      c.k_used = &c.k;
+  }
+  if (cache_data && fz_u8(&in) % 32 == 31) c.cache.data = c.q.data; /* ALIAS */
+  st = fz_differential(&call);
+  FZ_REQUIRE(st != POSENC_OK || (q_extent != SIZE_MAX && (!c.k_used || k_extent != SIZE_MAX)),
+             "rope_apply accepted a tensor whose extent overflows size_t");
+  /* an exact f32 cache must give the on-the-fly bits (compared with the scalar run above) */
+  if (st == POSENC_OK && c.cache_used && c.cache_exact && c.cache.spec.dtype == POSENC_DTYPE_F32) {
+    size_t si;
+    c.cache_used = NULL;
+    for (si = 0; si < call.n_spans; si++)
+      memcpy(call.spans[si].data, call.spans[si].init, call.spans[si].bytes);
+    posenc_isa_set(POSENC_ISA_SCALAR);
+    st = run_rope(&c);
+    posenc_isa_set(POSENC_ISA_AUTO);
+    FZ_REQUIRE(st == POSENC_OK, "rope_apply on the fly: %s where the cache gave OK", posenc_strerror(st));
+    for (si = 0; si < call.n_spans; si++)
+      FZ_REQUIRE(fz_diff(&call.spans[si], call.spans[si].data, call.spans[si].scalar_result) == SIZE_MAX,
+                 "rope_apply: %s from the f32 cache (layout %d) differs from on the fly at byte %zu",
+                 call.spans[si].name, (int)c.cache.spec.layout,
+                 fz_diff(&call.spans[si], call.spans[si].data, call.spans[si].scalar_result));
+  }
+  fz_call_free(&call);
+  free(ids);
+  free(cache_data);
+  fz_rope_lists_free(&lists);
+  return 0;
+}
