@@ -34,6 +34,9 @@ from check_baked import regenerate_command  # noqa: E402  (the meson test's own 
 
 POSENC = ''   # the binary under test (set in main)
 WORKDIR = ''  # scratch directory for this run
+# POSENC_TEST_WRAPPER (e.g. "valgrind -q --error-exitcode=99"): every run of the tool goes through
+# this command, so that the CLI processes, not python, run under valgrind (meson setup valgrindcli).
+WRAPPER = shlex.split(os.environ.get('POSENC_TEST_WRAPPER', ''))
 
 # ---- running the tool ----------------------------------------------------------------------
 
@@ -42,7 +45,7 @@ def run(args, env=None, stdout=subprocess.PIPE, preexec_fn=None):
     full_env = dict(os.environ)
     full_env.pop('POSENC_ISA', None)  # tests set it explicitly when they need it
     full_env.update(env or {})
-    return subprocess.run([POSENC] + list(args), stdout=stdout, stderr=subprocess.PIPE,
+    return subprocess.run(WRAPPER + [POSENC] + list(args), stdout=stdout, stderr=subprocess.PIPE,
                           env=full_env, timeout=120, preexec_fn=preexec_fn)
 
 

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# CI stage (issue 7): ThreadSanitizer and valgrind memcheck (ASan+UBSan run in .ci/run, build-asan).
+#   bash .ci/stage-sanitizers.sh RESULTS_FILE
+# 1. A clang -fsanitize=thread build and its whole suite; the threads test (16 threads racing through
+#    first-use dispatch, then every kernel) runs 8 times more: one run catches a racy dispatch
+#    pointer only most of the time (70% measured).
+# 2. valgrind memcheck (tests/meson.build's setups) on the native release build `build` (.ci/run's;
+#    made here if missing): every compiled test (setup valgrind; only the fpenv tests, suite
+#    no-valgrind, are left out: valgrind ignores FTZ/DAZ), and, at the same time, the CLI's
+#    processes under tools/test_cli.py (setup valgrindcli: about 1300 runs, 10 minutes).
+# SAN_TSAN and SAN_NATIVE name other build directories.
+# About 20-25 minutes on 2 cores (the MPFR accuracy sweeps take 13 of them under valgrind).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+results=$(realpath "${1:?usage: stage-sanitizers.sh RESULTS_FILE}")
+. .ci/lib.sh
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+
+apt_install gcc g++ meson ninja-build pkg-config libsimde-dev libxxhash-dev libmpfr-dev python3 python3-numpy \
+  valgrind clang libclang-rt-dev
+
+step "ThreadSanitizer (clang)"
+tsan=${SAN_TSAN:-build-tsan}
+CC=clang CXX=clang++ meson_build "$tsan" -Dbuildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false
+meson_tests "$tsan"
+repeat_threads() { local i; for i in 1 2 3 4 5 6 7 8; do "$tsan/tests/test_threads" >/dev/null; done; }
+check "tsan threads x8" repeat_threads
+
+step "valgrind memcheck"
+native=${SAN_NATIVE:-build}
+if [ -f "$native/build.ninja" ]; then meson compile -C "$native" >/dev/null; else meson_build "$native"; fi
+meson test -C "$native" --setup valgrindcli --suite cli --no-rebuild --print-errorlogs >"$native/valgrindcli.out" 2>&1 &
+cli_job=$!
+meson test -C "$native" --setup valgrind --no-rebuild --print-errorlogs || true
+echo "meson $native:valgrind" >>"$results"
+wait "$cli_job" || tail -60 "$native/valgrindcli.out"
+echo "meson $native:valgrindcli" >>"$results"
