@@ -632,13 +632,15 @@ typedef struct posenc_npy_info {
  * compare data_offset + data_bytes with the file size yourself). Accepted: exactly the keys
  * descr, fortran_order (False) and shape, any order, quoted with ' or ", optional trailing comma,
  * whitespace between tokens; descr one of the types above (little-endian). Never reads past len.
- * Errors: NULL, FORMAT (anything else), OVERFLOW (a size that does not fit size_t). On these two
- * only info->problem and info->problem_at are written; on NULL nothing is. */
+ * Errors: NULL, FORMAT (anything else), OVERFLOW (a size that does not fit: as NumPy, the product
+ * of the non-zero extents times the item size must stay within PTRDIFF_MAX even when another
+ * extent is 0). On these two only info->problem and info->problem_at are written; on NULL
+ * nothing is. */
 POSENC_API posenc_status posenc_npy_parse(const void *buf, size_t len, posenc_npy_info *info);
 /* Writes a v1 header for a C-order array (the dict NumPy writes, padded with spaces and a final
  * '\n' to a multiple of 64 bytes, as NumPy does); *len gets its length, at most 192 bytes
  * (POSENC_NPY_HEADER_MAX). shape may be NULL when ndim is 0. Errors, nothing written: NULL, SIZE (ndim > 4),
- * PARAM (unknown type), OVERFLOW (the array's bytes overflow size_t), BUFFER, ALIAS (len inside
+ * PARAM (unknown type), OVERFLOW (the bytes of the non-zero extents pass SIZE_MAX/2), BUFFER, ALIAS (len inside
  * the header's bytes). */
 POSENC_API posenc_status posenc_npy_header(posenc_npy_type type, size_t ndim, const size_t *shape,
                                            void *out, size_t out_cap, size_t *len);
@@ -3837,6 +3839,21 @@ static int posenc_i_npy_dict(posenc_i_npy_cur *c, posenc_npy_info *info) {
 }
 
 /* Fills the problem fields of *info only (the rest is left as it was) and returns the status. */
+/* NumPy's rule (np.empty): the product of the non-zero extents must fit, whatever else; a zero
+ * extent makes the array empty. 0 if that product overflows size_t. */
+static int posenc_i_npy_count(const size_t *shape, size_t ndim, size_t *nonzero, size_t *count) {
+  size_t i, p = 1;
+  int empty = 0;
+  for (i = 0; i < ndim; i++) {
+    if (shape[i] == 0) { empty = 1; continue; }
+    if (p > SIZE_MAX / shape[i]) return 0;
+    p *= shape[i];
+  }
+  *nonzero = p;
+  *count = empty ? 0 : p;
+  return 1;
+}
+
 static posenc_status posenc_i_npy_refuse(posenc_npy_info *info, posenc_npy_problem problem, size_t at) {
   info->problem = problem;
   info->problem_at = at;
@@ -3847,7 +3864,7 @@ POSENC_API posenc_status posenc_npy_parse(const void *buf, size_t len, posenc_np
   const unsigned char *b = (const unsigned char *)buf;
   posenc_npy_info r;
   posenc_i_npy_cur c;
-  size_t start, hlen, i, count = 1;
+  size_t start, hlen, count, nonzero;
   if (!buf || !info) return POSENC_ERR_NULL;
   if (len < 6 || memcmp(b, posenc_i_npy_magic, 6) != 0) return posenc_i_npy_refuse(info, POSENC_NPY_PROBLEM_MAGIC, 0);
   if (len < 8) return posenc_i_npy_refuse(info, POSENC_NPY_PROBLEM_TRUNCATED, len);
@@ -3864,14 +3881,9 @@ POSENC_API posenc_status posenc_npy_parse(const void *buf, size_t len, posenc_np
   c.problem = POSENC_NPY_PROBLEM_NONE;
   c.at = 0;
   if (!posenc_i_npy_dict(&c, &r)) return posenc_i_npy_refuse(info, c.problem, c.at);
-  for (i = 0; i < r.ndim; i++)
-    if (r.shape[i] == 0) count = 0;
-  for (i = 0; count != 0 && i < r.ndim; i++) {
-    if (count > SIZE_MAX / r.shape[i]) return posenc_i_npy_refuse(info, POSENC_NPY_PROBLEM_TOO_LARGE, start);
-    count *= r.shape[i];
-  }
   r.data_offset = start + hlen;
-  if (count > ((size_t)PTRDIFF_MAX - r.data_offset) / r.item_size) /* what posenc_npy_header writes */
+  if (!posenc_i_npy_count(r.shape, r.ndim, &nonzero, &count) ||
+      nonzero > ((size_t)PTRDIFF_MAX - r.data_offset) / r.item_size) /* what posenc_npy_header writes */
     return posenc_i_npy_refuse(info, POSENC_NPY_PROBLEM_TOO_LARGE, start);
   r.count = count;
   r.data_bytes = count * r.item_size;
@@ -3893,18 +3905,13 @@ POSENC_API posenc_status posenc_npy_header(posenc_npy_type type, size_t ndim, co
                                            void *out, size_t out_cap, size_t *len) {
   static const char head[] = "{'descr': '", mid[] = "', 'fortran_order': False, 'shape': (";
   char dict[192];
-  size_t n = 0, i, count = 1, total;
+  size_t n = 0, i, count, nonzero, total;
   unsigned char *o = (unsigned char *)out;
   if (!out || !len || (ndim > 0 && !shape)) return POSENC_ERR_NULL;
   if (ndim > 4) return POSENC_ERR_SIZE;
   if ((unsigned)type >= POSENC_I_NPY_TYPES) return POSENC_ERR_PARAM;
-  for (i = 0; i < ndim; i++)
-    if (shape[i] == 0) count = 0;
-  for (i = 0; count != 0 && i < ndim; i++) {
-    if (count > SIZE_MAX / shape[i]) return POSENC_ERR_OVERFLOW;
-    count *= shape[i];
-  }
-  if (count > SIZE_MAX / 2 / posenc_i_npy_types[type].item_size) return POSENC_ERR_OVERFLOW; /* + header */
+  if (!posenc_i_npy_count(shape, ndim, &nonzero, &count) || nonzero > SIZE_MAX / 2 / posenc_i_npy_types[type].item_size)
+    return POSENC_ERR_OVERFLOW; /* + header */
   memcpy(dict, head, sizeof head - 1); n += sizeof head - 1;
   memcpy(dict + n, posenc_i_npy_types[type].descr, 3); n += 3;
   memcpy(dict + n, mid, sizeof mid - 1); n += sizeof mid - 1;

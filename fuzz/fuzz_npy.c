@@ -14,14 +14,17 @@ static size_t item_size(posenc_npy_type type) {
 /* What an accepted header promises (posenc.h, posenc_npy_info). */
 static void check_info(const posenc_npy_info *info, size_t len) {
   size_t i, count = 1;
+  int empty = 0;
   FZ_REQUIRE(info->version >= 1 && info->version <= 3 && info->ndim <= 4, "npy: version %d, ndim %zu",
              info->version, info->ndim);
   FZ_REQUIRE(item_size(info->type) && info->item_size == item_size(info->type), "npy: type %d, item size %zu",
              (int)info->type, info->item_size);
-  for (i = 0; i < info->ndim; i++) {
-    FZ_REQUIRE(!info->shape[i] || count <= SIZE_MAX / info->shape[i], "npy: the count overflows");
+  for (i = 0; i < info->ndim; i++) { /* NumPy's rule: the non-zero extents' product fits */
+    if (!info->shape[i]) { empty = 1; continue; }
+    FZ_REQUIRE(count <= SIZE_MAX / info->shape[i], "npy: the count overflows");
     count *= info->shape[i];
   }
+  if (empty) count = 0;
   FZ_REQUIRE(info->count == count && count <= SIZE_MAX / info->item_size &&
                  info->data_bytes == count * info->item_size,
              "npy: count %zu (shape gives %zu), data_bytes %zu", info->count, count, info->data_bytes);
