@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "posenc.h"
+#include "testlib.h" /* tl_splitmix64 */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -143,12 +144,6 @@ static inline size_t fz_extent3(size_t n0, size_t s0, size_t n1, size_t s1, size
 }
 
 /* ---- deterministic test data ---------------------------------------------------------------- */
-static inline uint64_t fz_mix(uint64_t *state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15u);
-  z = (z ^ z >> 30) * 0xBF58476D1CE4E5B9u;
-  z = (z ^ z >> 27) * 0x94D049BB133111EBu;
-  return z ^ z >> 31;
-}
 
 /* count elements of dtype (f32/f16/bf16; other dtypes: f32-sized raw bits) from a drawn seed:
  * values in (-4, 4) with a drawn share of zeros, infinities, NaNs and raw bit patterns. */
@@ -157,7 +152,7 @@ static inline void fz_fill(fz_in *in, void *out, size_t count, posenc_dtype dtyp
   unsigned specials = fz_u8(in) % 4 == 3 ? fz_u8(in) % 64 : 0; /* per 256 */
   size_t i;
   for (i = 0; i < count; i++) {
-    uint64_t r = fz_mix(&state);
+    uint64_t r = tl_splitmix64(&state);
     float v = (float)((int32_t)(r >> 32)) * (float)(1.0 / 536870912.0);
     if ((r & 255) < specials) {
       static const uint32_t special[4] = {0x7f800000u, 0xff800000u, 0x7fc00000u, 0x80000000u};
