@@ -31,7 +31,6 @@ native=${SAN_NATIVE:-build}
 if [ -f "$native/build.ninja" ]; then meson compile -C "$native" >/dev/null; else meson_build "$native"; fi
 meson test -C "$native" --setup valgrindcli --suite cli --no-rebuild --print-errorlogs >"$native/valgrindcli.out" 2>&1 &
 cli_job=$!
-meson test -C "$native" --setup valgrind --no-rebuild --print-errorlogs || true
-echo "meson $native:valgrind" >>"$results"
+meson_tests "$native" valgrind
 wait "$cli_job" || tail -60 "$native/valgrindcli.out"
 echo "meson $native:valgrindcli" >>"$results"
