@@ -69,6 +69,24 @@ typedef enum posenc_status {
 /* A short static message for status ("unknown status" for a value not listed above). */
 POSENC_API const char *posenc_strerror(posenc_status status);
 
+/* ---------------------------------------------------------------------------------------------
+ * Buffers, in every call:
+ *  - No input overlaps an output. A descriptor struct passed by pointer (params, configs, table,
+ *    tensor, tile and cache views, plans) is either read whole before anything is written, so it
+ *    may lie anywhere, even inside an output, or refused with ERR_ALIAS where it lies inside one
+ *    (the functions that re-read a struct while writing: rope_apply, rope_cache_*, the masked
+ *    add, t5_bias_add, embed_positions; each function's comment says so). Every array a struct
+ *    points to that meets an output is ERR_ALIAS. A result is never computed from input that the
+ *    call itself has half overwritten.
+ *  - Element data passed as void * (tables, tensors, caches, score tiles, .npy bytes) may start at
+ *    any byte address: posenc moves it with memcpy or unaligned vector loads and stores. On a core
+ *    that traps unaligned word accesses, build with the compiler's option that keeps memcpy
+ *    byte-wise (GCC: -mno-unaligned-access). Arrays of a C type (int32_t *, float *, double *,
+ *    size_t *) must be aligned as C requires.
+ *  - A struct that posenc initialises (posenc_rope, posenc_t5_plan) must come from its init call:
+ *    one with garbage in its fields is refused (ERR_DIM, ERR_PARAM) before any kernel runs.
+ * ------------------------------------------------------------------------------------------- */
+
 /* Storage types. Arithmetic is always done in (at least) f32; f16 and bf16 outputs are the
  * round-to-nearest-even conversion of the f32 result. */
 typedef enum posenc_dtype {
@@ -259,8 +277,11 @@ POSENC_API posenc_rope_config posenc_rope_default(size_t head_dim);
  * L = 0 where needed or L < 2 for LongRoPE, negative betas, llama3 high_freq_factor <=
  * low_freq_factor, an attention factor negative or above 1e30, unknown enums, freq_factors with
  * hf_compat; hf_compat: a rescaled base that is not a normal float32, or float32 frequencies that
- * overflow, as from a base far below 1). YaRN without truncation: the ramp bounds are HF's correction dims rounded to
- * double (as HF's Python floats are); the rest is exact. On error *rope is untouched. */
+ * overflow, as from a base far below 1; derived values: YaRN with base 1, where HF divides by
+ * ln(base) = 0, or a YaRN/LongRoPE attention factor outside [1e-30, 1e30], as from mscale 1e300),
+ * ALIAS (a factor list inside *rope). YaRN without truncation: the ramp bounds are HF's
+ * correction dims rounded to double (as HF's Python floats are); the rest is exact. On error
+ * *rope is untouched. */
 POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_config *config);
 
 /* Dynamic NTK and LongRoPE depend on the sequence length (HF: max(position_ids) + 1). Recomputes
@@ -506,7 +527,8 @@ POSENC_API posenc_status posenc_learned_init(uint64_t seed, double std, size_t n
  * v1*rem)/den is evaluated from the stored values in double-double (relative error < 2^-100) and
  * rounded once to the destination dtype (f16/bf16 too, not through f32): correctly rounded
  * unless within 2^-100 of a tie. Inf/NaN inputs: the double formula w0*v0 + w1*v1 (NaN
- * propagates). out's bytes must not overlap src's. Errors: NULL (src, src->data, out), SIZE
+ * propagates). out's bytes must not overlap src's data (*src itself is read before anything is
+ * written, so it may lie anywhere). Errors: NULL (src, src->data, out), SIZE
  * (src->n_rows, src->dim or new_rows 0), DTYPE (either), STRIDE (either), OVERFLOW, BUFFER,
  * PARAM (align_corners not 0 or 1), ALIAS. */
 POSENC_API posenc_status posenc_table_resize(const posenc_table *src, size_t new_rows, int align_corners,
@@ -578,7 +600,8 @@ POSENC_API size_t posenc_spectrum_work(size_t dim);
  * are noise: the rank tolerance lies far above that). Cost n*d^2/2 + O(d^3). work is scratch.
  * Errors, nothing written to singular_values or *info: NULL, SIZE, DTYPE, STRIDE, OVERFLOW, BUFFER
  * (work_count < posenc_spectrum_work(dim)), PARAM (a NaN or Inf in the table), ALIAS (work meets
- * the table, singular_values or *info; singular_values meets the table or *info). */
+ * the table's data, singular_values or *info; singular_values meets the table's data or *info).
+ * *table itself is read before anything is written, so it may lie anywhere. */
 POSENC_API posenc_status posenc_spectrum(const posenc_table *table, double *work, size_t work_count,
                                          double *singular_values, posenc_spectrum_info *info);
 
@@ -622,7 +645,7 @@ typedef struct posenc_npy_info {
   size_t shape[4];
   size_t count;              /* elements: the product of the shape (1 for a scalar) */
   size_t data_offset;        /* bytes from the file start to the data */
-  size_t data_bytes;         /* count * item_size; data_offset + data_bytes fits size_t */
+  size_t data_bytes;         /* count * item_size; data_offset + data_bytes <= PTRDIFF_MAX */
   int version;               /* 1, 2 or 3 */
   posenc_npy_problem problem;/* on a FORMAT or OVERFLOW error: why, ... */
   size_t problem_at;         /* ... and the byte offset where it was found */
@@ -633,15 +656,16 @@ typedef struct posenc_npy_info {
  * descr, fortran_order (False) and shape, any order, quoted with ' or ", optional trailing comma,
  * whitespace between tokens; descr one of the types above (little-endian). Never reads past len.
  * Errors: NULL, FORMAT (anything else), OVERFLOW (a size that does not fit: as NumPy, the product
- * of the non-zero extents times the item size must stay within PTRDIFF_MAX even when another
- * extent is 0). On these two only info->problem and info->problem_at are written; on NULL
- * nothing is. */
+ * of the non-zero extents counts even when another extent is 0, and the header plus those
+ * extents' bytes must stay within PTRDIFF_MAX; posenc_npy_header follows the same rule, so what
+ * it writes this parses). On these two only info->problem and info->problem_at are written; on
+ * NULL nothing is. */
 POSENC_API posenc_status posenc_npy_parse(const void *buf, size_t len, posenc_npy_info *info);
 /* Writes a v1 header for a C-order array (the dict NumPy writes, padded with spaces and a final
  * '\n' to a multiple of 64 bytes, as NumPy does); *len gets its length, at most 192 bytes
  * (POSENC_NPY_HEADER_MAX). shape may be NULL when ndim is 0. Errors, nothing written: NULL, SIZE (ndim > 4),
- * PARAM (unknown type), OVERFLOW (the bytes of the non-zero extents pass SIZE_MAX/2), BUFFER, ALIAS (len inside
- * the header's bytes). */
+ * PARAM (unknown type), OVERFLOW (the header plus the bytes of the non-zero extents pass
+ * PTRDIFF_MAX: posenc_npy_parse's rule), BUFFER, ALIAS (len inside the header's bytes). */
 POSENC_API posenc_status posenc_npy_header(posenc_npy_type type, size_t ndim, const size_t *shape,
                                            void *out, size_t out_cap, size_t *len);
 
@@ -1796,6 +1820,25 @@ static double posenc_i_yarn_mscale(double s, double m) {
   return s <= 1.0 ? 1.0 : 0.1 * m * posenc_i_dd_log(s).hi + 1.0;
 }
 
+static double posenc_i_logd(double x) { return posenc_i_dd_log(x).hi; }
+
+/* The attention factor A: the config's own, else the variant's (YaRN mscale, LongRoPE). */
+static double posenc_i_rope_attention(const posenc_rope_config *c) {
+  if (c->attention_factor > 0.0) return c->attention_factor;
+  if (c->scaling == POSENC_ROPE_SCALING_YARN) {
+    if (c->mscale != 0.0 && c->mscale_all_dim != 0.0)
+      return posenc_i_yarn_mscale(c->factor, c->mscale) / posenc_i_yarn_mscale(c->factor, c->mscale_all_dim);
+    return posenc_i_yarn_mscale(c->factor, 1.0);
+  }
+  if (c->scaling == POSENC_ROPE_SCALING_LONGROPE) {
+    double x;
+    if (c->factor <= 1.0) return 1.0;
+    x = 1.0 + posenc_i_logd(c->factor) / posenc_i_logd((double)c->original_max_pos);
+    return posenc_i_dd_exp(posenc_i_dd_mul_d(posenc_i_dd_log(x), 0.5)).hi; /* sqrt, without libm */
+  }
+  return 1.0;
+}
+
 static double posenc_i_rope_hf_base(const posenc_rope_config *c, size_t d);
 static posenc_status posenc_i_rope_check_config(const posenc_rope_config *c, size_t *d_out) {
   size_t d;
@@ -1836,6 +1879,15 @@ static posenc_status posenc_i_rope_check_config(const posenc_rope_config *c, siz
   if (c->mrope != POSENC_ROPE_MROPE_NONE) {
     uint64_t sum = (uint64_t)c->mrope_section[0] + c->mrope_section[1] + c->mrope_section[2];
     if (sum != d / 2) return POSENC_ERR_DIM;
+  }
+  if (c->scaling == POSENC_ROPE_SCALING_YARN) { /* derived: ln(base) = 0 (base 1) makes the ramp NaN */
+    double low, high;
+    posenc_i_yarn_range(c, d, &low, &high);
+    if (!(low - low == 0.0 && high - high == 0.0)) return POSENC_ERR_PARAM;
+  }
+  if (c->attention_factor == 0.0) { /* derived, like an explicit one: mscale 1e300 gives 1e299 */
+    double a = posenc_i_rope_attention(c);
+    if (!(a >= 1e-30 && a <= 1e30)) return POSENC_ERR_PARAM;
   }
   if (c->hf_compat) { /* HF rounds the rescaled base to a normal float32 (FLT_MIN .. FLT_MAX) */
     double b = posenc_i_rope_hf_base(c, d);
@@ -1895,7 +1947,6 @@ static float posenc_i_dd_to_f32(posenc_i_dd x) {
 static float posenc_i_powf(float b, float e) { /* correctly rounded b^e for b > 0 */
   return posenc_i_dd_to_f32(posenc_i_dd_exp(posenc_i_dd_mul_d(posenc_i_dd_log((double)b), (double)e)));
 }
-static double posenc_i_logd(double x) { return posenc_i_dd_log(x).hi; }
 
 /* The base after NTK-style rescaling, in double, as HF computes it before rounding to float32. */
 static double posenc_i_rope_hf_base(const posenc_rope_config *c, size_t d) {
@@ -1950,22 +2001,6 @@ static void posenc_i_rope_hf_inv(const posenc_rope_config *c, size_t d, const fl
   }
 }
 
-static double posenc_i_rope_attention(const posenc_rope_config *c) {
-  if (c->attention_factor > 0.0) return c->attention_factor;
-  if (c->scaling == POSENC_ROPE_SCALING_YARN) {
-    if (c->mscale != 0.0 && c->mscale_all_dim != 0.0)
-      return posenc_i_yarn_mscale(c->factor, c->mscale) / posenc_i_yarn_mscale(c->factor, c->mscale_all_dim);
-    return posenc_i_yarn_mscale(c->factor, 1.0);
-  }
-  if (c->scaling == POSENC_ROPE_SCALING_LONGROPE) {
-    double x;
-    if (c->factor <= 1.0) return 1.0;
-    x = 1.0 + posenc_i_logd(c->factor) / posenc_i_logd((double)c->original_max_pos);
-    return posenc_i_dd_exp(posenc_i_dd_mul_d(posenc_i_dd_log(x), 0.5)).hi; /* sqrt, without libm */
-  }
-  return 1.0;
-}
-
 /* The frequency factor of a blend that interpolates with weight w: w/s + (1 - w). */
 static posenc_i_dd posenc_i_rope_blend(posenc_i_dd w, double s) {
   return posenc_i_dd_add(posenc_i_dd_div_d(w, s), posenc_i_dd_add(posenc_i_dd_make(1.0, 0.0), posenc_i_dd_make(-w.hi, -w.lo)));
@@ -1982,6 +2017,17 @@ POSENC_API posenc_rope_config posenc_rope_default(size_t head_dim) {
   return c;
 }
 
+/* 1 if a factor list the frequencies are computed from lies inside *rope, which init overwrites
+ * while it still reads them. */
+static int posenc_i_rope_lists_meet(const posenc_rope *rope, const posenc_rope_config *c, size_t h) {
+  const unsigned char *r = (const unsigned char *)rope;
+  size_t lb = h * sizeof(float);
+  return (c->freq_factors && posenc_i_ranges_meet(r, sizeof *rope, (const unsigned char *)c->freq_factors, lb)) ||
+         (c->scaling == POSENC_ROPE_SCALING_LONGROPE &&
+          (posenc_i_ranges_meet(r, sizeof *rope, (const unsigned char *)c->short_factor, lb) ||
+           posenc_i_ranges_meet(r, sizeof *rope, (const unsigned char *)c->long_factor, lb)));
+}
+
 POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_config *config) {
   posenc_rope_config c;
   size_t d, h, i;
@@ -1995,6 +2041,7 @@ POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_c
   st = posenc_i_rope_check_config(&c, &d);
   if (st != POSENC_OK) return st;
   h = d / 2;
+  if (posenc_i_rope_lists_meet(rope, &c, h)) return POSENC_ERR_ALIAS;
   if (c.scaling == POSENC_ROPE_SCALING_LONGROPE)
     ext = (c.seq_len > c.original_max_pos) ? c.long_factor : c.short_factor;
   if (c.hf_compat) { /* HF's float32 frequencies must be finite (a base far below 1 overflows them) */
@@ -2077,8 +2124,25 @@ static posenc_status posenc_i_rope_check_spec(const posenc_rope *rope, const pos
   return POSENC_OK;
 }
 
+/* 1 if *rope is as posenc_rope_init leaves it, as far as the kernels rely on it: the pair count
+ * within the arrays and the head, every enum a kernel switches on within its range, and a finite
+ * attention factor. A struct with garbage in those fields (never initialised, or overwritten) is
+ * refused as ERR_DIM instead of reaching a kernel. */
+static int posenc_i_rope_valid(const posenc_rope *rope) {
+  const posenc_rope_config *c = &rope->config;
+  size_t h = rope->pairs;
+  if (h == 0 || h > POSENC_ROPE_MAX_DIM / 2 || c->rotary_dim != 2 * h || c->head_dim < 2 * h) return 0;
+  if ((unsigned)c->style > POSENC_ROPE_GPTJ || (unsigned)c->scaling > POSENC_ROPE_SCALING_LONGROPE ||
+      (unsigned)c->mrope > POSENC_ROPE_MROPE_INTERLEAVED)
+    return 0;
+  if (c->mrope != POSENC_ROPE_MROPE_NONE &&
+      (uint64_t)c->mrope_section[0] + c->mrope_section[1] + c->mrope_section[2] != h)
+    return 0;
+  return rope->attention_factor > 0.0 && rope->attention_factor <= 1e30;
+}
+
 POSENC_API size_t posenc_rope_cache_width(const posenc_rope *rope, posenc_rope_cache_layout layout) {
-  if (!rope || rope->pairs == 0 || rope->pairs > POSENC_ROPE_MAX_DIM / 2) return 0;
+  if (!rope || !posenc_i_rope_valid(rope)) return 0;
   if ((unsigned)layout > POSENC_ROPE_CACHE_INTERLEAVED) return 0;
   return layout == POSENC_ROPE_CACHE_FULL ? 4 * rope->pairs : 2 * rope->pairs;
 }
@@ -2309,7 +2373,7 @@ static int posenc_i_mrope_axis(const posenc_rope_config *c, size_t j) {
 }
 
 /* The f32 cos/sin rows the kernel reads for one token, from cache rows in any layout and dtype
- * (rows[axis]). NeoX f32 [cos|sin] rows read forward are used in place. */
+ * (rows[axis]). NeoX f32 [cos|sin] rows read forward from an aligned cache are used in place. */
 static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope *rope,
                                   const posenc_rope_cache_spec *spec, const unsigned char *const rows[3],
                                   int inverse, float *cbuf, float *sbuf, const float **c, const float **s) {
@@ -2320,7 +2384,9 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
     size_t sin_col = spec->layout == POSENC_ROPE_CACHE_HALF ? h : 2 * h;
     void (*to_f32)(const unsigned char *, posenc_dtype, float *, size_t, int) =
         be->to_f32 ? be->to_f32 : posenc_i_scalar_to_f32;
-    if (spec->dtype == POSENC_DTYPE_F32 && !inverse) { /* an f32 cache row is used in place */
+    if (spec->dtype == POSENC_DTYPE_F32 && !inverse && (uintptr_t)rows[0] % sizeof(float) == 0) {
+      /* an aligned f32 cache row is used in place; a misaligned one is copied below, byte-wise,
+       * since the kernels read c and s as floats */
       *c = (const float *)(const void *)rows[0];
       *s = *c + sin_col;
       return;
@@ -2359,9 +2425,9 @@ static posenc_status posenc_i_rope_apply(const posenc_i_backend *be, const posen
 
   if (!rope || !pos || !q) return POSENC_ERR_NULL;
   if ((unsigned)direction > POSENC_ROPE_INVERSE) return POSENC_ERR_PARAM;
+  if (!posenc_i_rope_valid(rope)) return POSENC_ERR_DIM;
   h = rope->pairs;
   D = rope->config.head_dim;
-  if (h == 0 || h > POSENC_ROPE_MAX_DIM / 2 || 2 * h > D) return POSENC_ERR_DIM;
   B = pos->batch; T = pos->tokens;
   if (B == 0 || T == 0) return POSENC_ERR_SIZE;
   if (B > SIZE_MAX / 3 / T) return POSENC_ERR_OVERFLOW;
@@ -3373,8 +3439,12 @@ static void posenc_i_tb_lerp_store(unsigned char *dst, posenc_dtype dtype, float
 POSENC_API posenc_status posenc_table_resize(const posenc_table *src, size_t new_rows, int align_corners,
                                              posenc_dtype dtype, size_t row_stride,
                                              void *out, size_t out_bytes) {
+  posenc_table t; /* *src is read whole here: it may lie anywhere, even inside out */
   size_t es, ses, sstride, stride, need, sneed, r, j, n;
-  if (!src || !out || !src->data) return POSENC_ERR_NULL;
+  if (!src || !out) return POSENC_ERR_NULL;
+  t = *src;
+  src = &t;
+  if (!src->data) return POSENC_ERR_NULL;
   if (src->n_rows == 0 || src->dim == 0 || new_rows == 0) return POSENC_ERR_SIZE;
   es = posenc_dtype_size(dtype);
   ses = posenc_dtype_size(src->dtype);
@@ -3655,9 +3725,12 @@ static void posenc_i_spectrum_summary(const double *sigma, size_t n_rows, size_t
 
 POSENC_API posenc_status posenc_spectrum(const posenc_table *table, double *work, size_t work_count,
                                          double *singular_values, posenc_spectrum_info *info) {
+  posenc_table t; /* *table is read whole here: the Gram matrix may overwrite it in work */
   size_t stride, extent, d, need;
   posenc_status st;
   if (!table || !work || !info) return POSENC_ERR_NULL;
+  t = *table;
+  table = &t;
   if ((st = posenc_i_table_extent(table, &stride, &extent)) != POSENC_OK) return st;
   d = table->dim;
   need = posenc_spectrum_work(d);
@@ -3838,10 +3911,12 @@ static int posenc_i_npy_dict(posenc_i_npy_cur *c, posenc_npy_info *info) {
   return c->p == c->end ? 1 : posenc_i_npy_fail(c, POSENC_NPY_PROBLEM_SYNTAX);
 }
 
-/* Fills the problem fields of *info only (the rest is left as it was) and returns the status. */
-/* NumPy's rule (np.empty): the product of the non-zero extents must fit, whatever else; a zero
- * extent makes the array empty. 0 if that product overflows size_t. */
-static int posenc_i_npy_count(const size_t *shape, size_t ndim, size_t *nonzero, size_t *count) {
+/* One size rule for the parser and the writer. NumPy's (np.empty): the product of the non-zero
+ * extents must fit, whatever else; a zero extent makes the array empty. posenc's: the header and
+ * the bytes of the non-zero extents together within PTRDIFF_MAX, so every offset into a whole
+ * file is a ptrdiff_t. 0 if either fails; else 1 with the element count. */
+static int posenc_i_npy_fits(const size_t *shape, size_t ndim, size_t item_size, size_t data_offset,
+                             size_t *count) {
   size_t i, p = 1;
   int empty = 0;
   for (i = 0; i < ndim; i++) {
@@ -3849,11 +3924,12 @@ static int posenc_i_npy_count(const size_t *shape, size_t ndim, size_t *nonzero,
     if (p > SIZE_MAX / shape[i]) return 0;
     p *= shape[i];
   }
-  *nonzero = p;
+  if (data_offset > (size_t)PTRDIFF_MAX || p > ((size_t)PTRDIFF_MAX - data_offset) / item_size) return 0;
   *count = empty ? 0 : p;
   return 1;
 }
 
+/* Fills the problem fields of *info only (the rest is left as it was) and returns the status. */
 static posenc_status posenc_i_npy_refuse(posenc_npy_info *info, posenc_npy_problem problem, size_t at) {
   info->problem = problem;
   info->problem_at = at;
@@ -3864,7 +3940,7 @@ POSENC_API posenc_status posenc_npy_parse(const void *buf, size_t len, posenc_np
   const unsigned char *b = (const unsigned char *)buf;
   posenc_npy_info r;
   posenc_i_npy_cur c;
-  size_t start, hlen, count, nonzero;
+  size_t start, hlen, count;
   if (!buf || !info) return POSENC_ERR_NULL;
   if (len < 6 || memcmp(b, posenc_i_npy_magic, 6) != 0) return posenc_i_npy_refuse(info, POSENC_NPY_PROBLEM_MAGIC, 0);
   if (len < 8) return posenc_i_npy_refuse(info, POSENC_NPY_PROBLEM_TRUNCATED, len);
@@ -3882,8 +3958,7 @@ POSENC_API posenc_status posenc_npy_parse(const void *buf, size_t len, posenc_np
   c.at = 0;
   if (!posenc_i_npy_dict(&c, &r)) return posenc_i_npy_refuse(info, c.problem, c.at);
   r.data_offset = start + hlen;
-  if (!posenc_i_npy_count(r.shape, r.ndim, &nonzero, &count) ||
-      nonzero > ((size_t)PTRDIFF_MAX - r.data_offset) / r.item_size) /* what posenc_npy_header writes */
+  if (!posenc_i_npy_fits(r.shape, r.ndim, r.item_size, r.data_offset, &count))
     return posenc_i_npy_refuse(info, POSENC_NPY_PROBLEM_TOO_LARGE, start);
   r.count = count;
   r.data_bytes = count * r.item_size;
@@ -3905,13 +3980,11 @@ POSENC_API posenc_status posenc_npy_header(posenc_npy_type type, size_t ndim, co
                                            void *out, size_t out_cap, size_t *len) {
   static const char head[] = "{'descr': '", mid[] = "', 'fortran_order': False, 'shape': (";
   char dict[192];
-  size_t n = 0, i, count, nonzero, total;
+  size_t n = 0, i, count, total;
   unsigned char *o = (unsigned char *)out;
   if (!out || !len || (ndim > 0 && !shape)) return POSENC_ERR_NULL;
   if (ndim > 4) return POSENC_ERR_SIZE;
   if ((unsigned)type >= POSENC_I_NPY_TYPES) return POSENC_ERR_PARAM;
-  if (!posenc_i_npy_count(shape, ndim, &nonzero, &count) || nonzero > SIZE_MAX / 2 / posenc_i_npy_types[type].item_size)
-    return POSENC_ERR_OVERFLOW; /* + header */
   memcpy(dict, head, sizeof head - 1); n += sizeof head - 1;
   memcpy(dict + n, posenc_i_npy_types[type].descr, 3); n += 3;
   memcpy(dict + n, mid, sizeof mid - 1); n += sizeof mid - 1;
@@ -3922,6 +3995,8 @@ POSENC_API posenc_status posenc_npy_header(posenc_npy_type type, size_t ndim, co
   if (ndim == 1) dict[n++] = ',';
   memcpy(dict + n, "), }", 4); n += 4;
   total = (10 + n + 1 + 63) / 64 * 64; /* magic, version, u16 length, dict, '\n' */
+  if (!posenc_i_npy_fits(shape, ndim, posenc_i_npy_types[type].item_size, total, &count))
+    return POSENC_ERR_OVERFLOW; /* what posenc_npy_parse would refuse */
   if (out_cap < total) return POSENC_ERR_BUFFER;
   if (posenc_i_ranges_meet(o, total, (const unsigned char *)len, sizeof *len)) return POSENC_ERR_ALIAS;
   memcpy(o, posenc_i_npy_magic, 6);

@@ -1623,6 +1623,41 @@ static void test_known_bugs(void) {
   }
 }
 
+/* Buffers at any byte address (posenc.h: "Buffers"): a cache, q and k shifted off their natural
+ * alignment by 1-3 bytes rotate to the same bits as aligned ones. A misaligned f32 cache row was
+ * handed to the kernels as a float pointer (undefined behaviour; UBSan's alignment check in the
+ * sanitizer build; a fault on cores that trap unaligned loads). */
+static void test_misaligned(void) {
+  static union { double align; unsigned char b[4 * 16 * 64 + 64]; } cache_mem, q_mem, k_mem;
+  static unsigned char ref_q[2 * 3 * 64 * 4], ref_k[3 * 64 * 4];
+  posenc_rope rope = make_rope(64, 64, NEOX, 10000.0);
+  posenc_rope_cache_spec spec = {POSENC_ROPE_CACHE_HALF, F32, 0};
+  posenc_dtype dts[2] = {F32, F16};
+  size_t d, i;
+  for (d = 0; d < 2; d++) {
+    posenc_dtype dt = dts[d];
+    size_t es = posenc_dtype_size(dt), qb = 2 * 3 * 64 * es, kb = 3 * 64 * es, off;
+    for (off = 0; off < 4; off++) {
+      posenc_rope_cache_view view;
+      posenc_rope_positions pos = {1, 3, NULL, 5};
+      posenc_rope_tensor q = {NULL, F32, 2, 0, 0, 0}, k = {NULL, F32, 1, 0, 0, 0};
+      posenc_status st;
+      unsigned char *c = cache_mem.b + off, *qd = q_mem.b + 3 - off, *kd = k_mem.b + off;
+      spec.dtype = F32;
+      CHECK(posenc_rope_cache_table(&rope, &spec, 0, 16, c, 16 * 64 * 4) == POSENC_OK, "misaligned cache table");
+      view.data = c; view.n_rows = 16; view.spec = spec;
+      for (i = 0; i < qb; i++) qd[i] = (unsigned char)(i * 37 + 11) & 0x3f; /* small finite values */
+      for (i = 0; i < kb; i++) kd[i] = (unsigned char)(i * 53 + 7) & 0x3f;
+      q.data = qd; k.data = kd; q.dtype = k.dtype = dt;
+      st = posenc_rope_apply(&rope, &view, &pos, &q, &k, FWD);
+      CHECK(st == POSENC_OK, "misaligned by %u, %s: %s", (unsigned)off, posenc_dtype_name(dt), posenc_strerror(st));
+      if (off == 0) { memcpy(ref_q, qd, qb); memcpy(ref_k, kd, kb); continue; }
+      CHECK(memcmp(ref_q, qd, qb) == 0 && memcmp(ref_k, kd, kb) == 0,
+            "%s: rotation with buffers misaligned by %u differs from aligned", posenc_dtype_name(dt), (unsigned)off);
+    }
+  }
+}
+
 int main(void) {
   int ii;
   init_lists();
@@ -1643,6 +1678,7 @@ int main(void) {
     test_rotation_cached();
     test_mrope();
     test_properties();
+    test_misaligned();
     printf("backend %s: rotation suite %s\n", posenc_isa_name(isas[ii]), tl_failed == before ? "ok" : "FAILED");
   }
   posenc_isa_set(POSENC_ISA_AUTO);

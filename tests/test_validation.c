@@ -192,6 +192,15 @@ static void test_rope_init(void) {
   RI(POSENC_ERR_PARAM, YARN; s_rc.beta_fast = INFINITY);
   RI(POSENC_ERR_PARAM, YARN; s_rc.mscale = -1.0);
   RI(POSENC_ERR_PARAM, YARN; s_rc.mscale_all_dim = NAN);
+  /* derived values: base 1 makes ln(base) = 0, which HF divides by (the ramp came out NaN and the
+   * frequencies unscaled); mscale 1e300 over mscale_all_dim 1 gave an attention factor of 1.2e299 */
+  RI(POSENC_ERR_PARAM, YARN; s_rc.base = 1.0);
+  RI(POSENC_OK, YARN; s_rc.base = 1.0 + 0x1p-40);
+  RI(POSENC_OK, YARN; s_rc.base = 0.5);
+  RI(POSENC_ERR_PARAM, YARN; s_rc.mscale = 1e300; s_rc.mscale_all_dim = 1.0);
+  RI(POSENC_ERR_PARAM, YARN; s_rc.mscale = 1.0; s_rc.mscale_all_dim = 1e300);
+  RI(POSENC_OK, YARN; s_rc.mscale = 1e300; s_rc.mscale_all_dim = 1e300);
+  RI(POSENC_OK, YARN; s_rc.mscale = 1e300; s_rc.attention_factor = 1.0);  /* explicit: mscale unused */
 #undef YARN
 #define LLAMA3 s_rc.scaling = POSENC_ROPE_SCALING_LLAMA3; s_rc.factor = 8.0; s_rc.original_max_pos = 8192
   RI(POSENC_OK, LLAMA3);
@@ -213,6 +222,14 @@ static void test_rope_init(void) {
   RI(POSENC_ERR_PARAM, s_rc.freq_factors = s_ff; s_ff[2] = INFINITY);
   RI(POSENC_ERR_PARAM, s_rc.freq_factors = s_ff; s_ff[0] = 0.0f);
   RI(POSENC_ERR_PARAM, s_rc.freq_factors = s_ff; s_rc.hf_compat = 1);
+  /* factor lists inside *rope: init zeroes the arrays and then reads the lists */
+  RI(POSENC_ERR_ALIAS, s_rc.freq_factors = (const float *)(const void *)a.rope->inv_freq;
+     memcpy(a.rope->inv_freq, s_ff, sizeof s_ff));
+  RI(POSENC_ERR_ALIAS, s_rc.scaling = POSENC_ROPE_SCALING_LONGROPE; s_rc.factor = 4.0;
+     s_rc.original_max_pos = 4096; s_rc.short_factor = s_short; s_rc.long_factor = a.rope->inv_freq_f32;
+     memcpy(a.rope->inv_freq_f32, s_long, sizeof s_long));
+  RI(POSENC_OK, s_rc.freq_factors = (const float *)(const void *)(MEM + sizeof(posenc_rope));
+     memcpy(MEM + sizeof(posenc_rope), s_ff, sizeof s_ff));
   RI(POSENC_ERR_PARAM, s_rc.attention_factor = -1.0);
   RI(POSENC_ERR_PARAM, s_rc.attention_factor = NAN);
   RI(POSENC_ERR_PARAM, s_rc.attention_factor = 1e31);
@@ -231,6 +248,7 @@ static void test_rope_init(void) {
 
 /* ---- RoPE caches --------------------------------------------------------------------------- */
 static posenc_rope g_rope, g_rope_far, g_rope_zero; /* head_dim 8; base 1e-30; never initialised */
+static posenc_rope s_bad;                           /* a copy of g_rope with one field spoiled */
 static posenc_rope_cache_spec s_spec;
 typedef struct { const posenc_rope *rope; const posenc_rope_cache_spec *spec; int32_t start;
                  const int32_t *pos; size_t n; void *out; size_t bytes; size_t *bytes_out;
@@ -259,6 +277,8 @@ static void test_rope_cache(void) {
     RC(POSENC_ERR_LAYOUT, s_spec.layout = (posenc_rope_cache_layout)3);
     RC(POSENC_ERR_DTYPE, s_spec.dtype = BAD_DTYPE);
     RC(POSENC_ERR_DIM, a.rope = &g_rope_zero);
+    RC(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.style = (posenc_rope_style)7; a.rope = &s_bad);
+    RC(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.rotary_dim = 6; a.rope = &s_bad);
     RC(POSENC_ERR_STRIDE, s_spec.row_stride = 7);
     RC(POSENC_ERR_OVERFLOW, s_spec.row_stride = HUGE_SZ);
     RC(POSENC_ERR_OVERFLOW, a.n = HUGE_SZ);
@@ -321,6 +341,16 @@ static void test_rope_apply(void) {
     RA(POSENC_ERR_NULL, s_k.data = NULL);
     RA(POSENC_ERR_PARAM, a.dir = (posenc_rope_direction)2);
     RA(POSENC_ERR_DIM, a.rope = &g_rope_zero);
+    /* a rope with garbage in a field the kernels switch on reached the SIMD dispatch */
+    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.style = (posenc_rope_style)7; a.rope = &s_bad);
+    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.style = (posenc_rope_style)-1; a.rope = &s_bad);
+    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.scaling = (posenc_rope_scaling)9; a.rope = &s_bad);
+    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.mrope = (posenc_rope_mrope)3; a.rope = &s_bad);
+    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.mrope = POSENC_ROPE_MROPE_SECTIONS; a.rope = &s_bad);
+    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.pairs = 3; a.rope = &s_bad);         /* rotary_dim says 4 */
+    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.head_dim = 6; a.rope = &s_bad); /* 2 * pairs > D */
+    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.attention_factor = NAN; a.rope = &s_bad);
+    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.attention_factor = 0.0; a.rope = &s_bad);
     RA(POSENC_ERR_SIZE, s_rpos.batch = 0);
     RA(POSENC_ERR_SIZE, s_rpos.tokens = 0);
     RA(POSENC_ERR_SIZE, s_q.heads = 0);
@@ -755,9 +785,58 @@ static void test_spectrum_npy(void) {
   CASE(header, POSENC_ERR_PARAM, a.type = (posenc_npy_type)-1);
   CASE(header, POSENC_ERR_OVERFLOW, s_shape[0] = SIZE_MAX; s_shape[1] = 2);
   CASE(header, POSENC_ERR_OVERFLOW, s_shape[0] = SIZE_MAX / 2; a.ndim = 1);  /* 2 bytes each */
+  /* the parser's rule: header + data within PTRDIFF_MAX (the writer once allowed 2^63 - 1 bytes) */
+  CASE(header, POSENC_ERR_OVERFLOW, a.type = POSENC_NPY_U8; s_shape[0] = (size_t)PTRDIFF_MAX; a.ndim = 1);
+  CASE(header, POSENC_ERR_OVERFLOW, a.type = POSENC_NPY_U8; s_shape[0] = (size_t)PTRDIFF_MAX - 127; a.ndim = 1);
+  CASE(header, POSENC_OK, a.type = POSENC_NPY_U8; s_shape[0] = (size_t)PTRDIFF_MAX - 128; a.ndim = 1);
+  CASE(header, POSENC_ERR_OVERFLOW, a.type = POSENC_NPY_BOOL; s_shape[0] = 0; s_shape[1] = (size_t)PTRDIFF_MAX);
   CASE(header, POSENC_ERR_BUFFER, a.cap = 127);
   CASE(header, POSENC_ERR_ALIAS, a.len = (size_t *)(void *)(MEM + 64));       /* len inside the header */
   CASE(header, POSENC_OK, a.len = (size_t *)(void *)(MEM + 128));
+}
+
+/* The writer and the parser share one size rule: every shape near the limits, in every type and
+ * rank, is either written and parsed back exactly, or refused by both (the writer with OVERFLOW,
+ * the parser, given the same shape in a hand-written header, with OVERFLOW too). The writer once
+ * wrote (2^63-1,) u1 headers that the parser refused. */
+static void test_npy_round_trip(void) {
+  static const size_t ext[] = {0, 1, 2, 3, 255, 65536, 4294967295u, (size_t)1 << 32, (size_t)1 << 40,
+                               (size_t)PTRDIFF_MAX / 8 - 16, (size_t)PTRDIFF_MAX / 4 - 32, (size_t)PTRDIFF_MAX / 2 - 64,
+                               (size_t)PTRDIFF_MAX - 128, (size_t)PTRDIFF_MAX - 127, (size_t)PTRDIFF_MAX,
+                               (size_t)PTRDIFF_MAX + 1, SIZE_MAX};
+  const size_t n_ext = sizeof ext / sizeof ext[0];
+  unsigned char buf[256];
+  size_t type, ndim, k, agree = 0, both_refuse = 0;
+  for (type = 0; type < 8; type++)
+    for (ndim = 0; ndim <= 4; ndim++)
+      for (k = 0; k < (ndim ? n_ext * n_ext : 1); k++) {
+        size_t shape[4], len = 0, i, dlen;
+        posenc_npy_info info;
+        posenc_status w, r;
+        char dict[200];
+        for (i = 0; i < ndim; i++) shape[i] = ext[(i == 0 ? k % n_ext : (k / n_ext + i) % n_ext)];
+        w = posenc_npy_header((posenc_npy_type)type, ndim, shape, buf, sizeof buf, &len);
+        if (w == POSENC_OK) {
+          r = posenc_npy_parse(buf, len, &info);
+          CHECK(r == POSENC_OK && info.type == (posenc_npy_type)type && info.ndim == ndim &&
+                memcmp(info.shape, shape, ndim * sizeof *shape) == 0 && info.data_offset == len &&
+                info.data_offset + info.data_bytes <= (size_t)PTRDIFF_MAX,
+                "npy: header written for type %u, rank %u, shape[0] %zu is not parsed back (%s)", (unsigned)type,
+                (unsigned)ndim, ndim ? shape[0] : (size_t)0, posenc_strerror(r));
+          agree++;
+          continue;
+        }
+        CHECK(w == POSENC_ERR_OVERFLOW, "npy_header: %s", posenc_strerror(w));
+        /* the same dict, written by hand (posenc_npy_header's format), must be refused too */
+        dlen = (size_t)snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
+                                (const char *[]){"<f4", "<f2", "<f8", "<i4", "<i8", "|u1", "|b1", "<u2"}[type]);
+        for (i = 0; i < ndim; i++) dlen += (size_t)snprintf(dict + dlen, sizeof dict - dlen, "%s%zu", i ? ", " : "", shape[i]);
+        snprintf(dict + dlen, sizeof dict - dlen, "%s), }", ndim == 1 ? "," : "");
+        r = posenc_npy_parse(g_npy, make_npy(dict), &info);
+        CHECK(r == POSENC_ERR_OVERFLOW, "npy: the writer refuses %s but the parser says %s", dict, posenc_strerror(r));
+        both_refuse++;
+      }
+  printf("npy round trip: %zu shapes written and parsed back, %zu refused by both\n", agree, both_refuse);
 }
 
 /* ---- position biases ----------------------------------------------------------------------- */
@@ -1156,6 +1235,183 @@ static void test_structs_in_outputs(void) {
   }
 }
 
+/* The class: every public function that takes a descriptor struct and writes a buffer, with a
+ * copy of the struct planted inside that buffer (or its work space). The call must either refuse
+ * it (ALIAS, the buffer as it was) or read the struct whole first and give exactly the result of
+ * the call with the struct elsewhere; never something computed from a half-overwritten struct.
+ * (test_rope_init covers the factor lists inside *rope.) */
+static unsigned char g_ref[sizeof g_big.b], g_pre[sizeof g_big.b];
+static size_t g_skip_lo, g_skip_hi; /* in-place calls: the planted bytes are input there, skip them */
+
+/* Plants the struct var (of type T) at offset `at` of a canary-filled g_big, calls, and judges
+ * the first n bytes against the reference call's (REFERENCE, just before). */
+#define PLANTED(what, T, var, at, n, call) do {                                                   \
+    T *var##_in;                                                                              \
+    posenc_status st_;                                                                        \
+    memset(g_big.b, TL_CANARY, sizeof g_big.b);                                               \
+    var##_in = (T *)(void *)(g_big.b + (at));                                                 \
+    *var##_in = var;                                                                          \
+    memcpy(g_pre, g_big.b, sizeof g_pre);                                                     \
+    st_ = (call);                                                                             \
+    planted_verdict(what, st_, n);                                                            \
+  } while (0)
+
+/* ALIAS: nothing written. OK: every byte as the reference call left it, where it wrote; where it
+ * did not (a canary there), as before the call. */
+static void planted_verdict(const char *what, posenc_status st, size_t n) {
+  size_t i;
+  int same = 1;
+  g_cases++;
+  if (st == POSENC_ERR_ALIAS) {
+    CHECK(memcmp(g_big.b, g_pre, sizeof g_pre) == 0, "%s: ALIAS, but it wrote", what);
+    return;
+  }
+  for (i = 0; i < n && same; i++)
+    if (!(i >= g_skip_lo && i < g_skip_hi))
+      same = g_big.b[i] == g_ref[i] || (g_ref[i] == TL_CANARY && g_big.b[i] == g_pre[i]);
+  CHECK(st == POSENC_OK && same, "%s: %s, %s", what, posenc_strerror(st),
+        same ? "" : "a result unlike the call's with the struct elsewhere");
+}
+
+#define REFERENCE(what, n, call) do {                                                             \
+    memset(g_big.b, TL_CANARY, sizeof g_big.b);                                               \
+    { posenc_status st_ = (call); CHECK(st_ == POSENC_OK, "%s: reference call failed", what); } \
+    memcpy(g_ref, g_big.b, n);                                                                \
+  } while (0)
+
+static void test_every_struct_in_outputs(void) {
+  unsigned char *out = g_big.b;
+  size_t at;
+  for (at = 0; at <= 96; at += 48) { /* at the start, and straddling rows */
+    { /* table_resize: *src in out (the bug: an out-of-bounds read from overwritten dims) */
+      posenc_table src = {NULL, F32, 16, 4, 0};
+      src.data = g_tab;
+      REFERENCE("resize", 64 * 4 * 2, posenc_table_resize(&src, 64, 0, F16, 0, out, 64 * 4 * 2));
+      PLANTED("table_resize, *src inside out", posenc_table, src, at, 64 * 4 * 2,
+              posenc_table_resize(src_in, 64, 0, F16, 0, out, 64 * 4 * 2));
+    }
+    { /* spectrum: *table in work (the bug: rank 0, energy 0), in the singular values, in *info */
+      posenc_table t = {NULL, F32, 16, 4, 0};
+      double *work = (double *)(void *)(out + 1024), *sv = (double *)(void *)out;
+      posenc_spectrum_info *info = (posenc_spectrum_info *)(void *)(out + 256);
+      t.data = g_tab;
+      REFERENCE("spectrum", 256 + sizeof *info, posenc_spectrum(&t, work, 20, sv, info));
+      PLANTED("spectrum, *table inside work", posenc_table, t, 1024 + at, 256 + sizeof *info,
+              posenc_spectrum(t_in, work, 20, sv, info));
+      PLANTED("spectrum, *table inside the singular values", posenc_table, t, 0, 256 + sizeof *info,
+              posenc_spectrum(t_in, work, 20, sv, info));
+      PLANTED("spectrum, *table inside *info", posenc_table, t, 256, 256 + sizeof *info,
+              posenc_spectrum(t_in, work, 20, sv, info));
+    }
+    { /* sinusoidal tables and rows */
+      posenc_sinusoidal_params p = posenc_sinusoidal_default(24);
+      REFERENCE("sinusoidal", 16 * 24 * 4, posenc_sinusoidal_table(&p, 3, 16, out, 16 * 24 * 4));
+      PLANTED("sinusoidal_table, *params inside out", posenc_sinusoidal_params, p, at, 16 * 24 * 4,
+              posenc_sinusoidal_table(p_in, 3, 16, out, 16 * 24 * 4));
+    }
+    { /* Transformer-XL's R */
+      posenc_sinusoidal_params p = posenc_sinusoidal_default(24);
+      p.layout = POSENC_LAYOUT_SPLIT;
+      REFERENCE("txl", 16 * 24 * 4, posenc_txl_relative(&p, 16, 5, out, 16 * 24 * 4));
+      PLANTED("txl_relative, *params inside out", posenc_sinusoidal_params, p, at, 16 * 24 * 4,
+              posenc_txl_relative(p_in, 16, 5, out, 16 * 24 * 4));
+    }
+    { /* 2-D sin-cos */
+      posenc_sincos_2d_params p = posenc_sincos_2d_default(16, 4, 5);
+      p.cls_token = 1;
+      REFERENCE("sincos_2d", 21 * 16 * 4, posenc_sincos_2d(&p, out, 21 * 16 * 4));
+      PLANTED("sincos_2d, *params inside out", posenc_sincos_2d_params, p, at, 21 * 16 * 4,
+              posenc_sincos_2d(p_in, out, 21 * 16 * 4));
+    }
+    { /* RoPE init: the config inside *rope */
+      posenc_rope_config rc = posenc_rope_default(64);
+      rc.scaling = POSENC_ROPE_SCALING_YARN; rc.factor = 8.0; rc.original_max_pos = 4096;
+      REFERENCE("rope_init", sizeof(posenc_rope), posenc_rope_init((posenc_rope *)(void *)out, &rc));
+      PLANTED("rope_init, *config inside *rope", posenc_rope_config, rc, at, sizeof(posenc_rope),
+              posenc_rope_init((posenc_rope *)(void *)out, rc_in));
+    }
+    { /* RoPE cache rows: *spec inside out */
+      posenc_rope_cache_spec spec = {POSENC_ROPE_CACHE_INTERLEAVED, F32, 0};
+      REFERENCE("rope_cache", 16 * 8 * 4, posenc_rope_cache_table(&g_rope, &spec, 2, 16, out, 16 * 8 * 4));
+      PLANTED("rope_cache_table, *spec inside out", posenc_rope_cache_spec, spec, at, 16 * 8 * 4,
+              posenc_rope_cache_table(&g_rope, spec_in, 2, 16, out, 16 * 8 * 4));
+    }
+    { /* RoPE rotation: the positions and cache view structs inside q */
+      posenc_rope_positions pos = {1, 8, NULL, 3};
+      posenc_rope_cache_view view;
+      posenc_rope_tensor q = {NULL, F32, 2, 0, 0, 0};
+      size_t i;
+      view.data = g_cache; view.n_rows = 16; view.spec.layout = POSENC_ROPE_CACHE_HALF; view.spec.dtype = F32;
+      view.spec.row_stride = 0;
+      q.data = out;
+      pos.tokens = 6;
+      memset(g_big.b, TL_CANARY, sizeof g_big.b);
+      for (i = 0; i < 6 * 2 * 8; i++) ((float *)(void *)out)[i] = (float)i * 0.25f;
+      CHECK(posenc_rope_apply(&g_rope, &view, &pos, &q, NULL, POSENC_ROPE_FORWARD) == POSENC_OK, "rope ref");
+      memcpy(g_ref, out, 6 * 2 * 8 * 4);
+      /* the planted copies start from the same q values: plant, then refill q around them is not
+       * possible (they overlap), so only ALIAS (nothing written) can be right here */
+      PLANTED("rope_apply, *positions inside q", posenc_rope_positions, pos, at, 0,
+              posenc_rope_apply(&g_rope, &view, pos_in, &q, NULL, POSENC_ROPE_FORWARD));
+      CHECK(memcmp(g_big.b, g_pre, sizeof g_pre) == 0, "rope_apply, *positions inside q: not refused");
+      PLANTED("rope_apply, *cache inside q", posenc_rope_cache_view, view, at, 0,
+              posenc_rope_apply(&g_rope, view_in, &pos, &q, NULL, POSENC_ROPE_FORWARD));
+      CHECK(memcmp(g_big.b, g_pre, sizeof g_pre) == 0, "rope_apply, *cache inside q: not refused");
+    }
+    { /* T5: the buckets config inside the plan and inside the bucket row */
+      posenc_t5_buckets cfg = {32, 128, 1};
+      REFERENCE("t5_plan", sizeof(posenc_t5_plan), posenc_t5_plan_init((posenc_t5_plan *)(void *)out, &cfg));
+      PLANTED("t5_plan_init, *cfg inside *plan", posenc_t5_buckets, cfg, at, sizeof(posenc_t5_plan),
+              posenc_t5_plan_init((posenc_t5_plan *)(void *)out, cfg_in));
+      REFERENCE("t5_range", 300 * 4, posenc_t5_bucket_range(&cfg, -150, 300, (int32_t *)(void *)out));
+      PLANTED("t5_bucket_range, *cfg inside out", posenc_t5_buckets, cfg, at, 300 * 4,
+              posenc_t5_bucket_range(cfg_in, -150, 300, (int32_t *)(void *)out));
+    }
+    { /* score tiles: the tile and mask descriptors inside the scores */
+      posenc_score_tile tile;
+      posenc_score_mask mask = {1, 3, NULL};
+      float slopes[2] = {0.5f, 0.25f};
+      size_t i;
+      memset(&tile, 0, sizeof tile);
+      tile.scores = out; tile.dtype = F32; tile.heads = 2; tile.rows = 6; tile.cols = 10; tile.q_pos = 4;
+      for (i = 0; i < 120; i++) ((float *)(void *)out)[i] = 0.0f;
+      CHECK(posenc_alibi_add(&tile, &mask, POSENC_ALIBI_RELATIVE, 0, slopes) == POSENC_OK, "alibi ref");
+      memcpy(g_ref, out, 120 * 4);
+      /* planted: the rest of the tile holds zeros, as in the reference; the struct's own bytes
+       * are scores the call overwrites (reading them first) or refuses */
+#define ZERO_TILE_AROUND(at_, size_) do { size_t z_; for (z_ = 0; z_ < 480; z_++) \
+        if (z_ < (at_) || z_ >= (at_) + (size_)) out[z_] = 0; } while (0)
+      memset(g_big.b, TL_CANARY, sizeof g_big.b);
+      *(posenc_score_tile *)(void *)(out + at) = tile;
+      ZERO_TILE_AROUND(at, sizeof tile);
+      memcpy(g_pre, g_big.b, sizeof g_pre);
+      g_skip_lo = at; g_skip_hi = at + sizeof tile;
+      planted_verdict("alibi_add, *tile inside the scores",
+                      posenc_alibi_add((posenc_score_tile *)(void *)(out + at), &mask, POSENC_ALIBI_RELATIVE, 0,
+                                       slopes), 120 * 4);
+      memset(g_big.b, TL_CANARY, sizeof g_big.b);
+      *(posenc_score_mask *)(void *)(out + at) = mask;
+      ZERO_TILE_AROUND(at, sizeof mask);
+      memcpy(g_pre, g_big.b, sizeof g_pre);
+      g_skip_lo = at; g_skip_hi = at + sizeof mask;
+      planted_verdict("alibi_add, *mask inside the scores",
+                      posenc_alibi_add(&tile, (posenc_score_mask *)(void *)(out + at), POSENC_ALIBI_RELATIVE, 0,
+                                       slopes), 120 * 4);
+      g_skip_lo = g_skip_hi = 0;
+#undef ZERO_TILE_AROUND
+    }
+    { /* .npy: the shape inside the header being written, *info inside the bytes being parsed */
+      size_t shape[3] = {7, 300, 5}, len = 0;
+      REFERENCE("npy_header", 128, posenc_npy_header(POSENC_NPY_F32, 3, shape, out, 1024, &len));
+      memset(g_big.b, TL_CANARY, sizeof g_big.b);
+      memcpy(out + 40, shape, sizeof shape);
+      memcpy(g_pre, g_big.b, sizeof g_pre);
+      planted_verdict("npy_header, shape inside out",
+                      posenc_npy_header(POSENC_NPY_F32, 3, (const size_t *)(void *)(out + 40), out, 1024, &len), 128);
+    }
+  }
+}
+
 static void test_reached(void) {
   int i;
   for (i = 1; i <= -(int)FIRST_CODE; i++) {
@@ -1185,11 +1441,13 @@ int main(void) {
   test_tables();
   test_2d();
   test_spectrum_npy();
+  test_npy_round_trip();
   test_bias();
   test_dispatch();
   test_plain_values();
   test_strerror();
   test_structs_in_outputs();
+  test_every_struct_in_outputs();
   test_reached();
   printf("%u argument cases\n", g_cases);
   return tl_summary();
