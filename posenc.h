@@ -811,7 +811,8 @@ POSENC_API posenc_status posenc_txl_relative(const posenc_sinusoidal_params *par
  * YaRN: mscale(s, m) = 0.1*m*ln(s) + 1 for s > 1, else 1 (cos and sin are scaled by it, logits by
  *   its square); DeepSeek: softmax scale = mscale(s, mscale_all_dim)^2 / sqrt(head_dim).
  * Llama-4 (NoPE layers): q *= ln(floor((pos+1)/floor_scale) + 1) * attn_scale + 1.
- * Invalid arguments (train_len < 2, s or m not finite, s <= 0, head_dim 0, floor_scale 0) give NaN. */
+ * Invalid arguments (train_len < 2, s or m not finite, s <= 0, head_dim 0, floor_scale 0) give NaN,
+ * and so do finite arguments whose result would overflow (mscale 1e308): never an infinity. */
 POSENC_API double posenc_logn_scale(uint32_t pos, uint32_t train_len);
 POSENC_API double posenc_yarn_mscale(double factor, double mscale);
 POSENC_API double posenc_deepseek_softmax_scale(size_t head_dim, double factor, double mscale_all_dim);
@@ -4660,21 +4661,24 @@ POSENC_API posenc_status posenc_logn_scales(uint32_t train_len, int32_t first, s
 }
 
 static int posenc_i_finite(double x) { return x - x == 0.0; }
+/* A scale that overflowed (mscale 1e308) is as unusable as one from invalid input: NaN too. */
+static double posenc_i_finite_or_nan(double x) { return posenc_i_finite(x) ? x : posenc_i_nan(); }
 
 POSENC_API double posenc_yarn_mscale(double factor, double mscale) {
   if (!posenc_i_finite(factor) || factor <= 0.0 || !posenc_i_finite(mscale)) return posenc_i_nan();
-  return posenc_i_yarn_mscale(factor, mscale);
+  return posenc_i_finite_or_nan(posenc_i_yarn_mscale(factor, mscale));
 }
 
 POSENC_API double posenc_deepseek_softmax_scale(size_t head_dim, double factor, double mscale_all_dim) {
   double m = posenc_yarn_mscale(factor, mscale_all_dim);
   if (head_dim == 0 || m != m) return posenc_i_nan();
-  return m * m / posenc_i_sqrt((double)head_dim);
+  return posenc_i_finite_or_nan(m * m / posenc_i_sqrt((double)head_dim));
 }
 
 POSENC_API double posenc_llama4_attn_scale(uint32_t pos, uint32_t floor_scale, double attn_scale) {
   if (floor_scale == 0 || !posenc_i_finite(attn_scale)) return posenc_i_nan();
-  return posenc_i_dd_log((double)(((uint64_t)pos + 1) / floor_scale) + 1.0).hi * attn_scale + 1.0;
+  return posenc_i_finite_or_nan(posenc_i_dd_log((double)(((uint64_t)pos + 1) / floor_scale) + 1.0).hi * attn_scale +
+                                1.0);
 }
 
 #ifdef __cplusplus

@@ -1145,6 +1145,10 @@ static void test_plain_values(void) {
         isnan(posenc_deepseek_softmax_scale(128, 4.0, NAN)), "deepseek_softmax_scale");
   CHECK(isnan(posenc_llama4_attn_scale(3, 0, 0.1)) && isnan(posenc_llama4_attn_scale(3, 8192, NAN)) &&
         isnan(posenc_llama4_attn_scale(3, 8192, INFINITY)), "llama4_attn_scale");
+  /* finite arguments whose scale overflows: NaN, never an infinity */
+  CHECK(isnan(posenc_yarn_mscale(1e300, 1e308)) && isnan(posenc_deepseek_softmax_scale(1, 1e30, 1e160)) &&
+        isnan(posenc_llama4_attn_scale(UINT32_MAX, 1, 1.7e308)) && posenc_yarn_mscale(1e300, 1e300) < 1e303,
+        "scales that overflow");
   CHECK(posenc_spectrum_work(0) == 0 && posenc_spectrum_work(SIZE_MAX / 4) == 0, "spectrum_work");
 }
 
