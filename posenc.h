@@ -83,8 +83,11 @@ POSENC_API const char *posenc_strerror(posenc_status status);
  *    that traps unaligned word accesses, build with the compiler's option that keeps memcpy
  *    byte-wise (GCC: -mno-unaligned-access). Arrays of a C type (int32_t *, float *, double *,
  *    size_t *) must be aligned as C requires.
- *  - A struct that posenc initialises (posenc_rope, posenc_t5_plan) must come from its init call:
- *    one with garbage in its fields is refused (ERR_DIM, ERR_PARAM) before any kernel runs.
+ *  - A struct that posenc initialises (posenc_rope, posenc_t5_plan) must come from its init call.
+ *    The fields a kernel switches on or indexes with (style, scaling, mrope and its sections,
+ *    hf_compat, pair count, dims; a plan's buckets) are checked where the struct is used, and
+ *    garbage there is refused (ERR_DIM, ERR_PARAM) before any kernel runs; the values init
+ *    computed (frequencies, an attention factor within (0, 1e30]) are trusted.
  * ------------------------------------------------------------------------------------------- */
 
 /* Storage types. Arithmetic is always done in (at least) f32; f16 and bf16 outputs are the
@@ -2054,6 +2057,7 @@ POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_c
   om1 = posenc_i_dd_exp(posenc_i_dd_div_d(posenc_i_dd_mul_d(posenc_i_rope_log_base(&c, d), -2.0), (double)d));
   rope->config = c;
   rope->config.rotary_dim = d;
+  rope->config.hf_compat = c.hf_compat != 0;
   rope->pairs = h;
   rope->attention_factor = posenc_i_rope_attention(&c);
   memset(rope->u_parts, 0, sizeof rope->u_parts);
@@ -2134,8 +2138,11 @@ static int posenc_i_rope_valid(const posenc_rope *rope) {
   size_t h = rope->pairs;
   if (h == 0 || h > POSENC_ROPE_MAX_DIM / 2 || c->rotary_dim != 2 * h || c->head_dim < 2 * h) return 0;
   if ((unsigned)c->style > POSENC_ROPE_GPTJ || (unsigned)c->scaling > POSENC_ROPE_SCALING_LONGROPE ||
-      (unsigned)c->mrope > POSENC_ROPE_MROPE_INTERLEAVED)
+      (unsigned)c->mrope > POSENC_ROPE_MROPE_INTERLEAVED || (unsigned)c->hf_compat > 1)
     return 0;
+  /* which frequency array the kernels read must have been filled: init zeroes HF's float32 one
+   * unless hf_compat, and its first frequency is > 0 either way */
+  if (c->hf_compat ? !(rope->inv_freq_f32[0] > 0.0f) : !(rope->u_parts[0] > 0.0)) return 0;
   if (c->mrope != POSENC_ROPE_MROPE_NONE &&
       (uint64_t)c->mrope_section[0] + c->mrope_section[1] + c->mrope_section[2] != h)
     return 0;
@@ -2300,8 +2307,9 @@ POSENC_API posenc_status posenc_rope_cache_rows(const posenc_rope *rope, const p
 }
 
 /* ---- RoPE: rotation in place -------------------------------------------------------------- */
-typedef struct posenc_i_tview {
+typedef struct posenc_i_tview {  /* a tensor's fields, read once: q and k may hold their structs */
   unsigned char *data;
+  posenc_dtype dtype;
   size_t es, heads, bs, ts, hs;  /* strides in elements */
   size_t span;                   /* bytes from data to one past the last element */
 } posenc_i_tview;
@@ -2316,6 +2324,7 @@ static posenc_status posenc_i_rope_check_tensor(const posenc_rope_tensor *t, siz
   v->es = posenc_dtype_size(t->dtype);
   if (v->es == 0) return POSENC_ERR_DTYPE;
   v->data = (unsigned char *)t->data;
+  v->dtype = t->dtype;
   v->heads = t->heads;
   v->hs = t->head_stride ? t->head_stride : D;
   if (t->token_stride) v->ts = t->token_stride;
@@ -2513,7 +2522,7 @@ static posenc_status posenc_i_rope_apply(const posenc_i_backend *be, const posen
           job.heads = tv[i].heads;
           job.pairs = h;
           job.style = rope->config.style;
-          job.dtype = (i ? k : q)->dtype;
+          job.dtype = tv[i].dtype;
           job.c = c; job.s = s;
           rotate(&job);
         }

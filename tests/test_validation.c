@@ -351,6 +351,10 @@ static void test_rope_apply(void) {
     RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.head_dim = 6; a.rope = &s_bad); /* 2 * pairs > D */
     RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.attention_factor = NAN; a.rope = &s_bad);
     RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.attention_factor = 0.0; a.rope = &s_bad);
+    /* hf_compat switched on in a rope made without it: HF's float32 frequencies are all zero,
+     * and q came back unrotated with OK (found by fuzz_rope) */
+    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.hf_compat = 1; a.rope = &s_bad);
+    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.hf_compat = -7; a.rope = &s_bad);
     RA(POSENC_ERR_SIZE, s_rpos.batch = 0);
     RA(POSENC_ERR_SIZE, s_rpos.tokens = 0);
     RA(POSENC_ERR_SIZE, s_q.heads = 0);
@@ -1361,6 +1365,24 @@ static void test_every_struct_in_outputs(void) {
       PLANTED("rope_apply, *cache inside q", posenc_rope_cache_view, view, at, 0,
               posenc_rope_apply(&g_rope, view_in, &pos, &q, NULL, POSENC_ROPE_FORWARD));
       CHECK(memcmp(g_big.b, g_pre, sizeof g_pre) == 0, "rope_apply, *cache inside q: not refused");
+      { /* *k inside q: k's dtype was read again after q's first rows were rotated (fuzz_rope) */
+        static unsigned char k_ref[6 * 8 * 2], k_data[6 * 8 * 2];
+        posenc_rope_tensor k = {NULL, F16, 1, 0, 0, 0}, *k_in = (posenc_rope_tensor *)(void *)(out + at);
+        posenc_status st;
+        for (i = 0; i < sizeof k_data; i++) k_data[i] = (unsigned char)(i % 2 ? 0x3c : i); /* f16 near 1 */
+        k.data = k_data;
+        for (i = 0; i < 6 * 2 * 8; i++) ((float *)(void *)out)[i] = (float)i * 0.25f;
+        CHECK(posenc_rope_apply(&g_rope, &view, &pos, &q, &k, POSENC_ROPE_FORWARD) == POSENC_OK, "k ref");
+        memcpy(k_ref, k_data, sizeof k_ref);
+        memcpy(g_ref, out, 6 * 2 * 8 * 4);
+        for (i = 0; i < sizeof k_data; i++) k_data[i] = (unsigned char)(i % 2 ? 0x3c : i);
+        for (i = 0; i < 6 * 2 * 8; i++) ((float *)(void *)out)[i] = (float)i * 0.25f;
+        *k_in = k;
+        g_cases++;
+        st = posenc_rope_apply(&g_rope, &view, &pos, &q, k_in, POSENC_ROPE_FORWARD);
+        CHECK(st == POSENC_ERR_ALIAS || (st == POSENC_OK && memcmp(k_data, k_ref, sizeof k_ref) == 0),
+              "rope_apply, *k inside q: %s, k rotated unlike with *k elsewhere", posenc_strerror(st));
+      }
     }
     { /* T5: the buckets config inside the plan and inside the bucket row */
       posenc_t5_buckets cfg = {32, 128, 1};
