@@ -1438,6 +1438,78 @@ static void test_every_struct_in_outputs(void) {
   }
 }
 
+/* ---- paths the coverage stage found unreached (.ci/stage-coverage.sh) ----------------------
+ * Checks no case above reached: size arithmetic that passes its first test and fails a later one
+ * (the product in bytes past PTRDIFF_MAX, a buffer that wraps past the top of the address space),
+ * a caller's struct inside an output, handles that posenc_rope_init never makes. Pointers near
+ * the top of the address space are never dereferenced: the call must fail first. */
+static posenc_rope g_rope_mrope2, g_rope_bad; /* head_dim 2 with M-RoPE sections {1, 0, 0}; spoilt copies */
+
+static void test_unreached_checks(void) {
+  const size_t past = (size_t)PTRDIFF_MAX / 4 + 1; /* f32 elements: fits in size_t, not in bytes */
+  posenc_rope_config m = posenc_rope_default(2);
+  m.mrope = POSENC_ROPE_MROPE_SECTIONS; m.mrope_section[0] = 1;
+  CHECK(posenc_rope_init(&g_rope_mrope2, &m) == POSENC_OK, "M-RoPE rope, head_dim 2");
+
+  /* RoPE caches: 8 floats a row, (n - 1) * 8 + 8 elements fit, their bytes do not */
+  CASE(rcache, POSENC_ERR_OVERFLOW, a.n = (size_t)PTRDIFF_MAX / 32 + 1);
+  CASE(rcache, POSENC_ERR_OVERFLOW, a.mode = 1; a.n = (size_t)PTRDIFF_MAX / 32 + 1);
+  CASE(rcache, POSENC_ERR_OVERFLOW, a.mode = 2; a.n = (size_t)PTRDIFF_MAX / 32 + 1);
+  /* the spec is read for every tile: inside out it would change while the cache is written */
+  CASE(rcache, POSENC_ERR_ALIAS, memcpy(MEM + 64, &s_spec, sizeof s_spec);
+       a.spec = (const posenc_rope_cache_spec *)(const void *)(MEM + 64));
+  CASE(rcache, POSENC_ERR_ALIAS, a.mode = 1; memcpy(MEM + 64, &s_spec, sizeof s_spec);
+       a.spec = (const posenc_rope_cache_spec *)(const void *)(MEM + 64));
+  /* handles posenc_rope_init never makes: more pairs than POSENC_ROPE_MAX_DIM allows, or than head_dim */
+  g_rope_bad = g_rope; g_rope_bad.pairs = POSENC_ROPE_MAX_DIM / 2 + 1;
+  CHECK(posenc_rope_cache_width(&g_rope_bad, POSENC_ROPE_CACHE_HALF) == 0, "cache_width of a rope with too many pairs");
+  CASE(rcache, POSENC_ERR_DIM, a.rope = &g_rope_bad);
+  CASE(rapply, POSENC_ERR_DIM, a.rope = &g_rope_bad);
+  g_rope_bad = g_rope; g_rope_bad.config.head_dim = 2 * g_rope.pairs - 2;
+  CASE(rapply, POSENC_ERR_DIM, a.rope = &g_rope_bad);
+  CASE(rapply, POSENC_ERR_DIM, a.cache = &s_view; a.rope = &g_rope_bad);
+
+  /* RoPE rotation: q's elements fit in size_t, its bytes do not (1 token, 2 heads of 8, f32) */
+  CASE(rapply, POSENC_ERR_OVERFLOW, s_rpos.tokens = 1; s_rpos.batch = (size_t)PTRDIFF_MAX / 64 + 1);
+  /* M-RoPE reads 3 ids a token: q (f16, head_dim 2) spans 2^62 bytes, the ids 3 * 2^62 */
+  if (sizeof(size_t) > 4)
+    CASE(rapply, POSENC_ERR_OVERFLOW, a.rope = &g_rope_mrope2; a.k = NULL; s_q.dtype = F16; s_q.heads = 1;
+         s_rpos.ids = s_ids; s_rpos.tokens = 1; s_rpos.batch = (size_t)1 << (sizeof(size_t) * 8 - 4));
+  /* the structs read again while rotating: the positions, and the cache view (rope: test_structs_in_outputs) */
+  CASE(rapply, POSENC_ERR_ALIAS, memcpy(MEM + 64, &s_rpos, sizeof s_rpos);
+       a.pos = (const posenc_rope_positions *)(const void *)(MEM + 64));
+  CASE(rapply, POSENC_ERR_ALIAS, memcpy(MEM + 96, &s_view, sizeof s_view);
+       a.cache = (const posenc_rope_cache_view *)(const void *)(MEM + 96));
+  CASE(rapply, POSENC_ERR_ALIAS, memcpy(MEM + 288, &s_view, sizeof s_view);          /* inside k */
+       a.cache = (const posenc_rope_cache_view *)(const void *)(MEM + 288));
+
+  /* masked add: T * token_stride overflows though (T - 1) * token_stride + D does not */
+  CASE(efwd, POSENC_ERR_OVERFLOW, s_x.token_stride = SIZE_MAX / 2 - 7);
+  CASE(efwd, POSENC_ERR_OVERFLOW, s_x.batch_stride = past);             /* elements fit, bytes do not */
+  CASE(efwd, POSENC_ERR_OVERFLOW, s_x.data = (void *)(uintptr_t)(UINTPTR_MAX - 63)); /* wraps */
+  CASE(efwd, POSENC_ERR_OVERFLOW, s_ec.table.row_stride = (size_t)PTRDIFF_MAX / 60 + 1); /* 16 rows */
+  CASE(efwd, POSENC_ERR_OVERFLOW, s_ec.table.n_rows = 1; s_ec.table.row_stride = past);
+  CASE(ebwd, POSENC_ERR_OVERFLOW, s_x.token_stride = SIZE_MAX / 2 - 7);
+  /* grad_table (16 rows of 4 floats): its elements, then its bytes, then its stride in bytes */
+  CASE(ebwd, POSENC_ERR_OVERFLOW, a.gts = SIZE_MAX / 60 + 1);
+  CASE(ebwd, POSENC_ERR_OVERFLOW, a.gts = (size_t)PTRDIFF_MAX / 60 + 1);
+  CASE(ebwd, POSENC_ERR_OVERFLOW, s_ec.table.n_rows = 1; a.gts = past);
+  CASE(ebwd, POSENC_ERR_OVERFLOW, a.gt = (float *)(uintptr_t)(UINTPTR_MAX - 255)); /* 256 bytes: wraps */
+
+  /* resize: (2r+1) * n in 64 bits with n = 2^32 source rows and 2^31 new ones */
+  if (sizeof(size_t) > 4)
+    CASE(resize, POSENC_ERR_OVERFLOW, s_src.n_rows = (size_t)1 << (sizeof(size_t) * 4); a.rows = (size_t)1 << 31);
+  /* T5: the table's extent fits in size_t, its bytes do not (32 rows of bf16) */
+  CASE(t5add, POSENC_ERR_OVERFLOW, s_t5t.row_stride = (SIZE_MAX - 2) / 31);
+  /* DeBERTa and log-n: a count past INT32_MAX positions from a start that keeps the last in range */
+  CASE(debrange, POSENC_ERR_POSITION, a.first = INT32_MIN; a.count = (size_t)INT32_MAX + 2);
+  CASE(debrel, POSENC_ERR_POSITION, a.q = 1; a.k = (size_t)INT32_MAX + 2; a.count = SIZE_MAX);
+  CASE(logn, POSENC_ERR_POSITION, a.count = (size_t)INT32_MAX + 2);
+
+  CHECK(posenc_spectrum_work((size_t)1 << (sizeof(size_t) * 4)) == 0, "spectrum_work: dim * (dim + 1) overflows");
+  CHECK(strcmp(posenc_isa_name(POSENC_ISA_AUTO), "auto") == 0, "isa_name(AUTO)");
+}
+
 static void test_reached(void) {
   int i;
   for (i = 1; i <= -(int)FIRST_CODE; i++) {
@@ -1474,6 +1546,7 @@ int main(void) {
   test_strerror();
   test_structs_in_outputs();
   test_every_struct_in_outputs();
+  test_unreached_checks();
   test_reached();
   printf("%u argument cases\n", g_cases);
   return tl_summary();
