@@ -84,7 +84,8 @@ static inline float fz_bits_float(uint32_t bits) {
 }
 
 /* A double parameter: typical mostly (zero input gives typical), scaled, or a value that every
- * validation must refuse or survive (NaN, infinities, zero, negative, huge, tiny, raw bits). */
+ * validation must refuse or survive (NaN, infinities, zero, negative, huge, tiny, raw bits, 1 and
+ * its neighbours, the limits of the valid ranges and of double). */
 static inline double fz_double(fz_in *in, double typical) {
   uint8_t k = fz_u8(in);
   switch (k % 32) {
@@ -98,6 +99,15 @@ static inline double fz_double(fz_in *in, double typical) {
     case 8: return 1e300;
     case 9: return 1e-300;
     case 10: return fz_bits_double(fz_u64(in));
+    case 11: return 1.0; /* a base of 1: ln(base) = 0 in every derived value */
+    case 12: return 1.0 + 0x1p-52;
+    case 13: return 1.0 - 0x1p-53;
+    case 14: return fz_u8(in) % 2 ? 1.0 + 1e-12 : 1.0 - 1e-12;
+    case 15: {
+      static const double edge[8] = {1.7976931348623157e308, 4.9406564584124654e-324, -0.0, 1e30,
+                                     1e-30, 1e30 * (1.0 + 0x1p-52), 1e-30 * (1.0 - 0x1p-53), -1e-300};
+      return edge[fz_u8(in) % 8];
+    }
     default: return typical;
   }
 }
@@ -119,13 +129,15 @@ static inline float fz_float(fz_in *in, float typical) {
 
 static inline posenc_dtype fz_dtype(fz_in *in) {
   uint8_t k = fz_u8(in) % 16;
-  return (posenc_dtype)(k < 15 ? k % 3 : 3 + fz_u8(in)); /* rarely an unknown dtype */
+  if (k < 15) return (posenc_dtype)(k % 3);
+  return (posenc_dtype)(fz_u8(in) % 2 ? 3 + fz_u8(in) : -1 - (int)fz_u8(in)); /* rarely an unknown dtype */
 }
 
-/* An enum value in [0, count), rarely one past it or negative. */
+/* An enum value in [0, count), rarely one past it, negative, or at the int limits. */
 static inline int fz_enum(fz_in *in, int count) {
+  static const int odd[6] = {-1, INT32_MIN, INT32_MAX, -2, 1 << 30, 256};
   uint8_t k = fz_u8(in);
-  if (k >= 250) return k == 255 ? -1 : count + (k - 250);
+  if (k >= 250) return k >= 253 ? count + (k - 253) : odd[fz_u8(in) % 6];
   return (int)(k % count);
 }
 
@@ -191,11 +203,22 @@ static inline size_t fz_elem_bytes(posenc_dtype dtype) {
 /* An output (or in-place) buffer: exactly `bytes` long, reset from init before every backend. */
 typedef struct fz_span {
   const char *name;
-  unsigned char *data, *init, *scalar_result;
+  unsigned char *data, *init, *scalar_result, *backend_result; /* backend_result: planted runs */
   size_t bytes;
   posenc_dtype dtype; /* for nan_any: the element type */
   int nan_any;        /* NaNs may differ in payload and sign between backends (documented) */
+  int scratch;        /* work space: written even on error, its content no result (not compared) */
 } fz_span;
+
+/* A copy of a struct or array the call reads, planted inside one of its spans (fz_plant). */
+#define FZ_MAX_PLANTS 4
+typedef struct fz_plant {
+  const char *name;
+  void *slot;           /* the case's pointer variable (any object pointer type) the call reads */
+  const void *original; /* its value: the copy elsewhere */
+  unsigned char *addr;  /* the planted copy, inside spans[span].data */
+  size_t span, at, bytes;
+} fz_planted;
 
 typedef struct fz_call {
   const char *what;
@@ -204,6 +227,8 @@ typedef struct fz_call {
   int untouched_on_error; /* the API promises "on error nothing is written" */
   size_t n_spans;
   fz_span spans[FZ_MAX_SPANS];
+  size_t n_plants;
+  fz_planted plants[FZ_MAX_PLANTS];
 } fz_call;
 
 static inline fz_call fz_call_make(const char *what, posenc_status (*run)(void *ctx), void *ctx,
@@ -273,6 +298,87 @@ static inline size_t fz_backends(posenc_isa *isas) {
   return n;
 }
 
+/* ---- structs and arrays planted inside outputs (posenc.h, "Buffers") --------------------------- */
+static inline void fz_slot_set(void *slot, const void *value) { memcpy(slot, &value, sizeof value); }
+static inline const void *fz_slot_get(const void *slot) {
+  const void *v;
+  memcpy(&v, slot, sizeof v);
+  return v;
+}
+
+/* Plants a copy of the `bytes` bytes that the pointer variable *slot points to (a struct, or an
+ * array a struct points to) at a drawn offset, a multiple of align, inside a drawn span, where it
+ * overlaps no earlier plant. Its bytes go into the span's initial content, so every run (the
+ * plain one too) starts from them; only the planted run reads the struct from there. Plants made
+ * earlier (arrays whose pointer field lies in this struct) are applied to the copy. The contract
+ * (fz_planted_run): ALIAS with every span as it was, or the plain call's status and bytes.
+ * Returns 1 if planted (0: no span has room, or the slot holds NULL). */
+static inline int fz_plant(fz_call *call, fz_in *in, const char *name, void *slot, size_t bytes, size_t align) {
+  fz_planted *pl;
+  fz_span *s;
+  size_t si, at, k;
+  const void *src = fz_slot_get(slot);
+  if (call->n_plants == FZ_MAX_PLANTS || call->n_spans == 0 || !src || bytes == 0) return 0;
+  si = fz_below(in, call->n_spans);
+  s = &call->spans[si];
+  if (s->bytes < bytes) return 0;
+  at = (s->bytes - bytes) / align;
+  switch (fz_u8(in) % 4) {
+    case 0: at = 0; break;                  /* at the start */
+    case 1: break;                          /* at the end (aligned) */
+    default: at = fz_below(in, at + 1); /* anywhere */
+  }
+  at *= align;
+  for (k = 0; k < call->n_plants; k++)
+    if (call->plants[k].span == si && at < call->plants[k].at + call->plants[k].bytes &&
+        call->plants[k].at < at + bytes)
+      return 0;
+  for (k = 0; k < call->n_plants; k++) fz_slot_set(call->plants[k].slot, call->plants[k].addr);
+  memcpy(s->init + at, src, bytes);
+  for (k = call->n_plants; k-- > 0;) fz_slot_set(call->plants[k].slot, call->plants[k].original);
+  memcpy(s->data + at, s->init + at, bytes);
+  pl = &call->plants[call->n_plants++];
+  pl->name = name;
+  pl->slot = slot;
+  pl->original = src;
+  pl->addr = s->data + at;
+  pl->span = si;
+  pl->at = at;
+  pl->bytes = bytes;
+  return 1;
+}
+
+/* After the plain run on isa (status st, the spans holding its result): the same call with every
+ * plant read from inside its span. It must refuse (ALIAS, every span byte as it was) or give
+ * exactly the plain run's status and bytes: same backend, same initial bytes. */
+static inline void fz_planted_run(fz_call *call, posenc_isa isa, posenc_status st) {
+  posenc_status pst;
+  size_t si, k;
+  for (si = 0; si < call->n_spans; si++) {
+    fz_span *s = &call->spans[si];
+    if (!s->backend_result && !(s->backend_result = (unsigned char *)malloc(s->bytes ? s->bytes : 1))) abort();
+    memcpy(s->backend_result, s->data, s->bytes);
+    memcpy(s->data, s->init, s->bytes);
+  }
+  for (k = 0; k < call->n_plants; k++) fz_slot_set(call->plants[k].slot, call->plants[k].addr);
+  pst = call->run(call->ctx);
+  for (k = call->n_plants; k-- > 0;) fz_slot_set(call->plants[k].slot, call->plants[k].original);
+  for (si = 0; si < call->n_spans; si++) {
+    fz_span *s = &call->spans[si];
+    const unsigned char *want = pst == POSENC_ERR_ALIAS ? s->init : s->backend_result;
+    size_t at = SIZE_MAX, i;
+    for (i = 0; i < s->bytes && at == SIZE_MAX && !s->scratch; i++)
+      if (s->data[i] != want[i]) at = i;
+    FZ_REQUIRE(pst == POSENC_ERR_ALIAS || pst == st, "%s on %s with %s planted in %s at byte %zu: %s, %s elsewhere",
+               call->what, posenc_isa_name(isa), call->plants[0].name, call->spans[call->plants[0].span].name,
+               call->plants[0].at, posenc_strerror(pst), posenc_strerror(st));
+    FZ_REQUIRE(at == SIZE_MAX, "%s on %s, %zu plant(s), first %s in %s at byte %zu: %s, and %s at byte %zu of %zu %s",
+               call->what, posenc_isa_name(isa), call->n_plants, call->plants[0].name,
+               call->spans[call->plants[0].span].name, call->plants[0].at, posenc_strerror(pst), s->name, at,
+               s->bytes, pst == POSENC_ERR_ALIAS ? "was written" : "differs from the call with the copies elsewhere");
+  }
+}
+
 /* Runs the call on every backend; aborts on a status or byte difference from scalar, or on an
  * error that wrote. Returns the (common) status. */
 static inline posenc_status fz_differential(fz_call *call) {
@@ -291,12 +397,14 @@ static inline posenc_status fz_differential(fz_call *call) {
     for (si = 0; si < call->n_spans; si++) {
       fz_span *s = &call->spans[si];
       size_t at;
+      if (s->scratch) continue;
       if (st != POSENC_OK && call->untouched_on_error) {
         at = fz_diff(s, s->data, s->init);
         FZ_REQUIRE(at == SIZE_MAX, "%s: %s wrote %s at byte %zu of %zu but returned %s", call->what,
                    posenc_isa_name(isas[ii]), s->name, at, s->bytes, posenc_strerror(st));
       }
       if (ii == 0) {
+        free(s->scalar_result);
         s->scalar_result = (unsigned char *)malloc(s->bytes ? s->bytes : 1);
         if (!s->scalar_result) abort();
         memcpy(s->scalar_result, s->data, s->bytes);
@@ -306,6 +414,7 @@ static inline posenc_status fz_differential(fz_call *call) {
       FZ_REQUIRE(at == SIZE_MAX, "%s: %s differs from scalar in %s at byte %zu of %zu (status %s)",
                  call->what, posenc_isa_name(isas[ii]), s->name, at, s->bytes, posenc_strerror(st));
     }
+    if (call->n_plants) fz_planted_run(call, isas[ii], st);
   }
   posenc_isa_set(POSENC_ISA_AUTO);
   return ref;
@@ -317,8 +426,10 @@ static inline void fz_call_free(fz_call *call) {
     free(call->spans[i].data);
     free(call->spans[i].init);
     free(call->spans[i].scalar_result);
+    free(call->spans[i].backend_result);
   }
   call->n_spans = 0;
+  call->n_plants = 0;
 }
 
 /* Bytes to hand a writer that needs `need` bytes (st: the _bytes query's status): mostly exact,
@@ -394,16 +505,23 @@ static inline posenc_rope_config fz_rope_config(fz_in *in, size_t max_head, fz_r
   return c;
 }
 
-/* An initialised rope must hold finite frequencies, else every rotation is silent garbage. */
+/* An initialised rope must hold derived values a rotation can use, else every rotation is silent
+ * garbage: every frequency finite and > 0 (HF's float32 ones finite too), the attention factor
+ * finite and in (0, 1e30], whatever the config's base, factors, betas and mscales were. */
 static inline void fz_require_finite_rope(const posenc_rope *rope, const char *after) {
   size_t i;
-  int finite = rope->attention_factor - rope->attention_factor == 0.0;
-  for (i = 0; i < rope->pairs && i < POSENC_ROPE_MAX_DIM / 2; i++)
-    finite &= rope->inv_freq[i] - rope->inv_freq[i] == 0.0 &&
-              rope->u_parts[4 * i] - rope->u_parts[4 * i] == 0.0 &&
-              (!rope->config.hf_compat || rope->inv_freq_f32[i] - rope->inv_freq_f32[i] == 0.0f);
-  FZ_REQUIRE(finite, "%s returned OK with a NaN or infinite frequency (scaling %d, factor %g)", after,
-             (int)rope->config.scaling, rope->config.factor);
+  FZ_REQUIRE(rope->pairs >= 1 && rope->pairs <= POSENC_ROPE_MAX_DIM / 2, "%s: OK with %zu pairs", after, rope->pairs);
+  FZ_REQUIRE(rope->attention_factor > 0.0 && rope->attention_factor <= 1e30,
+             "%s returned OK with attention factor %g (scaling %d, factor %g, mscale %g / %g)", after,
+             rope->attention_factor, (int)rope->config.scaling, rope->config.factor, rope->config.mscale,
+             rope->config.mscale_all_dim);
+  for (i = 0; i < rope->pairs; i++)
+    FZ_REQUIRE(rope->inv_freq[i] > 0.0 && rope->inv_freq[i] - rope->inv_freq[i] == 0.0 &&
+                   rope->u_parts[4 * i] - rope->u_parts[4 * i] == 0.0 &&
+                   (!rope->config.hf_compat || rope->inv_freq_f32[i] - rope->inv_freq_f32[i] == 0.0f),
+               "%s returned OK with frequency %zu = %g (f32 %g; scaling %d, base %.17g, factor %g, betas %g %g)",
+               after, i, rope->inv_freq[i], (double)rope->inv_freq_f32[i], (int)rope->config.scaling,
+               rope->config.base, rope->config.factor, rope->config.beta_fast, rope->config.beta_slow);
 }
 
 /* posenc_rope_init, then sometimes posenc_rope_set_seq_len; both checked when they succeed. */
@@ -415,6 +533,94 @@ static inline posenc_status fz_rope_init(fz_in *in, posenc_rope *rope, const pos
       posenc_rope_set_seq_len(rope, fz_u8(in) % 2 ? fz_u32(in) : fz_u8(in) * 64u) == POSENC_OK)
     fz_require_finite_rope(rope, "posenc_rope_set_seq_len");
   return POSENC_OK;
+}
+
+/* ---- initialised structs with garbage in one field (posenc.h, "Buffers") --------------------- */
+/* What a consuming call may do with it: refuse it (an error, nothing written: fz_differential
+ * checks that), or, only where the struct is still one init could have produced (fz_*_reproducible),
+ * work as for that struct; otherwise it must give exactly what it gave before the change. */
+/* Two kinds of garbage posenc_rope_apply and posenc_rope_cache_* accept and compute with (fuzz/README.md,
+ * bug 7): a hf_compat other than init's (0 -> 1 rotates by HF's float32 frequencies, all zero: no
+ * rotation at all) and another attention factor in (0, 1e30]. Tolerated unless built with
+ * -DFZ_GARBAGE_STRICT=1. */
+#ifndef FZ_GARBAGE_STRICT
+#define FZ_GARBAGE_STRICT 0
+#endif
+static inline int fz_garbage_known(const char *field) {
+  return !FZ_GARBAGE_STRICT && (strcmp(field, "config.hf_compat") == 0 || strcmp(field, "attention_factor") == 0);
+}
+
+typedef struct fz_before {
+  posenc_status st;
+  unsigned char *bytes[FZ_MAX_SPANS];
+} fz_before;
+
+static inline void fz_before_take(const fz_call *call, posenc_status st, fz_before *b) {
+  size_t i;
+  b->st = st;
+  for (i = 0; i < call->n_spans; i++) {
+    if (!(b->bytes[i] = (unsigned char *)malloc(call->spans[i].bytes ? call->spans[i].bytes : 1))) abort();
+    if (!call->spans[i].scratch) memcpy(b->bytes[i], call->spans[i].scalar_result, call->spans[i].bytes);
+  }
+}
+
+/* st: the status of fz_differential with the garbled struct (the spans' scalar results its bytes). */
+static inline void fz_garbage_verdict(const fz_call *call, fz_before *b, posenc_status st, int reproducible,
+                                      const char *field) {
+  size_t i;
+  int same = st == b->st;
+  for (i = 0; i < call->n_spans && same; i++)
+    same = call->spans[i].scratch || memcmp(b->bytes[i], call->spans[i].scalar_result, call->spans[i].bytes) == 0;
+  FZ_REQUIRE(st != POSENC_OK || reproducible || same || fz_garbage_known(field),
+             "%s: returned OK with garbage in %s (no init makes that struct), and wrote %s", call->what, field,
+             b->st == POSENC_OK ? "other bytes than before" : "where it refused the struct before");
+  for (i = 0; i < call->n_spans; i++) free(b->bytes[i]);
+}
+
+/* Overwrites one field of an initialised rope with drawn bytes; returns the field's name. (The
+ * caller's ids must have room for M-RoPE's three axes: mrope may turn on.) */
+static inline const char *fz_rope_garble(fz_in *in, posenc_rope *r) {
+  posenc_rope_config *c = &r->config;
+  uint32_t bits = fz_u32(in);
+  int e = (int)bits;
+  switch (fz_u8(in) % 12) {
+    case 0: c->style = (posenc_rope_style)(fz_bool(in) ? fz_enum(in, 2) : e); return "config.style";
+    case 1: c->scaling = (posenc_rope_scaling)(fz_bool(in) ? fz_enum(in, 7) : e); return "config.scaling";
+    case 2: c->mrope = (posenc_rope_mrope)(fz_bool(in) ? fz_enum(in, 3) : e); return "config.mrope";
+    case 3: c->mrope_section[fz_below(in, 3)] = fz_bool(in) ? bits : bits % 8; return "config.mrope_section";
+    case 4: r->pairs = fz_bool(in) ? fz_size(in, POSENC_ROPE_MAX_DIM) : r->pairs + (size_t)fz_i32(in, -2, 2); return "pairs";
+    case 5: c->rotary_dim = fz_bool(in) ? fz_size(in, POSENC_ROPE_MAX_DIM + 2) : c->rotary_dim + (size_t)fz_i32(in, -2, 2); return "config.rotary_dim";
+    case 6: { /* only smaller: a larger valid head_dim describes a larger tensor than the caller's */
+      size_t d = fz_bool(in) ? fz_size(in, POSENC_ROPE_MAX_DIM + 2) : c->head_dim + (size_t)fz_i32(in, -2, 2);
+      c->head_dim = d > c->head_dim ? d % (c->head_dim + 1) : d;
+      return "config.head_dim";
+    }
+    case 7: r->attention_factor = fz_double(in, r->attention_factor); return "attention_factor";
+    case 8: c->hf_compat = fz_bool(in) ? !c->hf_compat : e; return "config.hf_compat";
+    case 9: c->attention_factor = fz_double(in, 1.0); return "config.attention_factor";
+    case 10: c->base = fz_double(in, c->base); return "config.base";
+    default: r->inv_freq[fz_below(in, r->pairs < 256 ? r->pairs + 1 : 256)] = fz_double(in, 0.5); return "inv_freq";
+  }
+}
+
+/* 1 if posenc_rope_init makes *r again from r->config (as far as the kernels read it). */
+static inline int fz_rope_reproducible(const posenc_rope *r) {
+  posenc_rope *again = (posenc_rope *)malloc(sizeof *again);
+  const posenc_rope_config *a, *c = &r->config;
+  size_t h = r->pairs;
+  int same;
+  if (!again) abort();
+  a = &again->config;
+  same = posenc_rope_init(again, c) == POSENC_OK && again->pairs == h && h <= POSENC_ROPE_MAX_DIM / 2 &&
+         memcmp(&again->attention_factor, &r->attention_factor, sizeof r->attention_factor) == 0 &&
+         a->head_dim == c->head_dim && a->rotary_dim == c->rotary_dim && a->style == c->style &&
+         a->scaling == c->scaling && a->mrope == c->mrope && a->hf_compat == c->hf_compat &&
+         memcmp(a->mrope_section, c->mrope_section, sizeof a->mrope_section) == 0 &&
+         memcmp(again->inv_freq, r->inv_freq, h * sizeof *r->inv_freq) == 0 &&
+         memcmp(again->inv_freq_f32, r->inv_freq_f32, h * sizeof *r->inv_freq_f32) == 0 &&
+         memcmp(again->u_parts, r->u_parts, sizeof r->u_parts) == 0;
+  free(again);
+  return same;
 }
 
 static inline void fz_rope_lists_free(fz_rope_lists *lists) {

@@ -2,7 +2,9 @@
  * posenc_embed_forward and _backward with learned tables (f32/f16/bf16, strided, short) or
  * sinusoidal rows on the fly, every position mode, padding by ids and by mask, every OOB policy,
  * dropout, scale, x/y in place or partially overlapping, strided and transposed tensors; and
- * posenc_embed_positions. NaN payloads may differ between backends (documented). */
+ * posenc_embed_positions. NaN payloads may differ between backends (documented). Sometimes copies
+ * of the config, tokens, tensor structs and the arrays they point to (positions, token ids, mask,
+ * table data) are planted inside x, y, grad_table or the positions written (fuzz.h, fz_plant). */
 #include "fuzz.h"
 
 enum { OP_FORWARD, OP_BACKWARD, OP_POSITIONS, OP_COUNT };
@@ -13,6 +15,9 @@ typedef struct embed_case {
   posenc_embed_tokens tokens;
   posenc_embed_tensor x, y; /* backward: grad_y, grad_x */
   const posenc_embed_tensor *y_used;
+  const posenc_embed_config *config_used; /* &config, or a copy planted in an output */
+  const posenc_embed_tokens *tokens_used;
+  const posenc_embed_tensor *x_used;
   float *grad_table;
   size_t grad_table_stride;
   int32_t *positions_out;
@@ -20,11 +25,11 @@ typedef struct embed_case {
 
 static posenc_status run_embed(void *ctx) {
   embed_case *c = (embed_case *)ctx;
-  if (c->op == OP_FORWARD) return posenc_embed_forward(&c->config, &c->tokens, &c->x, c->y_used);
+  if (c->op == OP_FORWARD) return posenc_embed_forward(c->config_used, c->tokens_used, c->x_used, c->y_used);
   if (c->op == OP_BACKWARD)
-    return posenc_embed_backward(&c->config, &c->tokens, &c->x, c->y_used, c->grad_table,
+    return posenc_embed_backward(c->config_used, c->tokens_used, c->x_used, c->y_used, c->grad_table,
                                  c->grad_table_stride);
-  return posenc_embed_positions(&c->tokens, c->positions_out);
+  return posenc_embed_positions(c->tokens_used, c->positions_out);
 }
 
 /* Strides of a [batch][tokens][dim] tensor; returns the elements it spans (SIZE_MAX: overflow). */
@@ -74,6 +79,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int32_t n_rows;
   posenc_status st;
   memset(&c, 0, sizeof c);
+  c.config_used = &c.config;
+  c.tokens_used = &c.tokens;
+  c.x_used = &c.x;
   c.op = (int)fz_below(&in, OP_COUNT);
   dim = fz_u8(&in) % 32 == 31 ? fz_size(&in, 2) : 1 + fz_below(&in, 64);
   c.config = posenc_embed_default(dim);
@@ -155,6 +163,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           POSENC_DTYPE_F32, 1);
       call.spans[call.n_spans - 1].nan_any = 1;
     }
+  }
+  if (fz_u8(&in) % 4 == 3) { /* copies inside the outputs: arrays first, then the structs */
+    size_t table_bytes = 0;
+    if (table_data) {
+      const posenc_table *t = &c.config.table;
+      table_bytes = fz_extent3(t->n_rows, t->row_stride ? t->row_stride : t->dim, 1, 0, 1, 0, t->dim) *
+                    fz_elem_bytes(t->dtype);
+    }
+    switch (fz_u8(&in) % 4) {
+      case 0: fz_plant(&call, &in, "positions", &c.tokens.positions, n_tokens * sizeof(int32_t), 4); break;
+      case 1: fz_plant(&call, &in, "token ids", &c.tokens.token_ids, n_tokens * sizeof(int32_t), 4); break;
+      case 2: fz_plant(&call, &in, "mask", &c.tokens.mask, n_tokens, 1); break;
+      default: fz_plant(&call, &in, "table data", &c.config.table.data, table_bytes, 4);
+    }
+    if (fz_bool(&in)) fz_plant(&call, &in, "tokens", &c.tokens_used, sizeof c.tokens, 8);
+    if (c.op != OP_POSITIONS) switch (fz_u8(&in) % 4) {
+        case 0: fz_plant(&call, &in, "config", &c.config_used, sizeof c.config, 8); break;
+        case 1: fz_plant(&call, &in, "x tensor", &c.x_used, sizeof c.x, 8); break;
+        case 2: fz_plant(&call, &in, "y tensor", &c.y_used, sizeof c.y, 8); break;
+        default: break;
+      }
   }
   st = fz_differential(&call);
   FZ_REQUIRE(st != POSENC_OK || c.op == OP_POSITIONS ||

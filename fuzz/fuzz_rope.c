@@ -2,7 +2,10 @@
  * GQA head counts, k aliasing q), NeoX/GPT-J, partial rotary, every scaling variant and M-RoPE,
  * dense/[b,h,s,d]/padded/bad/overflowing strides, position lists with out-of-range ids, a cache of
  * any layout (or one that aliases q) or none, forward and inverse. Also: an f32 cache gives the
- * on-the-fly bits, and a tensor whose extent overflows size_t is refused. */
+ * on-the-fly bits, and a tensor whose extent overflows size_t is refused. Sometimes copies of the
+ * rope, cache view, positions (and their ids), the q/k tensor structs or the cache data are
+ * planted inside q or k (fuzz.h, fz_plant), and sometimes one field of the initialised rope holds
+ * garbage (fz_rope_garble). */
 #include "fuzz.h"
 
 /* NaN results (Inf or NaN in q, k or a cache) differ in sign between scalar and SSE2 (reported in
@@ -12,6 +15,13 @@
 #define FZ_ROPE_NAN_ANY 1
 #endif
 
+/* *q or *k planted inside q or k: posenc_rope_apply reads (i ? k : q)->dtype again while rotating,
+ * after q has been written, and returns OK with other bytes (fuzz/README.md, bug 8). Off unless
+ * built with -DFZ_PLANT_TENSORS=1, until posenc reads the tensor structs whole or refuses them. */
+#ifndef FZ_PLANT_TENSORS
+#define FZ_PLANT_TENSORS 0
+#endif
+
 typedef struct rope_case {
   posenc_rope rope;
   posenc_rope_cache_view cache;
@@ -19,13 +29,17 @@ typedef struct rope_case {
   posenc_rope_positions pos;
   posenc_rope_tensor q, k;
   const posenc_rope_tensor *k_used; /* NULL: q only */
+  const posenc_rope *rope_used;      /* &rope, or a copy planted in q or k */
+  const posenc_rope_positions *pos_used;
+  const posenc_rope_tensor *q_used;
   posenc_rope_direction direction;
   int cache_exact; /* the cache holds posenc_rope_cache_table's values */
+  size_t cache_bytes;
 } rope_case;
 
 static posenc_status run_rope(void *ctx) {
   rope_case *c = (rope_case *)ctx;
-  return posenc_rope_apply(&c->rope, c->cache_used, &c->pos, &c->q, c->k_used, c->direction);
+  return posenc_rope_apply(c->rope_used, c->cache_used, c->pos_used, c->q_used, c->k_used, c->direction);
 }
 
 /* Strides of t for [batch][tokens][heads][head_dim]; returns the elements the view spans
@@ -85,6 +99,7 @@ static void *draw_cache(fz_in *in, rope_case *c) {
   if (!c->cache_exact) fz_fill(in, data, bytes / posenc_dtype_size(spec->dtype), spec->dtype);
   posenc_isa_set(POSENC_ISA_AUTO);
   c->cache.data = data;
+  c->cache_bytes = bytes;
   return data;
 }
 
@@ -99,6 +114,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t head_dim, q_extent, k_extent, n_ids, i;
   posenc_status st;
   memset(&c, 0, sizeof c);
+  c.rope_used = &c.rope;
+  c.pos_used = &c.pos;
+  c.q_used = &c.q;
   cfg = fz_rope_config(&in, 160, &lists);
   if (fz_rope_init(&in, &c.rope, &cfg) != POSENC_OK) {
     fz_rope_lists_free(&lists);
@@ -114,9 +132,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   n_ids = fz_mul(fz_mul(c.pos.batch, c.pos.tokens), c.rope.config.mrope ? 3 : 1);
   if (n_ids <= 4096 && fz_u8(&in) % 2) {
     int32_t range = cache_data && c.cache.n_rows ? (int32_t)c.cache.n_rows : 4096;
-    if (!(ids = (int32_t *)malloc(n_ids ? n_ids * sizeof *ids : 1))) abort();
+    size_t room = fz_mul(fz_mul(c.pos.batch, c.pos.tokens), 3); /* garbage may turn M-RoPE on */
+    if (!(ids = (int32_t *)malloc(room ? room * sizeof *ids : 1))) abort();
     for (i = 0; i < n_ids; i++)
       ids[i] = fz_u8(&in) % 16 == 15 ? fz_i32(&in, -2, range) : (int32_t)fz_below(&in, range);
+    for (; i < room; i++) ids[i] = ids[i % n_ids];
     c.pos.ids = ids;
   }
   q_extent = fz_mul(draw_tensor(&in, &c.q, c.pos.batch, c.pos.tokens, head_dim), fz_elem_bytes(c.q.dtype));
@@ -144,12 +164,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       c.k_used = &c.k;
   }
   if (cache_data && fz_u8(&in) % 32 == 31) c.cache.data = c.q.data; /* ALIAS */
+  if (fz_u8(&in) % 4 == 3) { /* copies inside q or k: arrays first, then the structs */
+    if (ids && fz_bool(&in)) fz_plant(&call, &in, "position ids", &c.pos.ids, n_ids * sizeof *ids, 4);
+    if (cache_data && c.cache.data == cache_data && fz_u8(&in) % 4 == 3)
+      fz_plant(&call, &in, "cache data", &c.cache.data, c.cache_bytes, 4);
+    switch (fz_u8(&in) % 5) {
+      case 0: fz_plant(&call, &in, "rope", &c.rope_used, sizeof c.rope, 8); break;
+      case 1: fz_plant(&call, &in, "positions", &c.pos_used, sizeof c.pos, 8); break;
+      case 2: fz_plant(&call, &in, "cache view", &c.cache_used, sizeof c.cache, 8); break;
+#if FZ_PLANT_TENSORS
+      case 3: fz_plant(&call, &in, "q tensor", &c.q_used, sizeof c.q, 8); break;
+      default: fz_plant(&call, &in, "k tensor", &c.k_used, sizeof c.k, 8);
+#else
+      default: break;
+#endif
+    }
+  }
   st = fz_differential(&call);
   FZ_REQUIRE(st != POSENC_OK || (q_extent != SIZE_MAX && (!c.k_used || k_extent != SIZE_MAX)),
              "rope_apply accepted a tensor whose extent overflows size_t");
   /* an exact f32 cache must give the on-the-fly bits (compared with the scalar run above) */
   if (st == POSENC_OK && c.cache_used && c.cache_exact && c.cache.spec.dtype == POSENC_DTYPE_F32) {
     size_t si;
+    const posenc_rope_cache_view *used = c.cache_used;
     c.cache_used = NULL;
     for (si = 0; si < call.n_spans; si++)
       memcpy(call.spans[si].data, call.spans[si].init, call.spans[si].bytes);
@@ -162,6 +199,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  "rope_apply: %s from the f32 cache (layout %d) differs from on the fly at byte %zu",
                  call.spans[si].name, (int)c.cache.spec.layout,
                  fz_diff(&call.spans[si], call.spans[si].data, call.spans[si].scalar_result));
+    c.cache_used = used;
+  }
+  /* garbage in one field of the rope: refused with nothing written, or as an init makes it */
+  if (call.n_plants == 0 && fz_u8(&in) % 4 == 3) {
+    fz_before before;
+    const char *field;
+    fz_before_take(&call, st, &before);
+    field = fz_rope_garble(&in, &c.rope);
+    st = fz_differential(&call);
+    fz_garbage_verdict(&call, &before, st, fz_rope_reproducible(&c.rope), field);
   }
   fz_call_free(&call);
   free(ids);

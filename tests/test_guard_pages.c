@@ -1,6 +1,10 @@
 /* Guard pages (issue 7): every public function that reads or writes a caller buffer runs with each
  * buffer in its own mapping, placed so that it ends right before an unmapped page (first pass) or
- * starts right after one (second pass); inputs are also made read-only. An overrun, an underrun,
+ * starts right after one (second pass), or (third pass) with every buffer of element data passed as
+ * void * (tables, tensors, caches, tiles, .npy bytes) starting 1-3 bytes past the page start, so
+ * past its natural alignment, while C-typed arrays (ids, slopes, work, shapes) and structs keep theirs
+ * (posenc.h, "Buffers": element data may start at any byte address); inputs are also made
+ * read-only. An overrun, an underrun,
  * an over-read or a write into an input faults at once. Every compiled and supported backend,
  * every innermost extent n = 0..40 (twice the widest vector: AVX2's 16 halves; 0 must fail and
  * write nothing; the .npy functions: every byte count 0..140 around their headers), a few rows. Each call's status and output bytes must equal the scalar backend's
@@ -33,12 +37,13 @@ typedef struct gp_arena {
   size_t cap;                    /* usable bytes: whole pages, the trailing guard follows */
 } gp_arena;
 
-enum { GP_AT_END = 0, GP_AT_START = 1 };
+enum { GP_AT_END = 0, GP_AT_START = 1, GP_MISALIGNED = 2 };
 enum { GP_IN, GP_INOUT, GP_OUT, GP_SCRATCH };
 
 /* One call's buffers, handed out in order, one arena each. */
 typedef struct gp_run {
   int place, used, expect_ok;
+  unsigned salt;                 /* GP_MISALIGNED: buffer i of the call starts 1 + (salt + i) % 3 bytes in */
   unsigned char *ptr[GP_ARENAS];
   size_t bytes[GP_ARENAS];
   int kind[GP_ARENAS];
@@ -70,7 +75,7 @@ static void on_fault(int sig) {
 
 static void arenas_init(void) {
   const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  const size_t cap = (GP_CAP + page - 1) / page * page;
+  const size_t cap = (GP_CAP + 3 + page - 1) / page * page; /* + 3: a misaligned start */
   int i;
   for (i = 0; i < GP_ARENAS; i++) {
     unsigned char *m = (unsigned char *)mmap(NULL, cap + 2 * page, PROT_READ | PROT_WRITE,
@@ -100,13 +105,17 @@ static const void *gp_vals(posenc_dtype dt, size_t count, unsigned salt) {
 }
 
 /* The next arena's buffer of bytes: its last byte before the trailing guard, or its first byte
- * after the leading one. */
-static unsigned char *gp_take(gp_run *r, size_t bytes, int kind, const void *src) {
+ * after the leading one; misaligned: element data (elem) 1-3 bytes after the leading guard, a
+ * typed array or struct at the end (aligned: its bytes are a multiple of its alignment). */
+static unsigned char *gp_take_any(gp_run *r, size_t bytes, int kind, const void *src, int elem) {
   gp_arena *a;
   unsigned char *p;
   if (r->used == GP_ARENAS || bytes > GP_CAP) die("a case needs more arenas or a larger GP_CAP");
   a = &arenas[r->used];
-  p = r->place == GP_AT_END ? a->lo + a->cap - bytes : a->lo;
+  if (r->place == GP_MISALIGNED)
+    p = elem ? a->lo + 1 + (r->salt + (unsigned)r->used) % 3 : a->lo + a->cap - bytes;
+  else
+    p = r->place == GP_AT_END ? a->lo + a->cap - bytes : a->lo;
   if (kind == GP_OUT || kind == GP_SCRATCH) memset(p, TL_CANARY, bytes);
   else if (bytes) memcpy(p, src, bytes);
   if (kind == GP_IN && mprotect(a->lo, a->cap, PROT_READ)) die("mprotect failed");
@@ -114,10 +123,15 @@ static unsigned char *gp_take(gp_run *r, size_t bytes, int kind, const void *src
   r->used++;
   return p;
 }
-static const void *gp_in(gp_run *r, const void *src, size_t bytes) { return gp_take(r, bytes, GP_IN, src); }
-static void *gp_inout(gp_run *r, const void *src, size_t bytes) { return gp_take(r, bytes, GP_INOUT, src); }
-static void *gp_out(gp_run *r, size_t bytes) { return gp_take(r, bytes, GP_OUT, NULL); }
-static void *gp_scratch(gp_run *r, size_t bytes) { return gp_take(r, bytes, GP_SCRATCH, NULL); }
+/* C-typed arrays and structs (kept aligned in every placement) ... */
+static const void *gp_in(gp_run *r, const void *src, size_t bytes) { return gp_take_any(r, bytes, GP_IN, src, 0); }
+static void *gp_inout(gp_run *r, const void *src, size_t bytes) { return gp_take_any(r, bytes, GP_INOUT, src, 0); }
+static void *gp_out(gp_run *r, size_t bytes) { return gp_take_any(r, bytes, GP_OUT, NULL, 0); }
+static void *gp_scratch(gp_run *r, size_t bytes) { return gp_take_any(r, bytes, GP_SCRATCH, NULL, 0); }
+/* ... and element data passed as void * (misaligned in the third placement). */
+static const void *gp_din(gp_run *r, const void *src, size_t bytes) { return gp_take_any(r, bytes, GP_IN, src, 1); }
+static void *gp_dinout(gp_run *r, const void *src, size_t bytes) { return gp_take_any(r, bytes, GP_INOUT, src, 1); }
+static void *gp_dout(gp_run *r, size_t bytes) { return gp_take_any(r, bytes, GP_OUT, NULL, 1); }
 
 /* The buffer taken last holds rows row_bytes long, stride_bytes apart: the bytes between them
  * must keep what they held. */
@@ -193,11 +207,11 @@ static posenc_status fam_sinusoidal(gp_run *r, size_t n, unsigned v) {
   posenc_sinusoidal_bytes(&p, 3, &bytes);
   if (v / 6 % 2) {
     const int32_t *ids = (const int32_t *)gp_in(r, pos, sizeof pos);
-    out = gp_out(r, bytes);
+    out = gp_dout(r, bytes);
     gp_gaps(r, n * esz(p.dtype), (p.row_stride ? p.row_stride : n) * esz(p.dtype), 3);
     return posenc_sinusoidal_rows(&p, ids, 3, out, bytes);
   }
-  out = gp_out(r, bytes);
+  out = gp_dout(r, bytes);
   gp_gaps(r, n * esz(p.dtype), (p.row_stride ? p.row_stride : n) * esz(p.dtype), 3);
   return posenc_sinusoidal_table(&p, 29, 3, out, bytes);
 }
@@ -209,14 +223,14 @@ static posenc_status fam_txl(gp_run *r, size_t n, unsigned v) {
   p.layout = POSENC_LAYOUT_SPLIT;
   p.dtype = (posenc_dtype)(v % 3);
   posenc_sinusoidal_bytes(&p, 4, &bytes);
-  return posenc_txl_relative(&p, 4, v / 3 ? 2 : 0, gp_out(r, bytes), bytes);
+  return posenc_txl_relative(&p, 4, v / 3 ? 2 : 0, gp_dout(r, bytes), bytes);
 }
 
 /* n = dim; v: dtype (3) x stride (2). */
 static posenc_status fam_learned(gp_run *r, size_t n, unsigned v) {
   const posenc_dtype dt = (posenc_dtype)(v % 3);
   const size_t stride = v / 3 ? n + 1 : n, bytes = n ? (2 * stride + n) * esz(dt) : 0;
-  void *out = gp_out(r, bytes);
+  void *out = gp_dout(r, bytes);
   gp_gaps(r, n * esz(dt), stride * esz(dt), 3);
   return posenc_learned_init(7, 0.0, 3, n, dt, stride, out, bytes);
 }
@@ -225,7 +239,7 @@ static posenc_status fam_learned(gp_run *r, size_t n, unsigned v) {
 static posenc_status fam_index(gp_run *r, size_t n, unsigned v) {
   const posenc_dtype dt = (posenc_dtype)(v / 2 % 3);
   const size_t stride = v / 6 ? n + 2 : n, bytes = n ? (2 * stride + n) * esz(dt) : 0;
-  void *out = gp_out(r, bytes);
+  void *out = gp_dout(r, bytes);
   gp_gaps(r, n * esz(dt), stride * esz(dt), 3);
   return posenc_index_table((posenc_index_kind)(v % 2), 50, -2, 3, n, dt, stride, out, bytes);
 }
@@ -236,8 +250,8 @@ static posenc_status fam_resize(gp_run *r, size_t n, unsigned v) {
   const size_t new_rows = v / 18 % 2 ? 7 : 3, bytes = new_rows * n * esz(ddt);
   posenc_table src;
   src.dtype = sdt; src.n_rows = 5; src.dim = n; src.row_stride = 0;
-  src.data = gp_in(r, gp_vals(sdt, 5 * n, v), 5 * n * esz(sdt));
-  return posenc_table_resize(&src, new_rows, (int)(v / 9 % 2), ddt, 0, gp_out(r, bytes), bytes);
+  src.data = gp_din(r, gp_vals(sdt, 5 * n, v), 5 * n * esz(sdt));
+  return posenc_table_resize(&src, new_rows, (int)(v / 9 % 2), ddt, 0, gp_dout(r, bytes), bytes);
 }
 
 /* n = embed_dim (a multiple of 4); v: dtype (3) x cls row (2) x stride (2). */
@@ -249,7 +263,7 @@ static posenc_status fam_sincos_2d(gp_run *r, size_t n, unsigned v) {
   p.cls_token = (int)(v / 3 % 2);
   p.row_stride = v / 6 ? n + 1 : 0;
   posenc_sincos_2d_bytes(&p, &bytes);
-  out = gp_out(r, bytes);
+  out = gp_dout(r, bytes);
   gp_gaps(r, n * esz(p.dtype), (p.row_stride ? p.row_stride : n) * esz(p.dtype), 6 + (size_t)p.cls_token);
   return posenc_sincos_2d(&p, out, bytes);
 }
@@ -262,7 +276,7 @@ static posenc_status fam_spectrum(gp_run *r, size_t n, unsigned v) {
   posenc_table t;
   double *w, *sv;
   t.dtype = dt; t.n_rows = 5; t.dim = n; t.row_stride = 0;
-  t.data = gp_in(r, gp_vals(dt, 5 * n, v), 5 * n * esz(dt));
+  t.data = gp_din(r, gp_vals(dt, 5 * n, v), 5 * n * esz(dt));
   w = (double *)gp_scratch(r, work * sizeof *w);
   sv = (double *)gp_out(r, n * sizeof *sv);
   return posenc_spectrum(&t, w, work, sv, (posenc_spectrum_info *)gp_out(r, sizeof(posenc_spectrum_info)));
@@ -285,7 +299,7 @@ static posenc_status fam_npy_parse(gp_run *r, size_t n, unsigned v) {
   size_t shape[4];
   const size_t len = npy_make(v, shape, file);
   posenc_npy_info *info = (posenc_npy_info *)gp_scratch(r, sizeof *info);
-  posenc_status st = posenc_npy_parse(gp_in(r, file, n), n, info);
+  posenc_status st = posenc_npy_parse(gp_din(r, file, n), n, info);
   r->expect_ok = n >= len;
   gp_extra(r, &info->problem, sizeof info->problem);
   gp_extra(r, &info->problem_at, sizeof info->problem_at);
@@ -303,7 +317,7 @@ static posenc_status fam_npy_header(gp_run *r, size_t n, unsigned v) {
   size_t shape[4];
   const size_t len = npy_make(v, shape, hdr);
   const size_t *sh = (const size_t *)gp_in(r, shape, v % 5 * sizeof *shape);
-  void *out = gp_out(r, n);
+  void *out = gp_dout(r, n);
   r->expect_ok = n >= len;
   return posenc_npy_header((posenc_npy_type)(v % 8), v % 5, sh, out, n, (size_t *)gp_out(r, sizeof(size_t)));
 }
@@ -367,7 +381,7 @@ static posenc_status fam_rope_cache(gp_run *r, size_t n, unsigned v) {
   spec.row_stride = v / 18 % 2 ? width + 1 : 0;
   posenc_rope_cache_bytes(&rope, &spec, 3, &bytes);
   ids = v / 9 % 2 ? (const int32_t *)gp_in(r, pos, sizeof pos) : NULL;
-  out = gp_out(r, bytes);
+  out = gp_dout(r, bytes);
   gp_gaps(r, width * esz(spec.dtype), (spec.row_stride ? spec.row_stride : width) * esz(spec.dtype), 3);
   return ids ? posenc_rope_cache_rows(&rope, &spec, ids, 3, out, bytes)
              : posenc_rope_cache_table(&rope, &spec, 30, 3, out, bytes);
@@ -406,9 +420,9 @@ static posenc_status fam_rope_apply(gp_run *r, size_t n, unsigned v) {
   span_q = strided ? q.batch_stride + 2 * q.head_stride + 2 * q.token_stride + hd : 2 * 3 * q.heads * hd;
   span_k = strided ? k.batch_stride + (k.heads - 1) * k.head_stride + 2 * k.token_stride + hd
                    : 2 * 3 * k.heads * hd;
-  q.data = gp_inout(r, gp_vals(dt, span_q, v), span_q * esz(dt));
+  q.data = gp_dinout(r, gp_vals(dt, span_q, v), span_q * esz(dt));
   if (strided) gp_gaps(r, hd * esz(dt), (hd + 2) * esz(dt), 2 * 3 * q.heads); /* rows evenly spaced */
-  k.data = gp_inout(r, gp_vals(dt, span_k, v + 1), span_k * esz(dt));
+  k.data = gp_dinout(r, gp_vals(dt, span_k, v + 1), span_k * esz(dt));
   if (source) {
     size_t bytes = 0;
     cache.n_rows = gqa ? 41 : 33;
@@ -418,7 +432,7 @@ static posenc_status fam_rope_apply(gp_run *r, size_t n, unsigned v) {
     if (posenc_rope_cache_bytes(&rope, &cache.spec, cache.n_rows, &bytes) != POSENC_OK || bytes > GP_CAP ||
         posenc_rope_cache_table(&rope, &cache.spec, 0, cache.n_rows, cache_src, bytes) != POSENC_OK)
       die("cannot build a rope cache");
-    cache.data = gp_in(r, cache_src, bytes);
+    cache.data = gp_din(r, cache_src, bytes);
   }
   return posenc_rope_apply(&rope, source ? &cache : NULL, &pos, &q, &k,
                            (source + misc) % 2 ? POSENC_ROPE_INVERSE : POSENC_ROPE_FORWARD);
@@ -456,7 +470,7 @@ static void embed_setup(gp_run *r, size_t n, int table_dtype, int dropout, int i
     c->cfg.table.dtype = dt;
     c->cfg.table.n_rows = 6;
     c->cfg.table.dim = n;
-    c->cfg.table.data = gp_in(r, gp_vals(dt, c->cfg.table.n_rows * n, 5), c->cfg.table.n_rows * n * esz(dt));
+    c->cfg.table.data = gp_din(r, gp_vals(dt, c->cfg.table.n_rows * n, 5), c->cfg.table.n_rows * n * esz(dt));
   }
   if (dropout) { c->cfg.dropout_p = 0.25; c->cfg.dropout_seed = 99; }
 }
@@ -470,12 +484,12 @@ static void embed_tensors(gp_run *r, const embed_case *c, size_t n, posenc_dtype
   in->dtype = dt;
   *out = *in;
   if (in_place) {
-    in->data = out->data = gp_inout(r, gp_vals(dt, count, v), count * esz(dt));
+    in->data = out->data = gp_dinout(r, gp_vals(dt, count, v), count * esz(dt));
     return;
   }
-  in->data = (void *)gp_in(r, gp_vals(dt, count, v), count * esz(dt));
+  in->data = (void *)gp_din(r, gp_vals(dt, count, v), count * esz(dt));
   out->dtype = (posenc_dtype)((dt + shift) % 3);
-  out->data = gp_out(r, count * esz(out->dtype));
+  out->data = gp_dout(r, count * esz(out->dtype));
 }
 
 /* n = dim; v: x dtype (3) x source (sinusoidal, table f32/f16/bf16) (4) x misc (8: dropout,
@@ -541,7 +555,7 @@ static void tile_setup(gp_run *r, size_t n, unsigned v, posenc_score_tile *t, po
   t->q_pos = 5; t->k_pos = 3;
   if (v / 2 % 2) { t->head_stride = n + 1; t->row_stride = 2 * (n + 1); }
   span = v / 2 % 2 ? 2 * t->row_stride + t->head_stride + n : 6 * n;
-  t->scores = gp_inout(r, gp_vals(t->dtype, span, v), span * esz(t->dtype));
+  t->scores = gp_dinout(r, gp_vals(t->dtype, span, v), span * esz(t->dtype));
   if (v / 2 % 2) gp_gaps(r, n * esz(t->dtype), (n + 1) * esz(t->dtype), 6); /* rows evenly spaced */
   memset(m, 0, sizeof *m);
   m->causal = mk == 1 || mk == 3;
@@ -587,7 +601,7 @@ static posenc_status fam_t5_bias(gp_run *r, size_t n, unsigned v) {
   }
   tile_setup(r, n, v % 16, &t, &m);
   table.dtype = dt; table.n_rows = 32; table.dim = 3; table.row_stride = 0;
-  table.data = gp_in(r, gp_vals(dt, 96, v), 96 * esz(dt));
+  table.data = gp_din(r, gp_vals(dt, 96, v), 96 * esz(dt));
   return posenc_t5_bias_add(&t, &m, (const posenc_t5_plan *)gp_in(r, &plan, sizeof plan), &table, 1);
 }
 
@@ -661,7 +675,8 @@ static void fail(const char *what) {
   if (++tl_failed <= 40) printf("FAIL %s: %s\n", where, what);
 }
 
-/* Every n and variant of a family on every backend, in both placements, against scalar at the end. */
+/* Every n and variant of a family on every backend, in all three placements, against scalar (its
+ * buffers at the end of their pages, aligned). */
 static void run_family(const gp_family *f) {
   size_t n, ref_len = 0, len;
   unsigned v;
@@ -670,15 +685,18 @@ static void run_family(const gp_family *f) {
     for (v = 0; v < f->variants; v++) {
       for (i = 0; i < n_isas; i++) {
         posenc_isa_set(isas[i]);
-        for (place = GP_AT_END; place <= GP_AT_START; place++) {
+        for (place = GP_AT_END; place <= GP_MISALIGNED; place++) {
           gp_run r;
           posenc_status st;
           memset(&r, 0, sizeof r);
           r.place = place;
+          r.salt = (unsigned)n + v;
           r.gap_buf = -1;
           r.expect_ok = n >= f->min_n && n % f->step == 0;
-          snprintf(where, sizeof where, "%s n=%u variant=%u backend=%s buffers at %s of their pages", f->name,
-                   (unsigned)n, v, posenc_isa_name(isas[i]), place == GP_AT_END ? "the end" : "the start");
+          snprintf(where, sizeof where, "%s n=%u variant=%u backend=%s buffers at %s", f->name,
+                   (unsigned)n, v, posenc_isa_name(isas[i]), place == GP_AT_END     ? "the end of their pages"
+                   : place == GP_AT_START ? "the start of their pages"
+                                          : "1-3 bytes past alignment");
           st = f->fn(&r, n, v);
           calls[isas[i]]++;
           if (r.expect_ok && st != POSENC_OK) fail(posenc_strerror(st));
