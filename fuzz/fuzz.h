@@ -539,16 +539,9 @@ static inline posenc_status fz_rope_init(fz_in *in, posenc_rope *rope, const pos
 /* What a consuming call may do with it: refuse it (an error, nothing written: fz_differential
  * checks that), or, only where the struct is still one init could have produced (fz_*_reproducible),
  * work as for that struct; otherwise it must give exactly what it gave before the change. */
-/* Two kinds of garbage posenc_rope_apply and posenc_rope_cache_* accept and compute with (fuzz/README.md,
- * bug 7): a hf_compat other than init's (0 -> 1 rotates by HF's float32 frequencies, all zero: no
- * rotation at all) and another attention factor in (0, 1e30]. Tolerated unless built with
- * -DFZ_GARBAGE_STRICT=1. */
-#ifndef FZ_GARBAGE_STRICT
-#define FZ_GARBAGE_STRICT 0
-#endif
-static inline int fz_garbage_known(const char *field) {
-  return !FZ_GARBAGE_STRICT && (strcmp(field, "config.hf_compat") == 0 || strcmp(field, "attention_factor") == 0);
-}
+/* The values init computed are trusted (posenc.h, "Buffers"): another attention factor in
+ * (0, 1e30] is a struct init could have made from another config, and scales the results. */
+static inline int fz_garbage_known(const char *field) { return strcmp(field, "attention_factor") == 0; }
 
 typedef struct fz_before {
   posenc_status st;
@@ -617,7 +610,7 @@ static inline int fz_rope_reproducible(const posenc_rope *r) {
          a->scaling == c->scaling && a->mrope == c->mrope && a->hf_compat == c->hf_compat &&
          memcmp(a->mrope_section, c->mrope_section, sizeof a->mrope_section) == 0 &&
          memcmp(again->inv_freq, r->inv_freq, h * sizeof *r->inv_freq) == 0 &&
-         memcmp(again->inv_freq_f32, r->inv_freq_f32, h * sizeof *r->inv_freq_f32) == 0 &&
+         (!c->hf_compat || memcmp(again->inv_freq_f32, r->inv_freq_f32, h * sizeof *r->inv_freq_f32) == 0) &&
          memcmp(again->u_parts, r->u_parts, sizeof r->u_parts) == 0;
   free(again);
   return same;

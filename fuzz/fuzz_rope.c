@@ -15,13 +15,6 @@
 #define FZ_ROPE_NAN_ANY 1
 #endif
 
-/* *q or *k planted inside q or k: posenc_rope_apply reads (i ? k : q)->dtype again while rotating,
- * after q has been written, and returns OK with other bytes (fuzz/README.md, bug 8). Off unless
- * built with -DFZ_PLANT_TENSORS=1, until posenc reads the tensor structs whole or refuses them. */
-#ifndef FZ_PLANT_TENSORS
-#define FZ_PLANT_TENSORS 0
-#endif
-
 typedef struct rope_case {
   posenc_rope rope;
   posenc_rope_cache_view cache;
@@ -172,12 +165,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       case 0: fz_plant(&call, &in, "rope", &c.rope_used, sizeof c.rope, 8); break;
       case 1: fz_plant(&call, &in, "positions", &c.pos_used, sizeof c.pos, 8); break;
       case 2: fz_plant(&call, &in, "cache view", &c.cache_used, sizeof c.cache, 8); break;
-#if FZ_PLANT_TENSORS
       case 3: fz_plant(&call, &in, "q tensor", &c.q_used, sizeof c.q, 8); break;
       default: fz_plant(&call, &in, "k tensor", &c.k_used, sizeof c.k, 8);
-#else
-      default: break;
-#endif
     }
   }
   st = fz_differential(&call);
