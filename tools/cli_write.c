@@ -74,14 +74,14 @@ static char *write_temporary(const char *path, const struct byte_span *spans, si
   }
   fd = mkstemp(tmp);
   if (fd < 0) {
-    cli_error("cannot create a temporary file for '%s': %s", path, strerror(errno));
+    cli_error("cannot create a temporary file for %s: %s", quoted(path), strerror(errno));
     free(tmp);
     return NULL;
   }
   if (fill_and_close(fd, spans, count) != 0) {
     int saved = errno;
     unlink(tmp);
-    cli_error("cannot write '%s': %s", path, strerror(saved));
+    cli_error("cannot write %s: %s", quoted(path), strerror(saved));
     free(tmp);
     return NULL;
   }
@@ -119,7 +119,7 @@ int write_outputs(const struct output_file *outputs, size_t n_outputs) {
   for (i = 0; i < n_outputs && rc == EXIT_SUCCESS; i++) {
     if (!tmps[i]) continue;
     if (rename(tmps[i], outputs[i].path) != 0) {
-      cli_error("cannot write '%s': %s", outputs[i].path, strerror(errno));
+      cli_error("cannot write %s: %s", quoted(outputs[i].path), strerror(errno));
       rc = EXIT_FAILURE;
       break;
     }

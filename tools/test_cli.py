@@ -2523,6 +2523,34 @@ def run_issue5_cases(results, available_isas):
         results.case(f'help: {" ".join(args)}', test_help, args, needles)
 
 
+# ---- hostile messages: huge user input is echoed shortened -----------------------------------------
+
+def test_long_input_message(args, needle):
+    proc = run(args)
+    assert proc.returncode in (1, 2), f'exit {proc.returncode}'
+    assert_one_error_line(proc.stderr, needle)
+    text = proc.stderr.decode()
+    assert len(text) < 300, f'{len(text)} characters of stderr: {text[:120]!r}...'
+    return text.strip()
+
+
+def long_input_cases():
+    digits = '1' * 100000
+    deep = os.path.join(WORKDIR, *(['d' * 200] * 25))  # 5,000+ characters, each name legal
+    return [
+        (T + ['--positions', digits, '--dim', '8'], '--positions'),
+        (T + P4D8 + ['--base', '1' + '0' * 99999], '--base'),
+        (T + P4D8 + ['--start', '-' + digits], '--start'),
+        (T + P4D8 + ['-o', deep], 'File name too long'),
+        (['rope', 'apply', '--in', deep + '.npy'], '--in'),
+        (['analyze', deep + '.npy'], 'analyze'),
+        (T + P4D8 + ['--' + 'x' * 5000], 'unknown option'),
+        (['x' * 5000], 'unknown command'),
+        (T + P4D8 + ['--name', 'n' * 5000 + '-', '--format', 'c'], '--name'),
+        (T + P4D8 + ['--isa', 'i\n' * 3000], '--isa'),
+    ]
+
+
 class Results:
     def __init__(self):
         self.passed = self.failed = 0
@@ -2613,6 +2641,9 @@ def main():
         run_rope_cases(results, available)
         run_issue4_cases(results)
         run_issue5_cases(results, available)
+        for args, needle in long_input_cases():
+            shown = shlex.join(a if len(a) < 40 else f'<{len(a)} characters>' for a in args)
+            results.case(f'long input echoed short: {shown}', test_long_input_message, args, needle)
         results.case('no temporary files left', test_no_leftovers)
     print(f'{results.passed} passed, {results.failed} failed')
     sys.exit(1 if results.failed else 0)
