@@ -2788,6 +2788,43 @@ def run_hostile_output_cases(results):
             results.case(f'hostile -o {what}: {name}', fn, args, want)
 
 
+# ---- analyze: large f16 tables ----------------------------------------------------------------------
+#
+# A hostile-harness report had analyze refuse valid 1024x1024 and 2048x2048 f16 tables as holding
+# NaN or Inf. f16 tables analyze exactly like their f32 copy (the same values reach the spectrum),
+# and their energy is sum(x^2) of the values. The spectrum costs O(D^3) per Jacobi sweep: at 1024
+# and 2048 that is minutes of CPU, so those sizes run only with POSENC_CLI_SLOW=1.
+
+SLOW = os.environ.get('POSENC_CLI_SLOW') == '1'
+
+
+def test_analyze_f16_like_f32(kind, n):
+    if kind == 'sinusoidal':
+        f16 = load_npy(run_ok(table_args(n, n, dtype='f16')))
+    else:
+        f16 = np.random.default_rng(n).standard_normal((n, n)).astype(np.float16)
+    assert np.isfinite(f16).all(), 'the f16 table itself holds NaN or Inf'
+    a16 = analyze(save_npy(f'big16_{kind}_{n}.npy', f16), 4)
+    a32 = analyze(save_npy(f'big32_{kind}_{n}.npy', f16.astype(np.float32)), 4)
+    for key in ('rank', 'k90', 'k99'):
+        assert a16[key][0] == a32[key][0], f'{key}: f16 {a16[key][0]}, f32 {a32[key][0]}'
+    energy = float((f16.astype(np.float64) ** 2).sum())
+    for key, want in (('energy', energy), ('entropy_rank', float(a32['entropy_rank'][0])),
+                      ('sigma_1', float(a32['sigma_1'][0]))):
+        got = float(a16[key][0])
+        assert abs(got / want - 1) < 1e-12, f'{key}: f16 {got!r}, expected {want!r}'
+    return f'rank {a16["rank"][0]}, energy {float(a16["energy"][0]):.9g}'
+
+
+def run_analyze_f16_cases(results):
+    sizes = (256, 1024, 2048) if SLOW else (256,)
+    for n in sizes:
+        for kind in ('sinusoidal', 'normal'):
+            results.case(f'analyze {n}x{n} f16 {kind} == its f32 copy', test_analyze_f16_like_f32, kind, n)
+    if not SLOW:
+        NOTES.append('analyze of 1024x1024 and 2048x2048 f16 tables: set POSENC_CLI_SLOW=1 (CPU minutes each)')
+
+
 # ---- hostile messages: huge user input is echoed shortened -----------------------------------------
 
 def test_long_input_message(args, needle):
@@ -2907,6 +2944,7 @@ def main():
         run_issue4_cases(results)
         run_issue5_cases(results, available)
         run_hostile_output_cases(results)
+        run_analyze_f16_cases(results)
         for args, needle in long_input_cases():
             shown = shlex.join(a if len(a) < 40 else f'<{len(a)} characters>' for a in args)
             results.case(f'long input echoed short: {shown}', test_long_input_message, args, needle)
