@@ -209,9 +209,9 @@ static int option_needs_command(const char *arg, unsigned leaves) {
     len += (size_t)w;
   }
   if (total > 1)
-    cli_error("option '%s' must follow a command (%s)", arg, list);
+    cli_error("option %s must follow a command (%s)", quoted(arg), list);
   else
-    cli_error("option '%s' must follow the command %s", arg, total ? list : "?");
+    cli_error("option %s must follow the command %s", quoted(arg), total ? list : "?");
   return EXIT_USAGE;
 }
 
@@ -220,13 +220,13 @@ static int take_option(int argc, char **argv, int *i, struct raw_args *args) {
   int id = find_option(arg, &value);
   const struct option_spec *spec;
   if (id < 0) {
-    cli_error("unknown option '%s' (see 'posenc --help')", arg);
+    cli_error("unknown option %s (see 'posenc --help')", quoted(arg));
     return EXIT_USAGE;
   }
   spec = &option_specs[id];
   if (spec->leaves != IN_ALL && !command_accepts(args->command, spec->leaves)) {
     if (args->command == CMD_NONE) return option_needs_command(arg, spec->leaves);
-    cli_error("'posenc %s' has no option '%s'", command_names[args->command], arg);
+    cli_error("'posenc %s' has no option %s", command_names[args->command], quoted(arg));
     return EXIT_USAGE;
   }
   if (args->value[id]) {
@@ -256,7 +256,7 @@ static int take_word(const char *word, struct raw_args *args) {
   if (args->command == CMD_NONE) {
     int cmd = lookup_name(command_names + 1, CMD_COUNT - 1, word);
     if (cmd < 0) {
-      cli_error("unknown command '%s' (expected info, table, rope, embed, analyze, alibi, t5 or deberta)", word);
+      cli_error("unknown command %s (expected info, table, rope, embed, analyze, alibi, t5 or deberta)", quoted(word));
       return EXIT_USAGE;
     }
     args->command = (enum command)(cmd + 1);
@@ -272,7 +272,7 @@ static int take_word(const char *word, struct raw_args *args) {
         args->leaf = (enum leaf)leaf;
         return EXIT_SUCCESS;
       }
-    cli_error("unknown %s kind '%s' (expected %s)", command_names[args->command], word,
+    cli_error("unknown %s kind %s (expected %s)", command_names[args->command], quoted(word),
               expected_kinds(args->command));
     return EXIT_USAGE;
   }
@@ -280,7 +280,7 @@ static int take_word(const char *word, struct raw_args *args) {
     args->operand = word;
     return EXIT_SUCCESS;
   }
-  cli_error("unexpected argument '%s'", word);
+  cli_error("unexpected argument %s", quoted(word));
   return EXIT_USAGE;
 }
 
@@ -310,7 +310,7 @@ int parse_argv(int argc, char **argv, struct raw_args *args) {
 /* ---- converting values ----------------------------------------------------------------------- */
 
 int bad_value(enum option_id id, const char *text, const char *why) {
-  cli_error("%s '%s': %s", option_specs[id].label, text, why);
+  cli_error("%s %s: %s", option_specs[id].label, quoted(text), why);
   return EXIT_USAGE;
 }
 

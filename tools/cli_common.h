@@ -27,6 +27,13 @@ void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 /* cli_error, then returns EXIT_USAGE: for errors in the command line. */
 int cli_usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 
+/* User text (a path, an option's value, a word of the command line) as a message shows it: in
+ * single quotes, control characters as '?', and when longer than 100 bytes only its start
+ * and end around "..." with its length in bytes, so that a 5,000-character path or a 100,000-digit
+ * number still gives a short one-line message. The result lives in one of a few static buffers
+ * used in turn: up to 4 quoted() results may appear in one message. */
+const char *quoted(const char *text);
+
 /* printf into a new string (release with free); NULL when out of memory. */
 char *format_new_string(const char *fmt, ...) CLI_PRINTF(1, 2);
 

@@ -19,7 +19,7 @@ int input_error(const struct npy_input *in, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(message, sizeof message, fmt, ap);
   va_end(ap);
-  cli_error("%s '%s': %s", in->label, in->path, message);
+  cli_error("%s %s: %s", in->label, quoted(in->path), message);
   return EXIT_FAILURE;
 }
 

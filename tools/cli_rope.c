@@ -461,7 +461,7 @@ static int convert_apply(const struct raw_args *args, struct rope_request *req) 
   if (req->k_path && !req->output && !req->k_out)
     return cli_usage_error("-o and --k-out cannot both be standard output");
   if (req->k_path && req->output && req->k_out && strcmp(req->output, req->k_out) == 0)
-    return cli_usage_error("-o and --k-out name the same file '%s'", req->output);
+    return cli_usage_error("-o and --k-out name the same file %s", quoted(req->output));
   return EXIT_SUCCESS;
 }
 
@@ -760,10 +760,10 @@ static int compute_table(const struct rope_request *req, struct table_job *job, 
   else
     st = posenc_rope_cache_table(rope, &spec, req->start, rows, job->cache, bytes);
   if (st == POSENC_ERR_POSITION && job->positions.ids)
-    return input_error(&job->positions_file, "%s (with --base %s)", posenc_strerror(st), req->base_text);
+    return input_error(&job->positions_file, "%s (with --base %s)", posenc_strerror(st), quoted(req->base_text));
   if (st == POSENC_ERR_POSITION)
     return cli_usage_error("--start %" PRId32 " with --rows %zu and --base %s: %s", req->start, rows,
-                       req->base_text, posenc_strerror(st));
+                       quoted(req->base_text), posenc_strerror(st));
   if (st != POSENC_OK) {
     cli_error("internal error: %s", posenc_strerror(st));
     return EXIT_FAILURE;
@@ -893,8 +893,8 @@ static int apply_config(const struct rope_request *req, const struct apply_job *
   *c = req->config;
   c->head_dim = job->x.dim;
   if (req->head_dim_given && req->head_dim_given != job->x.dim)
-    return cli_usage_error("--head-dim %zu does not match the head dim of --in '%s' (%zu, its last axis)",
-                       req->head_dim_given, req->in_path, job->x.dim);
+    return cli_usage_error("--head-dim %zu does not match the head dim of --in %s (%zu, its last axis)",
+                       req->head_dim_given, quoted(req->in_path), job->x.dim);
   snprintf(source, sizeof source, "the head dim of --in (%zu)", job->x.dim);
   return validate_config(req, c, source);
 }
@@ -926,7 +926,7 @@ static int apply_cache(const struct rope_request *req, struct apply_job *job,
   }
   st = posenc_rope_cache_table(&job->state->rope, &view->spec, 0, req->cache_rows, job->cache, bytes);
   if (st == POSENC_ERR_POSITION)
-    return cli_usage_error("--cache-rows %zu with --base %s: %s", req->cache_rows, req->base_text,
+    return cli_usage_error("--cache-rows %zu with --base %s: %s", req->cache_rows, quoted(req->base_text),
                        posenc_strerror(st));
   if (st != POSENC_OK) {
     cli_error("internal error: %s", posenc_strerror(st));
@@ -959,9 +959,9 @@ static int rotate(const struct rope_request *req, struct apply_job *job) {
   st = posenc_rope_apply(&job->state->rope, req->cache_rows ? &view : NULL, &pos, &q,
                          req->k_path ? &k : NULL, req->inverse ? POSENC_ROPE_INVERSE : POSENC_ROPE_FORWARD);
   if (st == POSENC_ERR_POSITION && pos.ids)
-    return input_error(&job->positions_file, "%s (with --base %s)", posenc_strerror(st), req->base_text);
+    return input_error(&job->positions_file, "%s (with --base %s)", posenc_strerror(st), quoted(req->base_text));
   if (st == POSENC_ERR_POSITION)
-    return cli_usage_error("--start %" PRId32 " with --base %s: %s", req->start, req->base_text,
+    return cli_usage_error("--start %" PRId32 " with --base %s: %s", req->start, quoted(req->base_text),
                        posenc_strerror(st));
   if (st != POSENC_OK) {
     cli_error("internal error: %s", posenc_strerror(st));

@@ -1,10 +1,27 @@
-/* cli_write.c - all-or-nothing output files. */
-#define _POSIX_C_SOURCE 200809L
+/* cli_write.c - output files: regular files replaced all-or-nothing, devices written in place.
+ *
+ * What -o names decides how it is written:
+ *  - a regular file, or nothing yet: a temporary beside it is filled, synced and renamed over it,
+ *    so the path holds either its old contents or all of the new ones, never a part. An existing
+ *    file keeps its permission bits; a new one gets 0666 less the umask, as open() would give.
+ *  - a character or block device, a FIFO or a socket: opened for writing and written in place,
+ *    never created, truncated, unlinked or renamed (replacing /dev/null with a regular file, as a
+ *    rename would, breaks the machine). All-or-nothing cannot hold there: a failed write leaves
+ *    what was already written. A FIFO that no process has open for reading is an error, not a
+ *    wait that may never end (the open is O_NONBLOCK): start the reader first.
+ *  - a symbolic link: followed to the file it finally names, which is written by the rules above,
+ *    a regular one through a temporary in the target's own directory, so the link stays a link
+ *    and shows the new data. A dangling link is refused, as cp refuses it: nothing is created.
+ *  - a directory: refused.
+ * The kind is decided before anything is written, and every device is opened then too, so a FIFO
+ * without a reader fails the command before any output is touched. */
+#define _XOPEN_SOURCE 700 /* POSIX.1-2008 with realpath (glibc hides it from plain _POSIX_C_SOURCE) */
 
 #include "cli_write.h"
 #include "cli_format.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +50,86 @@ static int write_spans(int fd, const struct byte_span *spans, size_t count) {
   return 0;
 }
 
+/* One output path and how it is being written. */
+struct target {
+  const char *path;  /* as given, for messages */
+  char *file;        /* what is written: path, or the file its symbolic links finally name */
+  mode_t mode;       /* a replaced file's permission bits */
+  int fd;            /* a device, FIFO or socket open for writing in place; -1: replaced */
+  char *tmp;         /* the filled temporary beside file, until it is renamed over it */
+};
+
+static int target_error(const struct target *t, const char *why) {
+  cli_error("cannot write %s: %s", quoted(t->path), why);
+  return -1;
+}
+
+/* ---- what the path names (the POSIX-only part: lstat, realpath, open flags, fcntl) --------- */
+
+/* mkstemp creates files 0600; a new output gets the mode a plain open(..., 0666) would give. */
+static mode_t new_file_mode(void) {
+  mode_t mask = umask(0);
+  umask(mask);
+  return (mode_t)(0666 & ~mask);
+}
+
+/* Opens a device, FIFO or socket for writing in place. O_NONBLOCK so that a FIFO without a reader
+ * fails (ENXIO) instead of blocking forever, and a serial line does not wait for its carrier;
+ * blocking again afterwards, so that writes wait for a slow reader instead of failing. */
+static int open_in_place(struct target *t, const struct stat *st) {
+  struct stat now;
+  int fd = open(t->file, O_WRONLY | O_NOCTTY | O_NONBLOCK), flags;
+  if (fd < 0) {
+    if (errno == ENXIO && S_ISFIFO(st->st_mode))
+      return target_error(t, "no process has the FIFO open for reading (start the reader first)");
+    return target_error(t, strerror(errno));
+  }
+  /* it may have been replaced since the stat: a regular file is never written in place */
+  if (fstat(fd, &now) != 0 || S_ISREG(now.st_mode) || S_ISDIR(now.st_mode)) {
+    close(fd);
+    return target_error(t, "the file changed while it was being opened");
+  }
+  if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    int saved = errno;
+    close(fd);
+    return target_error(t, strerror(saved));
+  }
+  t->fd = fd;
+  return 0;
+}
+
+/* The file a symbolic link finally names, into t->file and *st; -1 after reporting why not. */
+static int follow_link(struct target *t, struct stat *st) {
+  if (!(t->file = realpath(t->path, NULL))) {
+    if (errno == ENOENT) return target_error(t, "a dangling symbolic link (what it names does not exist)");
+    return target_error(t, strerror(errno));
+  }
+  if (stat(t->file, st) != 0) return target_error(t, strerror(errno));
+  return 0;
+}
+
+static int copy_path(struct target *t) {
+  return (t->file = strdup(t->path)) ? 0 : target_error(t, "out of memory");
+}
+
+/* Decides how t->path is written (see the top of this file). Returns 0, or -1 after reporting
+ * why it cannot be written. */
+static int resolve_target(struct target *t) {
+  struct stat st;
+  if (lstat(t->path, &st) != 0) {
+    if (errno != ENOENT) return target_error(t, strerror(errno));
+    t->mode = new_file_mode(); /* nothing there yet; a missing directory fails at mkstemp */
+    return copy_path(t);
+  }
+  if (S_ISLNK(st.st_mode) ? follow_link(t, &st) != 0 : copy_path(t) != 0) return -1;
+  if (S_ISDIR(st.st_mode)) return target_error(t, "it is a directory");
+  if (!S_ISREG(st.st_mode)) return open_in_place(t, &st);
+  t->mode = st.st_mode & 0777;
+  return 0;
+}
+
+/* ---- replacing a regular file ---------------------------------------------------------------- */
+
 /* "dir/.posenc-XXXXXX" for "dir/name": the same directory, so rename() cannot cross file
  * systems, and a hidden name that cannot exceed NAME_MAX however long "name" is. */
 static char *temp_template_beside(const char *path) {
@@ -46,16 +143,9 @@ static char *temp_template_beside(const char *path) {
   return tmpl;
 }
 
-/* mkstemp creates files 0600; give the output the mode a plain open(..., 0666) would. */
-static mode_t new_file_mode(void) {
-  mode_t mask = umask(0);
-  umask(mask);
-  return (mode_t)(0666 & ~mask);
-}
-
 /* Fills the open temporary and closes it. Returns 0, or -1 with errno of the first failure. */
-static int fill_and_close(int fd, const struct byte_span *spans, size_t count) {
-  int failed = fchmod(fd, new_file_mode()) != 0 || write_spans(fd, spans, count) != 0 ||
+static int fill_and_close(int fd, mode_t mode, const struct byte_span *spans, size_t count) {
+  int failed = fchmod(fd, mode) != 0 || write_spans(fd, spans, count) != 0 ||
                fsync(fd) != 0; /* the data must be on disk before the rename makes it visible */
   int saved = errno;
   if (close(fd) != 0 && !failed) return -1;
@@ -63,71 +153,94 @@ static int fill_and_close(int fd, const struct byte_span *spans, size_t count) {
   return failed ? -1 : 0;
 }
 
-/* A temporary beside path, filled with the output and closed. Returns its name (to rename or
- * unlink), or NULL after reporting why. */
-static char *write_temporary(const char *path, const struct byte_span *spans, size_t count) {
-  char *tmp = temp_template_beside(path);
+/* A temporary beside t->file, filled with the output and closed, into t->tmp (to rename or
+ * unlink). Returns 0, or -1 after reporting why not. */
+static int write_temporary(struct target *t, const struct byte_span *spans, size_t count) {
+  char *tmp = temp_template_beside(t->file);
   int fd;
-  if (!tmp) {
-    cli_error("out of memory");
-    return NULL;
-  }
+  if (!tmp) return target_error(t, "out of memory");
   fd = mkstemp(tmp);
   if (fd < 0) {
-    cli_error("cannot create a temporary file for '%s': %s", path, strerror(errno));
+    cli_error("cannot create a temporary file for %s: %s", quoted(t->path), strerror(errno));
     free(tmp);
-    return NULL;
+    return -1;
   }
-  if (fill_and_close(fd, spans, count) != 0) {
+  if (fill_and_close(fd, t->mode, spans, count) != 0) {
     int saved = errno;
     unlink(tmp);
-    cli_error("cannot write '%s': %s", path, strerror(saved));
     free(tmp);
-    return NULL;
+    return target_error(t, strerror(saved));
   }
-  return tmp;
+  t->tmp = tmp;
+  return 0;
 }
 
-static void discard_temporaries(char **tmps, size_t n) {
-  size_t i;
-  for (i = 0; i < n; i++)
-    if (tmps[i]) {
-      unlink(tmps[i]);
-      free(tmps[i]);
-      tmps[i] = NULL;
-    }
+/* ---- writing a device in place --------------------------------------------------------------- */
+
+/* Writes and closes t->fd. A device that cannot sync (a FIFO, /dev/null, a terminal) says
+ * EINVAL: nothing to wait for there. */
+static int write_in_place(struct target *t, const struct byte_span *spans, size_t count) {
+  int fd = t->fd, failed = write_spans(fd, spans, count) != 0 || (fsync(fd) != 0 && errno != EINVAL);
+  int saved = errno;
+  t->fd = -1;
+  if (close(fd) != 0 && !failed) {
+    failed = 1;
+    saved = errno;
+  }
+  return failed ? target_error(t, strerror(saved)) : 0;
+}
+
+/* ---- several outputs together ---------------------------------------------------------------- */
+
+static void release_target(struct target *t) {
+  if (t->fd >= 0) close(t->fd);
+  if (t->tmp) unlink(t->tmp);
+  free(t->tmp);
+  free(t->file);
+  t->fd = -1;
+  t->tmp = t->file = NULL;
 }
 
 enum { MAX_OUTPUTS = 4 };
 
+/* The order keeps all-or-nothing as far as devices allow: every path is checked and every device
+ * opened first, every regular output completed in its temporary, stdout written, and only then
+ * the devices written (the first step that cannot be undone) and the temporaries renamed. */
 int write_outputs(const struct output_file *outputs, size_t n_outputs) {
-  char *tmps[MAX_OUTPUTS] = {NULL};
+  struct target targets[MAX_OUTPUTS];
   size_t i;
-  int rc = EXIT_SUCCESS;
+  int rc = 0;
   if (n_outputs > MAX_OUTPUTS) {
     cli_error("internal error: too many outputs");
     return EXIT_FAILURE;
   }
-  for (i = 0; i < n_outputs && rc == EXIT_SUCCESS; i++)
-    if (outputs[i].path && !(tmps[i] = write_temporary(outputs[i].path, outputs[i].spans, outputs[i].count)))
-      rc = EXIT_FAILURE;
-  for (i = 0; i < n_outputs && rc == EXIT_SUCCESS; i++)
+  memset(targets, 0, sizeof targets);
+  for (i = 0; i < n_outputs; i++) {
+    targets[i].path = outputs[i].path;
+    targets[i].fd = -1;
+  }
+  for (i = 0; i < n_outputs && rc == 0; i++)
+    if (outputs[i].path) rc = resolve_target(&targets[i]);
+  for (i = 0; i < n_outputs && rc == 0; i++)
+    if (outputs[i].path && targets[i].fd < 0) rc = write_temporary(&targets[i], outputs[i].spans, outputs[i].count);
+  for (i = 0; i < n_outputs && rc == 0; i++)
     if (!outputs[i].path && write_spans(STDOUT_FILENO, outputs[i].spans, outputs[i].count) != 0) {
       cli_error("cannot write to standard output: %s", strerror(errno));
-      rc = EXIT_FAILURE;
+      rc = -1;
     }
-  for (i = 0; i < n_outputs && rc == EXIT_SUCCESS; i++) {
-    if (!tmps[i]) continue;
-    if (rename(tmps[i], outputs[i].path) != 0) {
-      cli_error("cannot write '%s': %s", outputs[i].path, strerror(errno));
-      rc = EXIT_FAILURE;
+  for (i = 0; i < n_outputs && rc == 0; i++)
+    if (targets[i].fd >= 0) rc = write_in_place(&targets[i], outputs[i].spans, outputs[i].count);
+  for (i = 0; i < n_outputs && rc == 0; i++) {
+    if (!targets[i].tmp) continue;
+    if (rename(targets[i].tmp, targets[i].file) != 0) {
+      rc = target_error(&targets[i], strerror(errno));
       break;
     }
-    free(tmps[i]);
-    tmps[i] = NULL;
+    free(targets[i].tmp);
+    targets[i].tmp = NULL;
   }
-  discard_temporaries(tmps, n_outputs);
-  return rc;
+  for (i = 0; i < n_outputs; i++) release_target(&targets[i]);
+  return rc == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
 int write_output(const char *path, const struct byte_span *spans, size_t count) {

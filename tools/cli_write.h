@@ -5,9 +5,11 @@
 #include "cli_common.h"
 #include "posenc.h"
 
-/* Writes the spans, in order, to path, or to stdout when path is NULL. A file is written to a
- * temporary beside it and renamed over it, so path either keeps its old contents or receives all
- * of the output, never a part. Returns EXIT_SUCCESS, or EXIT_FAILURE after reporting why. */
+/* Writes the spans, in order, to path, or to stdout when path is NULL. A regular file (or a new
+ * one) is written to a temporary beside it and renamed over it, so path either keeps its old
+ * contents or receives all of the output, never a part; a device or FIFO is written in place; a
+ * symbolic link is followed; a directory or a dangling link is refused (cli_write.c has the rules).
+ * Returns EXIT_SUCCESS, or EXIT_FAILURE after reporting why. */
 int write_output(const char *path, const struct byte_span *spans, size_t count);
 
 /* One of several outputs of a command (rope apply writes Q and K). */
@@ -17,9 +19,10 @@ struct output_file {
   size_t count;
 };
 
-/* Writes every output all-or-nothing together: each file goes to its own temporary first, and
- * only once all of them are complete on disk (and stdout, if used, is written) are they renamed
- * over their paths. On an error before the renames no path is touched. */
+/* Writes every output all-or-nothing together, as far as devices allow: every path is checked and
+ * every device opened first, each regular file goes to its own temporary, and only once all of
+ * them are complete on disk (and stdout, if used, is written) are the devices written and the
+ * temporaries renamed over their paths. On an error before that no path is touched. */
 int write_outputs(const struct output_file *outputs, size_t n_outputs);
 
 /* An array of count elements of item_size bytes (host order; swapped to little-endian in place)

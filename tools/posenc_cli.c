@@ -324,7 +324,7 @@ static int report_table_status(posenc_status st, const struct table_request *req
       return bad_value(OPT_BASE, req->base_text, posenc_strerror(st));
     case POSENC_ERR_POSITION:
       cli_error("--start %" PRId32 " with --positions %zu and --base %s: %s", req->start,
-                req->positions, req->base_text, posenc_strerror(st));
+                req->positions, quoted(req->base_text), posenc_strerror(st));
       return EXIT_USAGE;
     case POSENC_ERR_DIM:
       cli_error("--dim %zu: %s for this table kind", req->params.dim, posenc_strerror(st));
@@ -423,7 +423,7 @@ static const char *isa_unavailable_reason(posenc_isa isa) {
  * (auto always succeeds: scalar is always available.) */
 static int apply_isa(const char *text, posenc_isa isa) {
   if (!text || posenc_isa_set(isa) == POSENC_OK) return EXIT_SUCCESS;
-  cli_error("--isa '%s': %s", text, isa_unavailable_reason(isa));
+  cli_error("--isa %s: %s", quoted(text), isa_unavailable_reason(isa));
   return EXIT_FAILURE;
 }
 
@@ -437,11 +437,11 @@ static void print_env_request(void) {
   if (state == 0)
     printf("POSENC_ISA: unset\n");
   else if (state < 0)
-    printf("POSENC_ISA: '%s' (ignored: unknown ISA)\n", env);
+    printf("POSENC_ISA: %s (ignored: unknown ISA)\n", quoted(env));
   else if (wanted != POSENC_ISA_AUTO && !isa_available(wanted))
-    printf("POSENC_ISA: '%s' (ignored: %s)\n", env, isa_unavailable_reason(wanted));
+    printf("POSENC_ISA: %s (ignored: %s)\n", quoted(env), isa_unavailable_reason(wanted));
   else
-    printf("POSENC_ISA: '%s'\n", env);
+    printf("POSENC_ISA: %s\n", quoted(env));
 }
 
 /* stdio buffers: a write error may only show when flushing. */

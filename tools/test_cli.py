@@ -2523,6 +2523,336 @@ def run_issue5_cases(results, available_isas):
         results.case(f'help: {" ".join(args)}', test_help, args, needles)
 
 
+# ---- hostile outputs: what -o names -------------------------------------------------------------
+#
+# A regular file (or nothing yet) is replaced through a temporary and a rename; a device or FIFO is
+# written in place and stays what it was; a symbolic link is followed; a dangling link and a
+# directory are refused with nothing created. Device nodes are made here with mknod (root only);
+# the system's own /dev nodes are never used.
+
+NOTES = []  # sub-cases that could not run here, printed as "figure:" lines at the end
+
+
+def hostile_commands():
+    """(name, argv without -o, extra outputs): commands that write one file each, and rope apply,
+    which writes Q (-o) and K (--k-out)."""
+    q = save_npy('hq.npy', np.random.default_rng(3).standard_normal((5, 2, 8)).astype(np.float32))
+    k = save_npy('hk.npy', np.random.default_rng(4).standard_normal((5, 1, 8)).astype(np.float32))
+    return [
+        ('table sinusoidal raw', T + P4D8 + ['--format', 'raw']),
+        ('table sinusoidal npy', T + P4D8 + ['--format', 'npy']),
+        ('table sinusoidal c', T + P4D8 + ['--format', 'c', '--name', 'pe']),
+        ('rope table', ['rope', 'table', '--head-dim', '8', '--rows', '6']),
+        ('alibi bias', ['alibi', 'bias', '--heads', '2', '--queries', '3', '--keys', '4']),
+        ('rope apply -o', ['rope', 'apply', '--in', q, '--k', k, '--k-out', os.path.join(WORKDIR, 'hk_out.npy')]),
+    ]
+
+
+def hostile_dir(tag):
+    """A fresh scratch directory for one sub-case, so that its listing shows any leftover."""
+    path = tempfile.mkdtemp(prefix=f'h-{tag}-', dir=WORKDIR)
+    return path
+
+
+def expected_bytes(args):
+    path = os.path.join(hostile_dir('ref'), 'ref.out')
+    run_ok(args + ['-o', path])
+    with open(path, 'rb') as f:
+        return f.read()
+
+
+def make_char_device(path, minor):
+    """A character device like /dev/null (minor 3) or /dev/full (minor 7) at path, or None when
+    this process may not make one (not root)."""
+    import stat
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, minor))
+    except PermissionError:
+        return None
+    return path
+
+
+def read_fifo_while(path, args):
+    """Runs the tool writing to the FIFO at path while this process reads it; (proc, bytes).
+    The read end is opened first (O_NONBLOCK: no writer yet), so the tool finds a reader; poll()
+    waits for data, and reports the hang-up only once a writer has come and gone."""
+    import select
+    import threading
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    chunks, errors = [], []
+
+    def reader():
+        try:
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            while True:
+                if not poller.poll(60000):
+                    raise TimeoutError('nothing came through the FIFO')
+                try:
+                    data = os.read(fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not data:
+                    return
+                chunks.append(data)
+        except Exception as exc:  # reported by the main thread
+            errors.append(exc)
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        proc = run(args + ['-o', path])
+    finally:
+        thread.join(120)
+        os.close(fd)
+    assert not errors, f'reader: {errors[0]!r}'
+    return proc, b''.join(chunks)
+
+
+def assert_kind(path, kind):
+    import stat
+    mode = os.lstat(path).st_mode
+    names = {stat.S_IFREG: 'regular file', stat.S_IFIFO: 'FIFO', stat.S_IFCHR: 'character device',
+             stat.S_IFLNK: 'symbolic link', stat.S_IFDIR: 'directory'}
+    got = names.get(stat.S_IFMT(mode), oct(stat.S_IFMT(mode)))
+    assert got == kind, f'{os.path.basename(path)} is now a {got}, not a {kind}'
+
+
+def test_hostile_regular(args, want):
+    d = hostile_dir('reg')
+    path = os.path.join(d, 'out')
+    with open(path, 'wb') as f:
+        f.write(b'old contents')
+    os.chmod(path, 0o640)
+    ino = os.stat(path).st_ino
+    run_ok(args + ['-o', path])
+    assert_kind(path, 'regular file')
+    with open(path, 'rb') as f:
+        assert f.read() == want, 'the file does not hold the output'
+    mode = os.stat(path).st_mode & 0o777
+    assert mode == 0o640, f'mode {oct(mode)}, was 0o640'
+    assert os.stat(path).st_ino != ino, 'written in place, not replaced'
+    assert os.listdir(d) == ['out'], f'leftovers: {os.listdir(d)}'
+    new = os.path.join(d, 'new')
+    run_ok(args + ['-o', new])
+    umask = os.umask(0)
+    os.umask(umask)
+    mode = os.stat(new).st_mode & 0o777
+    assert mode == 0o666 & ~umask, f'a new file got {oct(mode)}'
+
+
+def test_hostile_fifo(args, want):
+    d = hostile_dir('fifo')
+    path = os.path.join(d, 'fifo')
+    os.mkfifo(path)
+    proc, got = read_fifo_while(path, args)
+    assert proc.returncode == 0, f'exit {proc.returncode}: {proc.stderr.decode()!r}'
+    assert got == want, f'the FIFO carried {len(got)} bytes, the file output is {len(want)}'
+    assert_kind(path, 'FIFO')
+    assert os.listdir(d) == ['fifo'], f'leftovers: {os.listdir(d)}'
+    # nobody reading: an error at once, not a hang, and the FIFO stays
+    proc = run(args + ['-o', path])
+    assert proc.returncode == 1, f'no reader: exit {proc.returncode}'
+    assert_one_error_line(proc.stderr, 'reading')
+    assert_kind(path, 'FIFO')
+
+
+def test_hostile_char_device(args, want):
+    d = hostile_dir('chr')
+    null = make_char_device(os.path.join(d, 'null'), 3)
+    if not null:
+        if 'character devices: mknod needs root' not in NOTES:
+            NOTES.append('character devices: mknod needs root')
+        return 'not run: mknod needs root'
+    run_ok(args + ['-o', null])
+    assert_kind(null, 'character device')
+    link = os.path.join(d, 'to-null')
+    os.symlink('null', link)
+    run_ok(args + ['-o', link])
+    assert_kind(link, 'symbolic link')
+    assert_kind(null, 'character device')
+    # a device whose writes fail (like /dev/full): exit 1, the device stays
+    full = make_char_device(os.path.join(d, 'full'), 7)
+    proc = run(args + ['-o', full])
+    assert proc.returncode == 1, f'full device: exit {proc.returncode}'
+    assert_one_error_line(proc.stderr, 'No space left')
+    assert_kind(full, 'character device')
+    assert sorted(os.listdir(d)) == ['full', 'null', 'to-null'], f'leftovers: {os.listdir(d)}'
+    return None
+
+
+def test_hostile_symlink(args, want):
+    d = hostile_dir('link')
+    os.mkdir(os.path.join(d, 'sub'))
+    target = os.path.join(d, 'sub', 'target')
+    with open(target, 'wb') as f:
+        f.write(b'old')
+    os.chmod(target, 0o604)
+    link = os.path.join(d, 'link')
+    os.symlink(os.path.join('sub', 'target'), link)
+    run_ok(args + ['-o', link])
+    assert_kind(link, 'symbolic link')
+    assert os.readlink(link) == os.path.join('sub', 'target'), 'the link was changed'
+    with open(target, 'rb') as f:
+        assert f.read() == want, 'the link\'s target does not hold the output'
+    assert os.stat(target).st_mode & 0o777 == 0o604, 'the target lost its mode'
+    assert sorted(os.listdir(d)) == ['link', 'sub'] and os.listdir(os.path.join(d, 'sub')) == ['target'], \
+        'leftovers'
+
+
+def test_hostile_refused(args, want):
+    d = hostile_dir('refuse')
+    dangling = os.path.join(d, 'dangling')
+    os.symlink('nowhere', dangling)
+    os.mkdir(os.path.join(d, 'dir'))
+    for path, needle in ((dangling, 'dangling'), (os.path.join(d, 'dir'), 'directory')):
+        before = sorted(os.listdir(d))
+        proc = run(args + ['-o', path])
+        assert proc.returncode == 1, f'{os.path.basename(path)}: exit {proc.returncode}'
+        assert_one_error_line(proc.stderr, needle)
+        assert sorted(os.listdir(d)) == before, f'{os.path.basename(path)}: {before} -> {os.listdir(d)}'
+        assert not os.listdir(os.path.join(d, 'dir')), 'something was written into the directory'
+    assert_kind(dangling, 'symbolic link')
+
+
+def test_hostile_unwritable(args, want):
+    """Paths that cannot be written: exit 1, and no temporary or partial file anywhere."""
+    d = hostile_dir('unwritable')
+    with open(os.path.join(d, 'file'), 'wb') as f:
+        f.write(b'x')
+    ro = os.path.join(d, 'ro')
+    os.mkdir(ro)
+    with open(os.path.join(ro, 'old'), 'wb') as f:
+        f.write(b'old')
+    os.chmod(ro, 0o555)
+    cases = [(os.path.join(d, 'file', 'under-a-file'), 'Not a directory')]
+    if os.geteuid() != 0:  # root writes into a read-only directory anyway
+        cases += [(os.path.join(ro, 'new'), 'Permission denied'), (os.path.join(ro, 'old'), 'Permission denied')]
+    elif 'read-only directory: not run as root (root writes there anyway)' not in NOTES:
+        NOTES.append('read-only directory: not run as root (root writes there anyway)')
+    try:
+        for path, needle in cases:
+            proc = run(args + ['-o', path])
+            assert proc.returncode == 1, f'{path}: exit {proc.returncode}'
+            assert_one_error_line(proc.stderr, needle)
+            assert sorted(os.listdir(d)) == ['file', 'ro'] and os.listdir(ro) == ['old'], 'leftovers'
+            with open(os.path.join(ro, 'old'), 'rb') as f:
+                assert f.read() == b'old', 'the old file changed'
+    finally:
+        os.chmod(ro, 0o755)
+
+
+def test_hostile_multi_output(args, want):
+    """rope apply: Q and K together. A K that cannot be written leaves an existing Q untouched,
+    even when the failure comes from a device (devices are opened first and written before any
+    rename); Q into a FIFO and K into a file both arrive."""
+    i = args.index('--k-out')
+    d = hostile_dir('multi')
+    q_path = os.path.join(d, 'q.npy')
+    with open(q_path, 'wb') as f:
+        f.write(b'old q')
+    k_fifo = os.path.join(d, 'k-fifo')
+    os.mkfifo(k_fifo)
+    failing = [(os.path.join(d, 'dangling'), 'dangling'), (k_fifo, 'reading')]
+    os.symlink('nowhere', os.path.join(d, 'dangling'))
+    full = make_char_device(os.path.join(d, 'full'), 7)
+    if full:
+        failing.append((full, 'No space left'))
+    for k_path, needle in failing:
+        before = sorted(os.listdir(d))
+        proc = run(args[:i + 1] + [k_path] + args[i + 2:] + ['-o', q_path])
+        assert proc.returncode == 1, f'K {os.path.basename(k_path)}: exit {proc.returncode}'
+        assert_one_error_line(proc.stderr, needle)
+        assert sorted(os.listdir(d)) == before, f'K {os.path.basename(k_path)}: leftovers'
+        with open(q_path, 'rb') as f:
+            assert f.read() == b'old q', f'K {os.path.basename(k_path)}: Q was replaced'
+    k_file = os.path.join(d, 'k.npy')
+    proc, got = read_fifo_while(k_fifo, args[:i + 1] + [k_file] + args[i + 2:])  # Q into the FIFO
+    assert proc.returncode == 0, f'exit {proc.returncode}: {proc.stderr.decode()!r}'
+    assert got == want, 'Q through the FIFO differs from Q into a file'
+    with open(k_file, 'rb') as f, open(args[i + 1], 'rb') as g:
+        assert f.read() == g.read(), 'K differs'
+    assert_kind(k_fifo, 'FIFO')
+
+
+def run_hostile_output_cases(results):
+    for name, args in hostile_commands():
+        want = expected_bytes(args)
+        subs = [('regular file', test_hostile_regular), ('FIFO', test_hostile_fifo),
+                ('character device', test_hostile_char_device), ('symlink to a file', test_hostile_symlink),
+                ('dangling symlink, directory', test_hostile_refused),
+                ('unwritable path', test_hostile_unwritable)]
+        if '--k-out' in args:
+            subs.append(('two outputs', test_hostile_multi_output))
+        for what, fn in subs:
+            results.case(f'hostile -o {what}: {name}', fn, args, want)
+
+
+# ---- analyze: large f16 tables ----------------------------------------------------------------------
+#
+# A hostile-harness report had analyze refuse valid 1024x1024 and 2048x2048 f16 tables as holding
+# NaN or Inf. f16 tables analyze exactly like their f32 copy (the same values reach the spectrum),
+# and their energy is sum(x^2) of the values. The spectrum costs O(D^3) per Jacobi sweep: at 1024
+# and 2048 that is minutes of CPU, so those sizes run only with POSENC_CLI_SLOW=1.
+
+SLOW = os.environ.get('POSENC_CLI_SLOW') == '1'
+
+
+def test_analyze_f16_like_f32(kind, n):
+    if kind == 'sinusoidal':
+        f16 = load_npy(run_ok(table_args(n, n, dtype='f16')))
+    else:
+        f16 = np.random.default_rng(n).standard_normal((n, n)).astype(np.float16)
+    assert np.isfinite(f16).all(), 'the f16 table itself holds NaN or Inf'
+    a16 = analyze(save_npy(f'big16_{kind}_{n}.npy', f16), 4)
+    a32 = analyze(save_npy(f'big32_{kind}_{n}.npy', f16.astype(np.float32)), 4)
+    for key in ('rank', 'k90', 'k99'):
+        assert a16[key][0] == a32[key][0], f'{key}: f16 {a16[key][0]}, f32 {a32[key][0]}'
+    energy = float((f16.astype(np.float64) ** 2).sum())
+    for key, want in (('energy', energy), ('entropy_rank', float(a32['entropy_rank'][0])),
+                      ('sigma_1', float(a32['sigma_1'][0]))):
+        got = float(a16[key][0])
+        assert abs(got / want - 1) < 1e-12, f'{key}: f16 {got!r}, expected {want!r}'
+    return f'rank {a16["rank"][0]}, energy {float(a16["energy"][0]):.9g}'
+
+
+def run_analyze_f16_cases(results):
+    sizes = (256, 1024, 2048) if SLOW else (256,)
+    for n in sizes:
+        for kind in ('sinusoidal', 'normal'):
+            results.case(f'analyze {n}x{n} f16 {kind} == its f32 copy', test_analyze_f16_like_f32, kind, n)
+    if not SLOW:
+        NOTES.append('analyze of 1024x1024 and 2048x2048 f16 tables: set POSENC_CLI_SLOW=1 (CPU minutes each)')
+
+
+# ---- hostile messages: huge user input is echoed shortened -----------------------------------------
+
+def test_long_input_message(args, needle):
+    proc = run(args)
+    assert proc.returncode in (1, 2), f'exit {proc.returncode}'
+    assert_one_error_line(proc.stderr, needle)
+    text = proc.stderr.decode()
+    assert len(text) < 300, f'{len(text)} characters of stderr: {text[:120]!r}...'
+    return text.strip()
+
+
+def long_input_cases():
+    digits = '1' * 100000
+    deep = os.path.join(WORKDIR, *(['d' * 200] * 25))  # 5,000+ characters, each name legal
+    return [
+        (T + ['--positions', digits, '--dim', '8'], '--positions'),
+        (T + P4D8 + ['--base', '1' + '0' * 99999], '--base'),
+        (T + P4D8 + ['--start', '-' + digits], '--start'),
+        (T + P4D8 + ['-o', deep], 'File name too long'),
+        (['rope', 'apply', '--in', deep + '.npy'], '--in'),
+        (['analyze', deep + '.npy'], 'analyze'),
+        (T + P4D8 + ['--' + 'x' * 5000], 'unknown option'),
+        (['x' * 5000], 'unknown command'),
+        (T + P4D8 + ['--name', 'n' * 5000 + '-', '--format', 'c'], '--name'),
+        (T + P4D8 + ['--isa', 'i\n' * 3000], '--isa'),
+    ]
+
+
 class Results:
     def __init__(self):
         self.passed = self.failed = 0
@@ -2613,7 +2943,14 @@ def main():
         run_rope_cases(results, available)
         run_issue4_cases(results)
         run_issue5_cases(results, available)
+        run_hostile_output_cases(results)
+        run_analyze_f16_cases(results)
+        for args, needle in long_input_cases():
+            shown = shlex.join(a if len(a) < 40 else f'<{len(a)} characters>' for a in args)
+            results.case(f'long input echoed short: {shown}', test_long_input_message, args, needle)
         results.case('no temporary files left', test_no_leftovers)
+        for note in NOTES:
+            print(f'figure: not run: {note}')
     print(f'{results.passed} passed, {results.failed} failed')
     sys.exit(1 if results.failed else 0)
 
