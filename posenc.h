@@ -4439,17 +4439,36 @@ POSENC_API posenc_status posenc_t5_plan_init(posenc_t5_plan *plan, const posenc_
   return POSENC_OK;
 }
 
-/* A plan as posenc_t5_plan_init leaves it (the bias add trusts it to index the table). */
-static int posenc_i_t5_plan_ok(const posenc_t5_plan *pl) {
+/* near[] follows from first[]: the bucket of r for |r| <= reach (<= NEAR), in one pass over
+ * a = |r| = 0 .. reach (the last first[] <= a, as posenc_i_t5_dir finds it by bisection). */
+static int posenc_i_t5_near_ok(const posenc_t5_plan *pl, int64_t reach) {
+  uint32_t lo = 0, d;
+  int32_t a, last = reach < POSENC_T5_NEAR ? (int32_t)reach : POSENC_T5_NEAR;
+  for (a = 0; a <= last; a++) {
+    if (a < (int32_t)pl->e) d = (uint32_t)a;
+    else {
+      while (lo + 1 < pl->n - pl->e && pl->first[lo + 1] <= a) lo++;
+      d = pl->e + lo;
+    }
+    if (pl->near[POSENC_T5_NEAR - a] != (int16_t)d) return 0;  /* r = -a (r = 0: bucket 0) */
+    if (a > 0 && pl->near[POSENC_T5_NEAR + a] != (int16_t)(pl->cfg.bidirectional ? pl->n + d : 0)) return 0;
+  }
+  return 1;
+}
+
+/* A plan as posenc_t5_plan_init leaves it (the bias add trusts it to index the table): the
+ * config, the sizes, first[] ascending from e, every near[] a bucket, and near[] as first[]
+ * implies for every |r| up to reach (the tile adds no other entry; a small tile stays cheap). */
+static int posenc_i_t5_plan_ok(const posenc_t5_plan *pl, int64_t reach) {
   uint32_t n, k;
   if (posenc_t5_check(&pl->cfg) != POSENC_OK || (pl->cfg.bidirectional != 0 && pl->cfg.bidirectional != 1)) return 0;
   n = pl->cfg.bidirectional ? pl->cfg.num_buckets / 2 : pl->cfg.num_buckets;
   if (pl->n != n || pl->e != n / 2 || pl->first[0] != (int32_t)pl->e) return 0;
   for (k = 1; k < n - pl->e; k++)
     if (pl->first[k] < pl->first[k - 1]) return 0;
-  for (k = 0; k < 2 * POSENC_T5_NEAR + 1; k++)
+  for (k = 0; k < 2 * POSENC_T5_NEAR + 1; k++) /* every entry indexes the table (tile_run loads them all) */
     if (pl->near[k] < 0 || (uint32_t)pl->near[k] >= pl->cfg.num_buckets) return 0;
-  return 1;
+  return posenc_i_t5_near_ok(pl, reach);
 }
 
 POSENC_API posenc_status posenc_t5_bucket_range(const posenc_t5_buckets *cfg, int32_t first, size_t count,
@@ -4482,7 +4501,10 @@ POSENC_API posenc_status posenc_t5_bias_add(const posenc_score_tile *tile, const
   posenc_status st = posenc_i_tile_check(tile, mask, &pt);
   if (st != POSENC_OK) return st;
   if (!plan || !table || !table->data) return POSENC_ERR_NULL;
-  if (!posenc_i_t5_plan_ok(plan)) return POSENC_ERR_PARAM;
+  { /* the largest |r| = |k - q| over the tile */
+    int64_t r_lo = (int64_t)pt.k0 - (pt.q0 + (int64_t)pt.rows - 1), r_hi = pt.k0 + (int64_t)pt.cols - 1 - pt.q0;
+    if (!posenc_i_t5_plan_ok(plan, r_lo < 0 ? (-r_lo > r_hi ? -r_lo : r_hi) : r_hi)) return POSENC_ERR_PARAM;
+  }
   if (table->dtype != POSENC_DTYPE_F32 && table->dtype != POSENC_DTYPE_F16 && table->dtype != POSENC_DTYPE_BF16)
     return POSENC_ERR_DTYPE;
   if (table->n_rows < plan->cfg.num_buckets || head0 > table->dim || table->dim - head0 < pt.heads)

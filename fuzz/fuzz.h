@@ -540,8 +540,12 @@ static inline posenc_status fz_rope_init(fz_in *in, posenc_rope *rope, const pos
  * checks that), or, only where the struct is still one init could have produced (fz_*_reproducible),
  * work as for that struct; otherwise it must give exactly what it gave before the change. */
 /* The values init computed are trusted (posenc.h, "Buffers"): another attention factor in
- * (0, 1e30] is a struct init could have made from another config, and scales the results. */
-static inline int fz_garbage_known(const char *field) { return strcmp(field, "attention_factor") == 0; }
+ * (0, 1e30] scales the results, and a T5 plan's first[] beyond |r| = POSENC_T5_NEAR, still
+ * ascending, moves a far bucket boundary (checking it would mean settling every threshold again:
+ * posenc_t5_plan_init's tens of microseconds per call). near[] is checked against first[]. */
+static inline int fz_garbage_known(const char *field) {
+  return strcmp(field, "attention_factor") == 0 || strcmp(field, "first") == 0;
+}
 
 typedef struct fz_before {
   posenc_status st;

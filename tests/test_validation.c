@@ -1047,6 +1047,10 @@ static void test_bias(void) {
   CASE(t5add, POSENC_ERR_NULL, a.table = NULL);
   CASE(t5add, POSENC_ERR_NULL, s_t5t.data = NULL);
   CASE(t5add, POSENC_ERR_PARAM, a.plan = &s_plan_bad);
+  /* in range but not what first[] implies, for an r the tile adds (r = k - q in [-2, 3]): wrong
+   * biases with OK before (found by fuzz_bias) */
+  CASE(t5add, POSENC_ERR_PARAM, s_plan_bad = g_plan; s_plan_bad.near[POSENC_T5_NEAR - 2] ^= 1; a.plan = &s_plan_bad);
+  CASE(t5add, POSENC_ERR_PARAM, s_plan_bad = g_plan; s_plan_bad.near[POSENC_T5_NEAR + 1] = 0; a.plan = &s_plan_bad);
   CASE(t5add, POSENC_ERR_DTYPE, s_t5t.dtype = BAD_DTYPE);
   CASE(t5add, POSENC_ERR_TABLE, s_t5t.n_rows = 31);
   CASE(t5add, POSENC_ERR_TABLE, a.head0 = 1);

@@ -1521,6 +1521,10 @@ ROPE_USAGE_ERRORS = [  # (argv, text the message must contain); run with -o FILE
     (FQ + ['--scaling', 'linear', '--factor', '4', '--beta-fast', '8'], 'yarn'),
     (FQ + ['--scaling', 'yarn', '--factor', '4', '--original-max-pos', '64', '--beta-fast', '-1'], '--beta-fast'),
     (FQ + ['--scaling', 'yarn', '--factor', '4', '--original-max-pos', '64', '--mscale', '-1'], '--mscale'),
+    # derived values: ln(base) = 0 for YaRN's correction range; an attention factor of 1.2e299
+    (FQ + ['--scaling', 'yarn', '--factor', '4', '--original-max-pos', '64', '--base', '1'], 'range'),
+    (FQ + ['--scaling', 'yarn', '--factor', '4', '--original-max-pos', '64', '--mscale', '1e300',
+           '--mscale-all-dim', '1'], 'range'),
     (FQ + ['--low-freq-factor', '2'], 'llama3'),
     (FQ + ['--scaling', 'llama3', '--factor', '8', '--original-max-pos', '8192', '--low-freq-factor', '4'],
      '--high-freq-factor'),
