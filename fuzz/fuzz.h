@@ -620,6 +620,17 @@ static inline int fz_rope_reproducible(const posenc_rope *r) {
   return same;
 }
 
+/* Garbage in one field of the rope the call used (st: its status): run it again, and it must be
+ * refused with nothing written, or give what it gave, or the rope must be one init makes. */
+static inline void fz_rope_garbage_round(fz_call *call, fz_in *in, posenc_rope *rope, posenc_status st) {
+  fz_before before;
+  const char *field;
+  fz_before_take(call, st, &before);
+  field = fz_rope_garble(in, rope);
+  st = fz_differential(call);
+  fz_garbage_verdict(call, &before, st, fz_rope_reproducible(rope), field);
+}
+
 static inline void fz_rope_lists_free(fz_rope_lists *lists) {
   free(lists->short_factor);
   free(lists->long_factor);
