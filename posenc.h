@@ -1571,6 +1571,7 @@ static posenc_status posenc_i_check_sinusoidal(const posenc_sinusoidal_params *p
 
 POSENC_API posenc_sinusoidal_params posenc_sinusoidal_default(size_t dim) {
   posenc_sinusoidal_params p;
+  memset(&p, 0, sizeof p); /* padding too: a copied or planted config has no undefined bytes */
   p.dim = dim; p.base = 10000.0; p.layout = POSENC_LAYOUT_INTERLEAVED;
   p.dtype = POSENC_DTYPE_F32; p.row_stride = 0;
   p.freqs = POSENC_FREQ_VASWANI; p.min_timescale = 0.0;
@@ -3536,6 +3537,7 @@ POSENC_API posenc_status posenc_index_table(posenc_index_kind kind, uint32_t max
 
 POSENC_API posenc_sincos_2d_params posenc_sincos_2d_default(size_t embed_dim, size_t grid_h, size_t grid_w) {
   posenc_sincos_2d_params r;
+  memset(&r, 0, sizeof r);
   r.embed_dim = embed_dim; r.grid_h = grid_h; r.grid_w = grid_w;
   r.cls_token = 0; r.base = 10000.0; r.dtype = POSENC_DTYPE_F32; r.row_stride = 0;
   return r;
