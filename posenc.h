@@ -1790,6 +1790,7 @@ static double posenc_i_floor(double x) { /* |x| < 2^52 */
   return t > x ? t - 1.0 : t;
 }
 static double posenc_i_ceil(double x) { return -posenc_i_floor(-x); }
+static int posenc_i_finite(double x) { return x - x == 0.0; }
 static int posenc_i_finite_pos(double x) { return x > 0.0 && x <= 1e300; }
 /* Scaling factors and factor lists, like base, in [1e-30, 1e30]: beyond that the frequencies
  * leave double's range and come out NaN. */
@@ -1888,7 +1889,7 @@ static posenc_status posenc_i_rope_check_config(const posenc_rope_config *c, siz
   if (c->scaling == POSENC_ROPE_SCALING_YARN) { /* derived: ln(base) = 0 (base 1) makes the ramp NaN */
     double low, high;
     posenc_i_yarn_range(c, d, &low, &high);
-    if (!(low - low == 0.0 && high - high == 0.0)) return POSENC_ERR_PARAM;
+    if (!posenc_i_finite(low) || !posenc_i_finite(high)) return POSENC_ERR_PARAM;
   }
   if (c->attention_factor == 0.0) { /* derived, like an explicit one: mscale 1e300 gives 1e299 */
     double a = posenc_i_rope_attention(c);
@@ -4293,6 +4294,13 @@ POSENC_API posenc_status posenc_alibi_slopes(size_t heads, double max_bias, floa
 
 static int64_t posenc_i_abs64(int64_t v) { return v < 0 ? -v : v; }
 
+/* The largest |k - q| over the tile: at one of its two off-diagonal corners. */
+static int64_t posenc_i_tile_reach(const posenc_i_tile *pt) {
+  int64_t a = posenc_i_abs64(pt->k0 + (int64_t)pt->cols - 1 - pt->q0);
+  int64_t b = posenc_i_abs64(pt->k0 - (pt->q0 + (int64_t)pt->rows - 1));
+  return a > b ? a : b;
+}
+
 POSENC_API posenc_status posenc_alibi_add(const posenc_score_tile *tile, const posenc_score_mask *mask,
                                           posenc_alibi_form form, int32_t key_origin, const float *slopes) {
   posenc_i_tile pt;
@@ -4309,18 +4317,14 @@ POSENC_API posenc_status posenc_alibi_add(const posenc_score_tile *tile, const p
   }
   if (posenc_i_ranges_meet(pt.base, pt.extent, (const unsigned char *)slopes, pt.heads * sizeof(float)))
     return POSENC_ERR_ALIAS;
-  { /* the largest |D| over the tile */
-    int64_t k_first = pt.k0, k_last = pt.k0 + (int64_t)pt.cols - 1;
-    int64_t q_first = pt.q0, q_last = pt.q0 + (int64_t)pt.rows - 1;
-    if (form == POSENC_ALIBI_KEY) {
-      dmax = posenc_i_abs64(k_first - key_origin);
-      if (posenc_i_abs64(k_last - key_origin) > dmax) dmax = posenc_i_abs64(k_last - key_origin);
-    } else {
-      dmax = posenc_i_abs64(k_last - q_first);
-      if (posenc_i_abs64(k_first - q_last) > dmax) dmax = posenc_i_abs64(k_first - q_last);
-    }
-    if (dmax > ((int64_t)1 << 24)) return POSENC_ERR_POSITION;
+  if (form == POSENC_ALIBI_KEY) { /* the largest |D| over the tile */
+    int64_t k_last = pt.k0 + (int64_t)pt.cols - 1;
+    dmax = posenc_i_abs64(pt.k0 - key_origin);
+    if (posenc_i_abs64(k_last - key_origin) > dmax) dmax = posenc_i_abs64(k_last - key_origin);
+  } else {
+    dmax = posenc_i_tile_reach(&pt);
   }
+  if (dmax > ((int64_t)1 << 24)) return POSENC_ERR_POSITION;
   memset(&b, 0, sizeof b);
   b.kind = POSENC_I_SRC_ALIBI;
   b.form = form;
@@ -4503,10 +4507,7 @@ POSENC_API posenc_status posenc_t5_bias_add(const posenc_score_tile *tile, const
   posenc_status st = posenc_i_tile_check(tile, mask, &pt);
   if (st != POSENC_OK) return st;
   if (!plan || !table || !table->data) return POSENC_ERR_NULL;
-  { /* the largest |r| = |k - q| over the tile */
-    int64_t r_lo = (int64_t)pt.k0 - (pt.q0 + (int64_t)pt.rows - 1), r_hi = pt.k0 + (int64_t)pt.cols - 1 - pt.q0;
-    if (!posenc_i_t5_plan_ok(plan, r_lo < 0 ? (-r_lo > r_hi ? -r_lo : r_hi) : r_hi)) return POSENC_ERR_PARAM;
-  }
+  if (!posenc_i_t5_plan_ok(plan, posenc_i_tile_reach(&pt))) return POSENC_ERR_PARAM;
   if (table->dtype != POSENC_DTYPE_F32 && table->dtype != POSENC_DTYPE_F16 && table->dtype != POSENC_DTYPE_BF16)
     return POSENC_ERR_DTYPE;
   if (table->n_rows < plan->cfg.num_buckets || head0 > table->dim || table->dim - head0 < pt.heads)
@@ -4693,7 +4694,6 @@ POSENC_API posenc_status posenc_logn_scales(uint32_t train_len, int32_t first, s
   return POSENC_OK;
 }
 
-static int posenc_i_finite(double x) { return x - x == 0.0; }
 /* A scale that overflowed (mscale 1e308) is as unusable as one from invalid input: NaN too. */
 static double posenc_i_finite_or_nan(double x) { return posenc_i_finite(x) ? x : posenc_i_nan(); }
 
