@@ -828,22 +828,43 @@ POSENC_API posenc_status posenc_logn_scales(uint32_t train_len, int32_t first, s
 /* ---------------------------------------------------------------------------------------------
  * Backends and dispatch.
  *
- * The best backend that is compiled in and supported by the CPU is chosen on first use
- * (thread-safe), unless the environment variable POSENC_ISA names one (scalar|sse2|avx2|neon).
- * A POSENC_ISA that names an unavailable backend is ignored: posenc_isa_requested() reports it
- * and posenc_isa_active() shows what runs instead.
- * ------------------------------------------------------------------------------------------- */
+ * The backend with the highest priority that is compiled in and supported by the CPU is chosen
+ * on first use (thread-safe), unless the environment variable POSENC_ISA names one (a name below,
+ * or auto). A POSENC_ISA that names an unavailable backend is ignored: posenc_isa_requested()
+ * reports it and posenc_isa_active() shows what runs instead.
+ *
+ * The ISA table: every backend is one entry, and everything that lists backends derives from it
+ * (the enum, names, detection, priority, meson's per-ISA builds, the CLI's help, the tests).
+ *   name     the backend's name (POSENC_ISA, --isa, src/posenc_<name>.c, posenc_i_backend_<name>)
+ *   NAME     the enum's suffix; POSENC_WITH_<NAME> says that a build compiled the backend in
+ *   prio     the automatic choice takes the highest among available backends
+ *   detect   the run-time check (posenc_i_cpu_has: CPUID and the OS's register state, or HWCAP)
+ *   build    for meson: "families:flags", alternatives separated by '|'
+ * An entry's position is its enum value, which is ABI: new backends are appended. Adding one is
+ * this entry, src/posenc_<name>.c and its instantiation in posenc_simd.h (docs/porting.md). */
+#define POSENC_I_ISA_TABLE(X)                                                                          \
+  /* name   NAME    prio detect                                                 build */             \
+  X(scalar, SCALAR, 0,   1,                                                     "")                  \
+  X(sse2,   SSE2,   1,   posenc_i_cpu_has(POSENC_I_CPU_SSE2),                   "x86 x86_64:-msse2") \
+  X(avx2,   AVX2,   2,   posenc_i_cpu_has(POSENC_I_CPU_AVX2 | POSENC_I_CPU_F16C), "x86 x86_64:-mavx2 -mf16c") \
+  X(neon,   NEON,   1,   posenc_i_cpu_has(POSENC_I_CPU_NEON),                   "aarch64:|arm:-mfpu=neon") \
+  X(avx512, AVX512, 3,   posenc_i_cpu_has(POSENC_I_CPU_AVX512 | POSENC_I_CPU_F16C),                  \
+    "x86 x86_64:-mavx512f -mavx512bw -mavx512dq -mavx512vl -mf16c")
+
 typedef enum posenc_isa {
-  POSENC_ISA_SCALAR = 0,
-  POSENC_ISA_SSE2 = 1,
-  POSENC_ISA_AVX2 = 2,
-  POSENC_ISA_NEON = 3,
-  POSENC_ISA_COUNT = 4,
+#define POSENC_I_ISA_ENUM(name, NAME, prio, detect, build) POSENC_ISA_##NAME,
+  POSENC_I_ISA_TABLE(POSENC_I_ISA_ENUM) /* SCALAR = 0, SSE2, AVX2, NEON, AVX512 = 4 */
+#undef POSENC_I_ISA_ENUM
+  POSENC_ISA_COUNT,     /* backends in the table */
   POSENC_ISA_AUTO = -1  /* for posenc_isa_set: the best available */
 } posenc_isa;
 
+/* The table as meson.build reads it (cc.get_define): "name=build;" for every backend. */
+#define POSENC_I_ISA_BUILD_ENTRY(name, NAME, prio, detect, build) #name "=" build ";"
+#define POSENC_I_ISA_BUILD POSENC_I_ISA_TABLE(POSENC_I_ISA_BUILD_ENTRY)
+
 POSENC_API const char *posenc_isa_name(posenc_isa isa);                      /* "avx2", ... */
-/* "scalar", "sse2", "avx2", "neon" or "auto". Errors: NULL, ISA (any other name). */
+/* A backend's name from the table, or "auto". Errors: NULL, ISA (any other name). */
 POSENC_API posenc_status posenc_isa_from_name(const char *name, posenc_isa *isa);
 POSENC_API int posenc_isa_compiled(posenc_isa isa);   /* 1 if this build contains the backend */
 POSENC_API int posenc_isa_supported(posenc_isa isa);  /* 1 if this CPU can run it */
@@ -978,16 +999,33 @@ typedef struct posenc_i_bias_job {
   size_t nseg;
 } posenc_i_bias_job;
 
+/* A backend's kernels. Every slot is filled: a backend without a kernel of its own for a slot
+ * names the scalar one there (posenc_simd.h on ARMv7), so call sites never check. */
 typedef struct posenc_i_backend {
   posenc_isa isa;
   void (*sincos_rows)(const posenc_i_job *job);
-  void (*rotate)(const posenc_i_rot_job *job);  /* NULL: the scalar kernel (see posenc_simd.h) */
-  /* n values of a dtype to f32, negated if negate (exact either way); NULL: scalar */
+  void (*rotate)(const posenc_i_rot_job *job);
+  /* n values of a dtype to f32, negated if negate (exact either way) */
   void (*to_f32)(const unsigned char *src, posenc_dtype dtype, float *dst, size_t n, int negate);
-  void (*add_fwd)(const posenc_i_add_job *job);  /* masked add rows; NULL: the scalar kernel */
-  void (*add_bwd)(const posenc_i_add_job *job);  /* its backward; NULL: the scalar kernel */
-  void (*bias_row)(const posenc_i_bias_job *job); /* NULL: the scalar kernel */
+  void (*add_fwd)(const posenc_i_add_job *job);  /* masked add rows */
+  void (*add_bwd)(const posenc_i_add_job *job);  /* its backward */
+  void (*bias_row)(const posenc_i_bias_job *job);
 } posenc_i_backend;
+
+/* The scalar kernels: the definitions every SIMD kernel reproduces bit for bit. Shared with the
+ * per-ISA translation units, whose tables name them where they have no kernel of their own. */
+#if defined(POSENC_STATIC)
+#  define POSENC_I_SHARED static
+#else
+#  define POSENC_I_SHARED extern
+#endif
+POSENC_I_SHARED void posenc_i_scalar_sincos_rows(const posenc_i_job *job);
+POSENC_I_SHARED void posenc_i_scalar_rotate(const posenc_i_rot_job *job);
+POSENC_I_SHARED void posenc_i_scalar_to_f32(const unsigned char *src, posenc_dtype dtype, float *dst, size_t n,
+                                            int negate);
+POSENC_I_SHARED void posenc_i_scalar_add_fwd(const posenc_i_add_job *job);
+POSENC_I_SHARED void posenc_i_scalar_add_bwd(const posenc_i_add_job *job);
+POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job);
 
 #ifdef __cplusplus
 }
@@ -1306,7 +1344,7 @@ static void posenc_i_store_row_lane(const posenc_i_job *job, size_t row, unsigne
 }
 
 /* The scalar reference kernel: the definition every SIMD kernel must reproduce bit for bit. */
-static void posenc_i_scalar_sincos_rows(const posenc_i_job *job) {
+POSENC_I_SHARED void posenc_i_scalar_sincos_rows(const posenc_i_job *job) {
   unsigned lane;
   for (lane = 0; lane < job->nfreq; lane++) {
     const double *u = job->u + (lane / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK + lane % POSENC_CHUNK;
@@ -1340,7 +1378,7 @@ static float posenc_i_load(const unsigned char *src, posenc_dtype dtype) {
   return dtype == POSENC_DTYPE_F16 ? posenc_f16_to_f32(h) : posenc_bf16_to_f32(h);
 }
 
-static void posenc_i_scalar_rotate(const posenc_i_rot_job *job) {
+POSENC_I_SHARED void posenc_i_scalar_rotate(const posenc_i_rot_job *job) {
   size_t es = posenc_dtype_size(job->dtype), h, j;
   for (h = 0; h < job->heads; h++) {
     unsigned char *x = job->x + (ptrdiff_t)h * job->head_stride;
@@ -1362,99 +1400,124 @@ static void posenc_i_scalar_rotate(const posenc_i_rot_job *job) {
   }
 }
 
-static void posenc_i_scalar_to_f32(const unsigned char *src, posenc_dtype dtype, float *dst, size_t n, int negate) {
+POSENC_I_SHARED void posenc_i_scalar_to_f32(const unsigned char *src, posenc_dtype dtype, float *dst, size_t n, int negate) {
   size_t es = posenc_dtype_size(dtype), i;
   for (i = 0; i < n; i++) dst[i] = negate ? -posenc_i_load(src + i * es, dtype) : posenc_i_load(src + i * es, dtype);
 }
 
-static const posenc_i_backend posenc_i_backend_scalar = {POSENC_ISA_SCALAR, posenc_i_scalar_sincos_rows,
-                                                         posenc_i_scalar_rotate, posenc_i_scalar_to_f32,
-                                                         NULL, NULL, NULL}; /* NULL: the scalar kernels */
+const posenc_i_backend posenc_i_backend_scalar = {POSENC_ISA_SCALAR, posenc_i_scalar_sincos_rows,
+                                                  posenc_i_scalar_rotate, posenc_i_scalar_to_f32,
+                                                  posenc_i_scalar_add_fwd, posenc_i_scalar_add_bwd,
+                                                  posenc_i_scalar_bias_row};
 
 /* ---- backends: which are compiled in ------------------------------------------------------
- * A build with run-time dispatch compiles posenc_simd.h once per ISA (src/posenc_<isa>.c) and
- * defines POSENC_WITH_<ISA> here. Single-file use gets the one that posenc_simd.h instantiated
- * (it defines POSENC_I_BUILTIN_<ISA> before including this file). */
-#if defined(POSENC_WITH_SSE2) || defined(POSENC_I_BUILTIN_SSE2)
-extern const posenc_i_backend posenc_i_backend_sse2;
-#  define POSENC_I_HAS_SSE2 1
-#endif
-#if defined(POSENC_WITH_AVX2) || defined(POSENC_I_BUILTIN_AVX2)
-extern const posenc_i_backend posenc_i_backend_avx2;
-#  define POSENC_I_HAS_AVX2 1
-#endif
-#if defined(POSENC_WITH_NEON) || defined(POSENC_I_BUILTIN_NEON)
-extern const posenc_i_backend posenc_i_backend_neon;
-#  define POSENC_I_HAS_NEON 1
-#endif
+ * A build with run-time dispatch compiles posenc_simd.h once per ISA (src/posenc_<name>.c) and
+ * defines POSENC_WITH_<NAME> here for each. Single-file use gets the one that posenc_simd.h
+ * instantiated (it defines POSENC_I_BUILTIN_<NAME> before including this file).
+ * POSENC_I_DEFINED(M) is 1 when the macro M is defined as 1 or as nothing, else 0: `defined`
+ * cannot be written by a macro, so the table's rows test their macros this way (the trick of
+ * Linux's IS_ENABLED, include/linux/kconfig.h). */
+#define POSENC_I_PLACEHOLDER_1 0,
+#define POSENC_I_PLACEHOLDER_ 0,
+#define POSENC_I_SECOND(ignored, value, ...) value
+#define POSENC_I_DEFINED(m) POSENC_I_DEFINED_(m)
+#define POSENC_I_DEFINED_(value) POSENC_I_DEFINED__(POSENC_I_PLACEHOLDER_##value)
+#define POSENC_I_DEFINED__(placeholder_or_junk) POSENC_I_SECOND(placeholder_or_junk 1, 0, 0)
+#define POSENC_I_BUILTIN_SCALAR 1
+#define POSENC_I_ISA_EXTERN(name, NAME, prio, detect, build) extern const posenc_i_backend posenc_i_backend_##name;
+POSENC_I_ISA_TABLE(POSENC_I_ISA_EXTERN)
+#undef POSENC_I_ISA_EXTERN
+
+/* Every backend's table, or NULL where this build does not have it. An absent backend's table
+ * is named only in a branch the compiler folds away, so nothing links to it. */
+#define POSENC_I_ISA_BACKEND(name, NAME, prio, detect, build)                                   \
+  (POSENC_I_DEFINED(POSENC_WITH_##NAME) || POSENC_I_DEFINED(POSENC_I_BUILTIN_##NAME)) ? &posenc_i_backend_##name \
+                                                                                     : NULL,
+static const posenc_i_backend *const posenc_i_backends[POSENC_ISA_COUNT] = {
+    POSENC_I_ISA_TABLE(POSENC_I_ISA_BACKEND)};
+#undef POSENC_I_ISA_BACKEND
 
 static const posenc_i_backend *posenc_i_backend_of(posenc_isa isa) {
-  switch (isa) {
-    case POSENC_ISA_SCALAR: return &posenc_i_backend_scalar;
-#ifdef POSENC_I_HAS_SSE2
-    case POSENC_ISA_SSE2: return &posenc_i_backend_sse2;
-#endif
-#ifdef POSENC_I_HAS_AVX2
-    case POSENC_ISA_AVX2: return &posenc_i_backend_avx2;
-#endif
-#ifdef POSENC_I_HAS_NEON
-    case POSENC_ISA_NEON: return &posenc_i_backend_neon;
-#endif
-    default: return NULL;
-  }
+  return isa >= 0 && isa < POSENC_ISA_COUNT ? posenc_i_backends[isa] : NULL;
 }
 
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-#  define POSENC_I_X86_DETECT 1
+/* ---- backends: which this CPU runs ---------------------------------------------------------
+ * The features the table's detect column asks for, read from the CPU each time (no state): x86
+ * from CPUID, with the OS's XSAVE state (XCR0) for YMM and ZMM registers, since an OS that does
+ * not save them makes the instructions fault; ARMv7 Linux from HWCAP. */
+enum {
+  POSENC_I_CPU_SSE2 = 1 << 0,
+  POSENC_I_CPU_AVX2 = 1 << 1,   /* AVX and AVX2, YMM state enabled by the OS */
+  POSENC_I_CPU_F16C = 1 << 2,
+  POSENC_I_CPU_AVX512 = 1 << 3, /* AVX-512 F, BW, DQ and VL; opmask and ZMM state enabled by the OS */
+  POSENC_I_CPU_NEON = 1 << 4
+};
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #  include <cpuid.h>
-/* F16C (CPUID.1:ECX bit 29): the AVX2 backend converts f16 with it. GCC 12's
- * __builtin_cpu_supports("f16c") answers 0 on CPUs that have it, and clang 14 rejects the name. */
-static int posenc_i_has_f16c(void) {
-  unsigned a, b, c, d;
-  return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+/* XCR0, read with XGETBV (only valid where CPUID.1:ECX.OSXSAVE says the OS enabled it). */
+static uint64_t posenc_i_xcr0(void) {
+  uint32_t lo, hi;
+  __asm__ __volatile__(".byte 0x0f, 0x01, 0xd0" : "=a"(lo), "=d"(hi) : "c"(0)); /* xgetbv */
+  return ((uint64_t)hi << 32) | lo;
 }
-#elif defined(__arm__) && defined(__linux__) && !defined(__aarch64__)
+
+static unsigned posenc_i_cpu_features(void) {
+  /* CPUID.1: EDX 26 SSE2, ECX 27 OSXSAVE, 28 AVX, 29 F16C; CPUID.(7,0):EBX 5 AVX2, 16 AVX512F,
+   * 17 AVX512DQ, 30 AVX512BW, 31 AVX512VL. XCR0 bits 1-2: XMM and YMM state; 5-7: opmask, the
+   * upper halves of ZMM0-15, and ZMM16-31 (Intel SDM vol. 1, 13.3 and 15.2). */
+  unsigned a, b, c, d, f = 0, max = (unsigned)__get_cpuid_max(0, NULL);
+  uint64_t xcr0 = 0;
+  if (max < 1) return 0;
+  __cpuid_count(1, 0, a, b, c, d);
+  if (d & (1u << 26)) f |= POSENC_I_CPU_SSE2;
+  if (c & (1u << 27)) xcr0 = posenc_i_xcr0();
+  if ((xcr0 & 0x6) != 0x6 || !(c & (1u << 28))) return f; /* no AVX state: nothing wider */
+  if (c & (1u << 29)) f |= POSENC_I_CPU_F16C;
+  if (max < 7) return f;
+  __cpuid_count(7, 0, a, b, c, d);
+  if (b & (1u << 5)) f |= POSENC_I_CPU_AVX2;
+  if ((b & 0xC0030000u) == 0xC0030000u && (xcr0 & 0xE6) == 0xE6) f |= POSENC_I_CPU_AVX512;
+  return f;
+}
+#elif defined(__aarch64__) || defined(_M_ARM64)
+static unsigned posenc_i_cpu_features(void) { return POSENC_I_CPU_NEON; } /* part of ARMv8-A */
+#elif defined(__arm__) && defined(__linux__)
 #  include <sys/auxv.h>
-#  define POSENC_I_ARM_HWCAP_NEON (1 << 12)
+static unsigned posenc_i_cpu_features(void) {
+  return (getauxval(AT_HWCAP) & (1ul << 12)) ? POSENC_I_CPU_NEON : 0; /* HWCAP_NEON */
+}
+#elif defined(__ARM_NEON)
+static unsigned posenc_i_cpu_features(void) { return POSENC_I_CPU_NEON; } /* compiled for it: the target has it */
+#elif defined(__x86_64__) || defined(_M_X64)
+static unsigned posenc_i_cpu_features(void) { return POSENC_I_CPU_SSE2; } /* part of x86-64 */
+#else
+static unsigned posenc_i_cpu_features(void) { return 0; }
 #endif
+
+static int posenc_i_cpu_has(unsigned features) { return (posenc_i_cpu_features() & features) == features; }
 
 POSENC_API int posenc_isa_compiled(posenc_isa isa) { return posenc_i_backend_of(isa) != NULL; }
 
 POSENC_API int posenc_isa_supported(posenc_isa isa) {
   switch (isa) {
-    case POSENC_ISA_SCALAR: return 1;
-#if defined(POSENC_I_X86_DETECT)
-    case POSENC_ISA_SSE2:
-#  if defined(__x86_64__) || defined(__SSE2__)
-      return 1;
-#  else
-      return __builtin_cpu_supports("sse2") ? 1 : 0;
-#  endif
-    case POSENC_ISA_AVX2: /* __builtin_cpu_supports checks the OS's YMM state too */
-      return __builtin_cpu_supports("avx2") && posenc_i_has_f16c() ? 1 : 0;
-#elif defined(__x86_64__) || defined(_M_X64)
-    case POSENC_ISA_SSE2: return 1;
-#endif
-#if defined(__aarch64__) || defined(_M_ARM64)
-    case POSENC_ISA_NEON: return 1;
-#elif defined(POSENC_I_ARM_HWCAP_NEON)
-    case POSENC_ISA_NEON: return (getauxval(AT_HWCAP) & POSENC_I_ARM_HWCAP_NEON) ? 1 : 0;
-#elif defined(__ARM_NEON)
-    case POSENC_ISA_NEON: return 1; /* compiled for NEON: the target has it */
-#endif
+#define POSENC_I_ISA_DETECT(name, NAME, prio, detect, build) case POSENC_ISA_##NAME: return (detect) ? 1 : 0;
+    POSENC_I_ISA_TABLE(POSENC_I_ISA_DETECT)
+#undef POSENC_I_ISA_DETECT
     default: return 0;
   }
 }
 
+#define POSENC_I_ISA_NAME(name, NAME, prio, detect, build) #name,
+static const char *const posenc_i_isa_names[POSENC_ISA_COUNT] = {POSENC_I_ISA_TABLE(POSENC_I_ISA_NAME)};
+#undef POSENC_I_ISA_NAME
+#define POSENC_I_ISA_PRIORITY(name, NAME, prio, detect, build) prio,
+static const int posenc_i_isa_priority[POSENC_ISA_COUNT] = {POSENC_I_ISA_TABLE(POSENC_I_ISA_PRIORITY)};
+#undef POSENC_I_ISA_PRIORITY
+
 POSENC_API const char *posenc_isa_name(posenc_isa isa) {
-  switch (isa) {
-    case POSENC_ISA_SCALAR: return "scalar";
-    case POSENC_ISA_SSE2: return "sse2";
-    case POSENC_ISA_AVX2: return "avx2";
-    case POSENC_ISA_NEON: return "neon";
-    case POSENC_ISA_AUTO: return "auto";
-    default: return "unknown";
-  }
+  if (isa == POSENC_ISA_AUTO) return "auto";
+  return isa >= 0 && isa < POSENC_ISA_COUNT ? posenc_i_isa_names[isa] : "unknown";
 }
 
 POSENC_API posenc_status posenc_isa_from_name(const char *name, posenc_isa *isa) {
@@ -1462,7 +1525,7 @@ POSENC_API posenc_status posenc_isa_from_name(const char *name, posenc_isa *isa)
   if (!name || !isa) return POSENC_ERR_NULL;
   if (strcmp(name, "auto") == 0) { *isa = POSENC_ISA_AUTO; return POSENC_OK; }
   for (i = 0; i < POSENC_ISA_COUNT; i++)
-    if (strcmp(name, posenc_isa_name((posenc_isa)i)) == 0) { *isa = (posenc_isa)i; return POSENC_OK; }
+    if (strcmp(name, posenc_i_isa_names[i]) == 0) { *isa = (posenc_isa)i; return POSENC_OK; }
   return POSENC_ERR_ISA;
 }
 
@@ -1480,11 +1543,14 @@ static posenc_isa posenc_i_requested_isa;
 #  define POSENC_I_STORE(p, v) ((p) = (v))
 #endif
 
+/* The available backend of the highest priority (the first in the table among equals). */
 static posenc_isa posenc_i_best(void) {
-  int i;
-  for (i = POSENC_ISA_COUNT - 1; i > 0; i--)
-    if (posenc_isa_compiled((posenc_isa)i) && posenc_isa_supported((posenc_isa)i)) return (posenc_isa)i;
-  return POSENC_ISA_SCALAR;
+  int i, best = POSENC_ISA_SCALAR;
+  for (i = 0; i < POSENC_ISA_COUNT; i++)
+    if (posenc_i_isa_priority[i] > posenc_i_isa_priority[best] && posenc_isa_compiled((posenc_isa)i) &&
+        posenc_isa_supported((posenc_isa)i))
+      best = i;
+  return (posenc_isa)best;
 }
 
 static const posenc_i_backend *posenc_i_select(void) {
@@ -2394,8 +2460,6 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
   if (cf->style == POSENC_ROPE_NEOX && cf->mrope == POSENC_ROPE_MROPE_NONE &&
       spec->layout != POSENC_ROPE_CACHE_INTERLEAVED) {
     size_t sin_col = spec->layout == POSENC_ROPE_CACHE_HALF ? h : 2 * h;
-    void (*to_f32)(const unsigned char *, posenc_dtype, float *, size_t, int) =
-        be->to_f32 ? be->to_f32 : posenc_i_scalar_to_f32;
     if (spec->dtype == POSENC_DTYPE_F32 && !inverse && (uintptr_t)rows[0] % sizeof(float) == 0) {
       /* an aligned f32 cache row is used in place; a misaligned one is copied below, byte-wise,
        * since the kernels read c and s as floats */
@@ -2403,8 +2467,8 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
       *s = *c + sin_col;
       return;
     }
-    to_f32(rows[0], spec->dtype, cbuf, h, 0);
-    to_f32(rows[0] + sin_col * es, spec->dtype, sbuf, h, inverse);
+    be->to_f32(rows[0], spec->dtype, cbuf, h, 0);
+    be->to_f32(rows[0] + sin_col * es, spec->dtype, sbuf, h, inverse);
     *c = cbuf; *s = sbuf;
     return;
   }
@@ -2432,7 +2496,7 @@ static posenc_status posenc_i_rope_apply(const posenc_i_backend *be, const posen
   const posenc_rope_cache_spec half_f32 = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F32, 0};
   const posenc_rope_cache_spec *spec = cache ? &cache->spec : &half_f32;
   float cbuf[POSENC_ROPE_MAX_DIM], sbuf[POSENC_ROPE_MAX_DIM], block[POSENC_I_ROPE_BLOCK];
-  void (*rotate)(const posenc_i_rot_job *) = be->rotate ? be->rotate : posenc_i_scalar_rotate;
+  void (*rotate)(const posenc_i_rot_job *) = be->rotate;
   posenc_status st;
 
   if (!rope || !pos || !q) return POSENC_ERR_NULL;
@@ -2629,7 +2693,6 @@ static uint32_t posenc_i_st_hash(const uint32_t *bits, size_t n) {
 /* The masked add on one row of 37 subnormal x and P (a vector body and a tail on every backend):
  * y = x*0.75 + P is subnormal, so FTZ or DAZ changes it. Returns the checksum of y's bits. */
 #define POSENC_I_ST_ADD_TINY 0x8509c1e4u
-static void posenc_i_scalar_add_fwd(const posenc_i_add_job *job);
 static uint32_t posenc_i_selftest_add(const posenc_i_backend *be) {
   float x[37], p[37], y[37];
   uint32_t bits[37];
@@ -2644,7 +2707,7 @@ static uint32_t posenc_i_selftest_add(const posenc_i_backend *be) {
   job.p = (const unsigned char *)p; job.p_dtype = POSENC_DTYPE_F32; job.p_stride = (ptrdiff_t)sizeof p;
   job.y = (unsigned char *)y; job.y_dtype = POSENC_DTYPE_F32; job.y_stride = (ptrdiff_t)sizeof y;
   job.nrows = 1; job.n = 37; job.scale = 0.75f; job.keep_scale = 1.0f;
-  (be->add_fwd ? be->add_fwd : posenc_i_scalar_add_fwd)(&job);
+  be->add_fwd(&job);
   for (j = 0; j < 37; j++) bits[j] = posenc_i_fbits(y[j]);
   return posenc_i_st_hash(bits, 37);
 }
@@ -2653,7 +2716,6 @@ static uint32_t posenc_i_selftest_add(const posenc_i_backend *be) {
  * long ones (vectors, and the alignment steps before them), masked keys in each; the bits are
  * folded into one checksum. */
 #define POSENC_I_ST_BIAS 0x3e94f1c2u
-static void posenc_i_scalar_bias_row(const posenc_i_bias_job *job);
 static uint32_t posenc_i_selftest_bias(const posenc_i_backend *be) {
   static const int cuts[7] = {5, 9, 12, 16, 96, 120, 130};
   static const int kinds[7] = {POSENC_I_SEG_LINEAR, POSENC_I_SEG_CONST, POSENC_I_SEG_FILL, POSENC_I_SEG_MASK,
@@ -2677,7 +2739,7 @@ static uint32_t posenc_i_selftest_bias(const posenc_i_backend *be) {
   seg[5].v = vals;
   job.row = (unsigned char *)row; job.dtype = POSENC_DTYPE_F32; job.keep = keep;
   job.begin = 0; job.seg = seg; job.nseg = 7;
-  (be->bias_row ? be->bias_row : posenc_i_scalar_bias_row)(&job);
+  be->bias_row(&job);
   for (j = 0; j < 130; j++) h = h * 31u + posenc_i_fbits(row[j]);
   return h;
 }
@@ -2743,7 +2805,7 @@ static float posenc_i_add_keep(const posenc_i_add_job *job, size_t r, size_t j) 
   return h < job->threshold ? 0.0f : job->keep_scale;
 }
 
-static void posenc_i_scalar_add_fwd(const posenc_i_add_job *job) {
+POSENC_I_SHARED void posenc_i_scalar_add_fwd(const posenc_i_add_job *job) {
   size_t xs = posenc_dtype_size(job->x_dtype), ps = posenc_dtype_size(job->p_dtype);
   size_t ys = posenc_dtype_size(job->y_dtype), r, j;
   for (r = 0; r < job->nrows; r++) {
@@ -2769,7 +2831,7 @@ static void posenc_i_scalar_add_fwd(const posenc_i_add_job *job) {
   }
 }
 
-static void posenc_i_scalar_add_bwd(const posenc_i_add_job *job) {
+POSENC_I_SHARED void posenc_i_scalar_add_bwd(const posenc_i_add_job *job) {
   size_t xs = posenc_dtype_size(job->x_dtype), ys = posenc_dtype_size(job->y_dtype), r, j;
   for (r = 0; r < job->nrows; r++) {
     const unsigned char *x = job->x + (ptrdiff_t)r * job->x_stride;
@@ -3053,8 +3115,7 @@ static void posenc_i_add_call(const posenc_i_embed_plan *pl, int backward, size_
   uint32_t keys[POSENC_I_ADD_ROWS];
   uint64_t kb = pl->dropout ? posenc_i_drop_key_b(pl->seed, b) : 0;
   size_t r0 = 0, r;
-  void (*fn)(const posenc_i_add_job *) = backward ? (pl->be->add_bwd ? pl->be->add_bwd : posenc_i_scalar_add_bwd)
-                                                  : (pl->be->add_fwd ? pl->be->add_fwd : posenc_i_scalar_add_fwd);
+  void (*fn)(const posenc_i_add_job *) = backward ? pl->be->add_bwd : pl->be->add_fwd;
   while (r0 < n) {
     posenc_i_add_job job;
     size_t m = n - r0 < POSENC_I_ADD_ROWS ? n - r0 : POSENC_I_ADD_ROWS;
@@ -4028,7 +4089,7 @@ POSENC_API posenc_status posenc_npy_header(posenc_npy_type type, size_t ndim, co
  * =========================================================================================== */
 
 /* The scalar bias-row kernel: the definition every SIMD kernel reproduces bit for bit. */
-static void posenc_i_scalar_bias_row(const posenc_i_bias_job *job) {
+POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job) {
   const size_t es = job->dtype == POSENC_DTYPE_F32 ? 4 : 2;
   const float ninf = posenc_i_bitsf(0xff800000u);
   size_t j = job->begin, k;
@@ -4107,7 +4168,7 @@ static posenc_status posenc_i_tile_check(const posenc_score_tile *t, const posen
   pt->window = m ? m->window : 0;
   pt->keep = m ? m->key_keep : NULL;
   be = posenc_i_select();
-  pt->row = be->bias_row ? be->bias_row : posenc_i_scalar_bias_row;
+  pt->row = be->bias_row;
   return POSENC_OK;
 }
 

@@ -14,7 +14,7 @@
  * operations in the same order, never fused (contraction is switched off below), no division,
  * no subnormal operands. Needs SIMDe (Debian: libsimde-dev).
  */
-#if !defined(POSENC_SIMD_AVX2) && !defined(POSENC_SIMD_SSE2) && !defined(POSENC_SIMD_NEON)
+#if !defined(POSENC_SIMD_AVX2) && !defined(POSENC_SIMD_SSE2) && !defined(POSENC_SIMD_NEON) && !defined(POSENC_SIMD_AVX512)
 #  if defined(__AVX2__)
 #    define POSENC_SIMD_AVX2
 #  elif defined(__SSE2__) || defined(_M_X64)
@@ -32,6 +32,15 @@
 #  define POSENC_I_SIMD_ISA POSENC_ISA_AVX2
 #  define POSENC_I_K(name) posenc_i_avx2_##name
 #  define POSENC_I_SIMD_BACKEND posenc_i_backend_avx2
+#elif defined(POSENC_SIMD_AVX512)
+#  if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512DQ__) || !defined(__AVX512VL__) || \
+      !defined(__F16C__)
+#    error "POSENC_SIMD_AVX512 needs AVX-512 F, BW, DQ, VL and F16C code generation"
+#  endif
+#  define POSENC_I_BUILTIN_AVX512
+#  define POSENC_I_SIMD_ISA POSENC_ISA_AVX512
+#  define POSENC_I_K(name) posenc_i_avx512_##name
+#  define POSENC_I_SIMD_BACKEND posenc_i_backend_avx512
 #elif defined(POSENC_SIMD_SSE2)
 #  if !defined(__SSE2__) && !defined(_M_X64)
 #    error "POSENC_SIMD_SSE2 needs SSE2 code generation (-msse2)"
@@ -455,7 +464,7 @@ static void POSENC_I_K(to_f32)(const unsigned char *src, posenc_dtype dtype, flo
  * multiplies signed ints (undefined on overflow; UBSan reports it); its 128-bit form is defined
  * for every input (SSE4.1 or NEON natively, else 64-bit products). */
 POSENC_I_INLINE simde__m256i POSENC_I_K(mul32)(simde__m256i a, simde__m256i b) {
-#if defined(POSENC_I_BUILTIN_AVX2)
+#if defined(SIMDE_X86_AVX2_NATIVE)
   return simde_mm256_mullo_epi32(a, b);
 #else
   return simde_mm256_set_m128i(
@@ -625,7 +634,7 @@ POSENC_I_INLINE simde__m128i POSENC_I_K(masked_bytes)(const uint8_t *keep) {
  * cvtepu8_epi32 through memory: unpacking the compared bytes stays in registers. */
 POSENC_I_INLINE simde__m256 POSENC_I_K(masked8)(const uint8_t *keep) {
   const simde__m128i m8 = POSENC_I_K(masked_bytes)(keep);
-#if defined(POSENC_I_BUILTIN_AVX2)
+#if defined(SIMDE_X86_AVX2_NATIVE)
   return simde_mm256_castsi256_ps(simde_mm256_cvtepi8_epi32(m8));
 #else
   const simde__m128i m16 = simde_mm_unpacklo_epi8(m8, m8);
@@ -638,7 +647,7 @@ POSENC_I_INLINE void POSENC_I_K(fill8)(unsigned char *p, posenc_dtype dt) {
   if (dt == POSENC_DTYPE_F16) {
     simde_mm_storeu_si128((simde__m128i *)(void *)p, simde_mm_set1_epi16((int16_t)(uint16_t)0xfc00u));
   } else {
-#if defined(POSENC_I_BUILTIN_AVX2)
+#if defined(SIMDE_X86_AVX2_NATIVE)
     simde_mm256_storeu_ps((float *)(void *)p, simde_mm256_set1_ps(-SIMDE_MATH_INFINITYF));
 #else /* SIMDe's emulated 256-bit store of a constant became eight scalar stores */
     simde_mm_storeu_ps((float *)(void *)p, simde_mm_set1_ps(-SIMDE_MATH_INFINITYF));
@@ -726,7 +735,7 @@ POSENC_I_INLINE void POSENC_I_K(bias_seg)(const posenc_i_bias_job *job, const po
     /* the LINEAR distances c + j, exact (|c + j| <= 2^24). AVX2 carries them in a register from
      * one vector to the next; SIMDe's emulated 256-bit vector went through the stack each time
      * (2.5x slower on SSE2), so the other backends make them afresh. */
-#if defined(POSENC_I_BUILTIN_AVX2)
+#if defined(SIMDE_X86_AVX2_NATIVE)
     simde__m256 d = simde_mm256_add_ps(simde_mm256_set1_ps((float)(c + (int64_t)j)), iota);
     for (; j + 8 <= end; j += 8, d = simde_mm256_add_ps(d, simde_mm256_set1_ps(8.0f)))
       POSENC_I_K(do8)(row + j * es, keep ? keep + j : NULL, dt, kind, a, d, POSENC_I_K(vals)(g, kind, j - start));
@@ -770,10 +779,10 @@ static void POSENC_I_K(bias_row)(const posenc_i_bias_job *job) {
 /* ARMv7 NEON flushes subnormal f32 operands and results to zero, VFP does not: rotation there
  * runs the scalar kernel (on VFP) so that its bits match every other backend. */
 #if defined(__arm__) && !defined(__aarch64__)
-#  define POSENC_I_SIMD_ROTATE NULL
-#  define POSENC_I_SIMD_ADD_FWD NULL  /* the masked add: likewise (x*scale + P can be subnormal) */
-#  define POSENC_I_SIMD_ADD_BWD NULL
-#  define POSENC_I_SIMD_BIAS_ROW NULL /* and the bias add */
+#  define POSENC_I_SIMD_ROTATE posenc_i_scalar_rotate
+#  define POSENC_I_SIMD_ADD_FWD posenc_i_scalar_add_fwd  /* the masked add: likewise (x*scale + P can be subnormal) */
+#  define POSENC_I_SIMD_ADD_BWD posenc_i_scalar_add_bwd
+#  define POSENC_I_SIMD_BIAS_ROW posenc_i_scalar_bias_row /* and the bias add */
 #else
 #  define POSENC_I_SIMD_ROTATE POSENC_I_K(rotate)
 #  define POSENC_I_SIMD_ADD_FWD POSENC_I_K(add_fwd)

@@ -54,8 +54,8 @@ static const char main_help[] =
   "  deberta relative     DeBERTa's build_relative_position (queries, keys)\n"
   "\n"
   "Options (before or after the command):\n"
-  "  --isa NAME           backend to use: scalar, sse2, avx2, neon or auto (default: the\n"
-  "                       POSENC_ISA environment variable, else the best available)\n"
+  "  --isa NAME           backend to use (default: the POSENC_ISA environment variable,\n"
+  "                       else the best available): %s\n"
   "  -h, --help           show this help; 'posenc <command> --help' shows a command's\n"
   "  --version            print the version\n"
   "\n"
@@ -403,11 +403,27 @@ static int run_table(const struct table_request *req) {
 
 /* ---- ISA selection and info ---------------------------------------------------------------- */
 
+/* "scalar, sse2, ... or auto": every backend the library knows, compiled in here or not. */
+static const char *isa_choices(void) {
+  static char text[POSENC_ISA_COUNT * 16 + 16];
+  int i;
+  text[0] = '\0';
+  for (i = 0; i < POSENC_ISA_COUNT; i++) {
+    strncat(text, posenc_isa_name((posenc_isa)i), 15);
+    strcat(text, ", ");
+  }
+  strcat(text, "or auto");
+  return text;
+}
+
 static int convert_isa(const char *text, posenc_isa *isa) {
+  char why[sizeof "unknown ISA (expected )" + POSENC_ISA_COUNT * 16 + 16];
   *isa = POSENC_ISA_AUTO;
   if (!text) return EXIT_SUCCESS;
-  if (posenc_isa_from_name(text, isa) != POSENC_OK)
-    return bad_value(OPT_ISA, text, "unknown ISA (expected scalar, sse2, avx2, neon or auto)");
+  if (posenc_isa_from_name(text, isa) != POSENC_OK) {
+    snprintf(why, sizeof why, "unknown ISA (expected %s)", isa_choices());
+    return bad_value(OPT_ISA, text, why);
+  }
   return EXIT_SUCCESS;
 }
 
@@ -491,7 +507,8 @@ static int print_help(const struct raw_args *args) {
     case CMD_ALIBI: case CMD_T5: case CMD_DEBERTA: return print_text(bias_help_text(args->command));
     case CMD_NONE: case CMD_COUNT: break;
   }
-  return print_text(main_help);
+  printf(main_help, isa_choices());
+  return finish_stdout();
 }
 
 /* ---- main ---------------------------------------------------------------------------------- */
