@@ -859,8 +859,8 @@ typedef enum posenc_isa {
   POSENC_ISA_AUTO = -1  /* for posenc_isa_set: the best available */
 } posenc_isa;
 
-/* The table as meson.build reads it (cc.get_define): "name=build;" for every backend. */
-#define POSENC_I_ISA_BUILD_ENTRY(name, NAME, prio, detect, build) #name "=" build ";"
+/* The table as meson.build reads it (cc.get_define): "name@build;" for every backend. */
+#define POSENC_I_ISA_BUILD_ENTRY(name, NAME, prio, detect, build) #name "@" build ";"
 #define POSENC_I_ISA_BUILD POSENC_I_ISA_TABLE(POSENC_I_ISA_BUILD_ENTRY)
 
 POSENC_API const char *posenc_isa_name(posenc_isa isa);                      /* "avx2", ... */
