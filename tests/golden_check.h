@@ -17,6 +17,13 @@ static inline posenc_status golden_run(const golden_case *gc, void *out, size_t 
                        : posenc_sinusoidal_table(&prm, gc->start, gc->n_rows, out, out_bytes);
 }
 
+/* The bytes a case writes (0 if it fails: then so does the run). */
+static inline size_t golden_bytes(const golden_case *gc) {
+  size_t bytes = 0;
+  golden_run(gc, NULL, 0, &bytes);
+  return bytes;
+}
+
 /* Computes a case into a 64-byte-aligned table (*table; so that outputs of
  * POSENC_STREAM_MIN_BYTES and more take the non-temporal path) and returns the malloc'ed block
  * to free, or NULL; *status gets the library's answer. */

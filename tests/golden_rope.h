@@ -152,6 +152,13 @@ static inline posenc_status rope_golden_run(const rope_golden_case *gc, void *ou
   }
 }
 
+/* The bytes a case writes (0 if it fails: then so does the run). */
+static inline size_t rope_golden_bytes(const rope_golden_case *gc) {
+  size_t bytes = 0;
+  rope_golden_run(gc, NULL, 0, &bytes);
+  return bytes;
+}
+
 /* Computes a case with the active backend: a malloc'ed buffer, its size and element size. */
 static inline void *rope_golden_compute(const rope_golden_case *gc, size_t *bytes, size_t *elem, posenc_status *status) {
   void *out;
