@@ -329,11 +329,9 @@ static int bench_shape(const shape *sh, int rounds, int targets, bench_json *j) 
       snprintf(m[nm - 1].id, sizeof m[nm - 1].id, "rmw_%s_tiles%d", loops[l].id, cases[c].tile);
       m[nm - 1].rmw = loops[l].rmw;
     }
-    for (isa = 0; isa < POSENC_ISA_COUNT; isa++) {
-      if (!posenc_isa_compiled((posenc_isa)isa) || !posenc_isa_supported((posenc_isa)isa)) continue;
+    BK_EACH_USABLE(isa)
       ADD(M_POSENC, c, isa, posenc_isa_name((posenc_isa)isa), "posenc %s %s", cases[c].name,
           posenc_isa_name((posenc_isa)isa));
-    }
     if (c != C_ALIBI_CAUSAL && c != C_T5 && c != C_T5_CAUSAL) continue; /* the cases with plain loops */
     for (l = 0; l < N_LOOPS; l++) {
       if (loops[l].avx2 && !cpu_has_avx2()) continue;
@@ -406,14 +404,15 @@ static void bench_fixed(int rounds, bench_json *j) {
   int c, isa;
   setup(&s, &one);
   memset(m, 0, sizeof m);
-  for (c = 0; c < C_COUNT; c++)
-    for (isa = 0; isa < POSENC_ISA_COUNT && !cases[c].tile; isa++) { /* a tiled call is one call here */
-      if (!posenc_isa_compiled((posenc_isa)isa) || !posenc_isa_supported((posenc_isa)isa)) continue;
+  for (c = 0; c < C_COUNT; c++) {
+    if (cases[c].tile) continue; /* a tiled call is one call here */
+    BK_EACH_USABLE(isa) {
       m[nm].kind = M_POSENC; m[nm].cas = c; m[nm].isa = isa;
       snprintf(m[nm].name, sizeof m[nm].name, "posenc %s %s", cases[c].name, posenc_isa_name((posenc_isa)isa));
       snprintf(m[nm].id, sizeof m[nm].id, "%s", posenc_isa_name((posenc_isa)isa));
       nm++;
     }
+  }
   fill(&s, POSENC_DTYPE_F32);
   fill(&s, POSENC_DTYPE_F16);
   time_methods(m, nm, &s, rounds, one.reps);

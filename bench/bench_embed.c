@@ -159,9 +159,8 @@ static int bench_shape(const shape *sh, int rounds, int smoke, bench_json *j) {
 #endif
   ADD(M_LOOP_SCALAR, -1, "loop_o2", "plain C loop -O2 no-vec");
   ADD(M_LOOP_O3, -1, "loop_o3", "plain C loop -O3 autovec");
-  for (isa = 0; isa < POSENC_ISA_COUNT; isa++) {
+  BK_EACH_USABLE(isa) {
     const char *id = posenc_isa_name((posenc_isa)isa);
-    if (!posenc_isa_compiled((posenc_isa)isa) || !posenc_isa_supported((posenc_isa)isa)) continue;
     ADD(M_FWD, isa, id, "posenc forward %s", id);
     ADD(M_BWD, isa, id, "posenc backward %s", id);
     ADD(M_SIN, isa, id, "posenc sinusoidal on the fly %s", id);

@@ -25,6 +25,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "../tests/backends.h" /* BK_EACH_USABLE, bk_report */
+
 #ifndef BENCH_FLAGS /* the flags posenc was built with (bench/meson.build passes them) */
 #  define BENCH_FLAGS "?"
 #endif
@@ -77,6 +79,7 @@ static inline void bench_banner(const char *name, const bench_cli *c) {
   printf("%s: posenc %s, %s (AVX2 %s), %s build (-O%s), %s, one thread%s\n", name, POSENC_VERSION_STRING, cpu,
          cpu_has_avx2() ? "yes" : "no", BENCH_BUILD_TYPE, BENCH_OPTIMIZATION, BENCH_COMPILER,
          c->smoke ? "; --smoke: timings meaningless" : "");
+  bk_report(stdout);
 }
 
 /* ---- the writer ----------------------------------------------------------------------------- */
@@ -134,12 +137,11 @@ static void bench_json_machine(bench_json *j, const char *label) {
   fputs(",\"os\":", m); bench_json_str(m, u.sysname);
   fputs(",\"os_release\":", m); bench_json_str(m, u.release);
   fprintf(m, ",\"cores\":%ld,\"backends\":[", sysconf(_SC_NPROCESSORS_ONLN));
-  for (isa = 0; isa < POSENC_ISA_COUNT; isa++)
-    if (posenc_isa_compiled((posenc_isa)isa) && posenc_isa_supported((posenc_isa)isa)) {
-      if (!first) fputc(',', m);
-      bench_json_str(m, posenc_isa_name((posenc_isa)isa));
-      first = 0;
-    }
+  BK_EACH_USABLE(isa) {
+    if (!first) fputc(',', m);
+    bench_json_str(m, posenc_isa_name((posenc_isa)isa));
+    first = 0;
+  }
   fputs("],\"compiler\":", m); bench_json_str(m, BENCH_COMPILER);
   fputs(",\"build\":", m); bench_json_str(m, BENCH_BUILD_TYPE);
   fputs(",\"flags\":", m); bench_json_str(m, BENCH_FLAGS);

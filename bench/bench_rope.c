@@ -354,10 +354,6 @@ static size_t runnable(bench_method *m, size_t count) {
   return n;
 }
 
-static int posenc_isa_usable(int isa) {
-  return posenc_isa_compiled((posenc_isa)isa) && posenc_isa_supported((posenc_isa)isa);
-}
-
 /* ---- the shared state ----------------------------------------------------------------------- */
 typedef struct bench_state {
   posenc_rope neox, gptj;
@@ -430,8 +426,8 @@ typedef struct check_case {
   int cache;   /* 0: on the fly; 1: f32 cache; 2: cache in the tensor's dtype */
 } check_case;
 
-/* Rotates a fresh copy of the check tensors (Q, K) with one backend; digest of both. */
-static int check_run(const bench_state *s, const check_case *cc, int isa, uint64_t *dig) {
+/* Rotates a fresh copy of the check tensors (Q, K) with the active backend; digest of both. */
+static int check_run(const bench_state *s, const check_case *cc, uint64_t *dig) {
   enum { QN = BENCH_CHECK_TOKENS * 4 * BENCH_DIM, KN = BENCH_CHECK_TOKENS * 2 * BENCH_DIM };
   float qf[QN], kf[KN];
   uint16_t qh[QN], kh[KN];
@@ -447,10 +443,8 @@ static int check_run(const bench_state *s, const check_case *cc, int isa, uint64
   if (cc->dtype != POSENC_DTYPE_F32) { to_half(qh, qf, QN, cc->dtype); to_half(kh, kf, KN, cc->dtype); }
   if (cc->cache == 1) view = &s->view_f32;
   if (cc->cache == 2) view = cc->dtype == POSENC_DTYPE_F16 ? &s->view_f16 : &s->view_bf16;
-  if ((st = posenc_isa_set((posenc_isa)isa)) != POSENC_OK) return (int)st;
   st = posenc_rope_apply(cc->style == POSENC_ROPE_NEOX ? &s->neox : &s->gptj, view, &pos, &q, &k,
                          POSENC_ROPE_FORWARD);
-  posenc_isa_set(POSENC_ISA_AUTO);
   if (st != POSENC_OK) return (int)st;
   *dig = digest(qd, QN * es) ^ (digest(kd, KN * es) * 31u);
   return 0;
@@ -524,7 +518,7 @@ static const loop_variant loop_variants[] = {
 /* 0: all agree; else the number of disagreements (printed). */
 static int run_checks(const bench_state *s) {
   static const posenc_dtype dtypes[3] = {POSENC_DTYPE_F32, POSENC_DTYPE_F16, POSENC_DTYPE_BF16};
-  int bad = 0, cases = 0, si, di, mode, isa;
+  int bad = 0, cases = 0, si, di, mode;
   size_t l;
   for (si = 0; si < 2; si++)
     for (di = 0; di < 3; di++) {
@@ -535,15 +529,14 @@ static int run_checks(const bench_state *s) {
         cc.style = si ? POSENC_ROPE_GPTJ : POSENC_ROPE_NEOX;
         cc.dtype = dtypes[di];
         cc.cache = mode;
-        for (isa = 0; isa < POSENC_ISA_COUNT; isa++) {
+        BK_FOR_EACH(it) {
           uint64_t d;
           int st;
-          if (!posenc_isa_usable(isa)) continue;
           cases++;
-          st = check_run(s, &cc, isa, &d);
+          st = check_run(s, &cc, &d);
           if (st != 0) {
             printf("check FAILED: %s %s cache %d on %s: %s\n", si ? "gptj" : "neox",
-                   posenc_dtype_name(cc.dtype), mode, posenc_isa_name((posenc_isa)isa),
+                   posenc_dtype_name(cc.dtype), mode, posenc_isa_name(it.isa),
                    posenc_strerror((posenc_status)st));
             bad++;
             continue;
@@ -555,7 +548,7 @@ static int run_checks(const bench_state *s) {
             printf("check: %s %s %s on %s DIFFERS\n", si ? "gptj" : "neox",
                    posenc_dtype_name(cc.dtype),
                    mode == 0 ? "on the fly" : (mode == 1 ? "f32 cache" : "16-bit cache"),
-                   posenc_isa_name((posenc_isa)isa));
+                   posenc_isa_name(it.isa));
             bad++;
           }
         }
@@ -622,7 +615,7 @@ typedef struct bench_table {
 
 static int best_isa(void) {
   int isa, best = POSENC_ISA_SCALAR;
-  for (isa = 0; isa < POSENC_ISA_COUNT; isa++) if (posenc_isa_usable(isa)) best = isa;
+  BK_EACH_USABLE(isa) best = isa;
   return best;
 }
 
@@ -882,9 +875,8 @@ static int bench_cache(const bench_state *s, const bench_opts *o, cache_summary 
     dbl_omega[i] = pow(BENCH_BASE, -(double)(2 * i) / (double)BENCH_DIM);
   }
   memset(&t, 0, sizeof t);
-  for (isa = 0; isa < POSENC_ISA_COUNT; isa++) {
+  BK_EACH_USABLE(isa) {
     char name[40];
-    if (!posenc_isa_usable(isa)) continue;
     snprintf(name, sizeof name, "posenc %s", posenc_isa_name((posenc_isa)isa));
     x = add_method(&t, name, run_cache_posenc, ROLE_POSENC, isa);
     x->id = posenc_isa_name((posenc_isa)isa);
@@ -976,8 +968,7 @@ static int bench_prefill_f32(bench_state *s, posenc_rope_style style, const benc
   size_t l;
   memset(&t, 0, sizeof t);
   add_floors(&t, s->x, BENCH_PREFILL_ELEMS);
-  for (isa = 0; isa < POSENC_ISA_COUNT; isa++) {
-    if (!posenc_isa_usable(isa)) continue;
+  BK_EACH_USABLE(isa) {
     add_posenc(&t, isa, ", cached", &cached, VAR_CACHED);
     add_posenc(&t, isa, ", on the fly", &otf, VAR_OTF);
   }
@@ -1025,8 +1016,7 @@ static int bench_prefill_half(bench_state *s, posenc_dtype dtype, const bench_op
   add_floors(&t, s->x, BENCH_PREFILL_ELEMS / 2); /* the same bytes as the 16-bit tensor */
   ref = add_posenc(&t, bi, ", f32 tensor", &f32, VAR_F32_REF);
   ref->is_baseline = 1;
-  for (isa = 0; isa < POSENC_ISA_COUNT; isa++) {
-    if (!posenc_isa_usable(isa)) continue;
+  BK_EACH_USABLE(isa) {
     snprintf(what, sizeof what, ", %s cache", posenc_dtype_name(dtype));
     add_posenc(&t, isa, what, &cached, VAR_CACHED);
     add_posenc(&t, isa, ", f32 cache", &cached32, VAR_CACHED_F32);
@@ -1097,8 +1087,7 @@ static int bench_decode(bench_state *s, const bench_opts *o, decode_summary *ds)
   qk.has_k = 1;
   qo = q; qo.cache = NULL;
   qko = qk; qko.cache = NULL;
-  for (isa = 0; isa < POSENC_ISA_COUNT; isa++) {
-    if (!posenc_isa_usable(isa)) continue;
+  BK_EACH_USABLE(isa) {
     add_posenc(&t, isa, ", Q, cached", &q, VAR_CACHED);
     add_posenc(&t, isa, ", Q+K, cached", &qk, VAR_QK_CACHED);
     add_posenc(&t, isa, ", Q, on the fly", &qo, VAR_OTF);
@@ -1176,7 +1165,7 @@ static int bench_proto(bench_state *s, const bench_opts *o, proto_summary *pr) {
   static bench_table t;
   int si, order, failed = 0, row;
   size_t i;
-  if (!cpu_has_avx2() || !posenc_isa_usable(POSENC_ISA_AVX2)) return 0;
+  if (!cpu_has_avx2() || !bk_usable(POSENC_ISA_AVX2)) return 0;
   pr->ran = 1;
   printf("\nprototypes (bench/rope_proto.c): posenc's AVX2 rotation, same operations and bits, in "
          "other loop orders\n(16-bit: heads in pairs, and another bf16 conversion); proto rows call "
@@ -1280,9 +1269,9 @@ static void print_header(const bench_opts *o) {
 #endif
   );
   printf("backends:");
-  for (isa = 0; isa < POSENC_ISA_COUNT; isa++)
-    if (posenc_isa_usable(isa)) printf(" %s", posenc_isa_name((posenc_isa)isa));
+  BK_EACH_USABLE(isa) printf(" %s", posenc_isa_name((posenc_isa)isa));
   printf(" (targets use %s, the one dispatch picks)\n", posenc_isa_name((posenc_isa)best_isa()));
+  bk_report_not_run(stdout);
   printf("timing  : CLOCK_MONOTONIC, warm-up, then ");
   if (o->rounds > 0) printf("%ld rounds", o->rounds);
   else if (o->quick) printf("1 round (--quick)");

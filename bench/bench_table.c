@@ -208,9 +208,8 @@ static const bench_method peer_methods[] = {
 static size_t build_methods(bench_method *list) {
   size_t count = 0, k;
   int isa;
-  for (isa = 0; isa < POSENC_ISA_COUNT; isa++) {
+  BK_EACH_USABLE(isa) {
     bench_method *m = &list[count];
-    if (!posenc_isa_compiled((posenc_isa)isa) || !posenc_isa_supported((posenc_isa)isa)) continue;
     memset(m, 0, sizeof *m);
     snprintf(m->name, sizeof m->name, "posenc %s", posenc_isa_name((posenc_isa)isa));
     m->id = posenc_isa_name((posenc_isa)isa);

@@ -14,6 +14,7 @@
 
 #include "posenc.h"
 #include "testlib.h" /* tl_splitmix64 */
+#include "backends.h" /* tests/backends.h: BK_FOR_EACH */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -289,15 +290,6 @@ static inline size_t fz_diff(const fz_span *s, const unsigned char *a, const uns
   return memcmp(a + i, b + i, s->bytes - i) ? i : SIZE_MAX;
 }
 
-/* The backends to compare: scalar first, then every other one this build and CPU can run. */
-static inline size_t fz_backends(posenc_isa *isas) {
-  size_t n = 0;
-  int i;
-  for (i = 0; i < POSENC_ISA_COUNT; i++)
-    if (posenc_isa_compiled((posenc_isa)i) && posenc_isa_supported((posenc_isa)i)) isas[n++] = (posenc_isa)i;
-  return n;
-}
-
 /* ---- structs and arrays planted inside outputs (posenc.h, "Buffers") --------------------------- */
 static inline void fz_slot_set(void *slot, const void *value) { memcpy(slot, &value, sizeof value); }
 static inline const void *fz_slot_get(const void *slot) {
@@ -379,20 +371,19 @@ static inline void fz_planted_run(fz_call *call, posenc_isa isa, posenc_status s
   }
 }
 
-/* Runs the call on every backend; aborts on a status or byte difference from scalar, or on an
- * error that wrote. Returns the (common) status. */
+/* Runs the call on scalar, then on every other backend this build and CPU run (BK_FOR_EACH);
+ * aborts on a status or byte difference from scalar, or on an error that wrote. Returns the
+ * (common) status. Spans and plants make this more than bk_compare's one buffer. */
 static inline posenc_status fz_differential(fz_call *call) {
-  posenc_isa isas[POSENC_ISA_COUNT];
-  size_t n_isas = fz_backends(isas), ii, si;
+  size_t si;
   posenc_status ref = POSENC_OK;
-  for (ii = 0; ii < n_isas; ii++) {
+  BK_FOR_EACH(it) {
     posenc_status st;
-    if (posenc_isa_set(isas[ii]) != POSENC_OK) abort();
     for (si = 0; si < call->n_spans; si++)
       memcpy(call->spans[si].data, call->spans[si].init, call->spans[si].bytes);
     st = call->run(call->ctx);
-    if (ii == 0) ref = st;
-    FZ_REQUIRE(st == ref, "%s: %s returns %d (%s), scalar %d (%s)", call->what, posenc_isa_name(isas[ii]),
+    if (it.index == 0) ref = st;
+    FZ_REQUIRE(st == ref, "%s: %s returns %d (%s), scalar %d (%s)", call->what, posenc_isa_name(it.isa),
                (int)st, posenc_strerror(st), (int)ref, posenc_strerror(ref));
     for (si = 0; si < call->n_spans; si++) {
       fz_span *s = &call->spans[si];
@@ -401,9 +392,9 @@ static inline posenc_status fz_differential(fz_call *call) {
       if (st != POSENC_OK && call->untouched_on_error) {
         at = fz_diff(s, s->data, s->init);
         FZ_REQUIRE(at == SIZE_MAX, "%s: %s wrote %s at byte %zu of %zu but returned %s", call->what,
-                   posenc_isa_name(isas[ii]), s->name, at, s->bytes, posenc_strerror(st));
+                   posenc_isa_name(it.isa), s->name, at, s->bytes, posenc_strerror(st));
       }
-      if (ii == 0) {
+      if (it.index == 0) {
         free(s->scalar_result);
         s->scalar_result = (unsigned char *)malloc(s->bytes ? s->bytes : 1);
         if (!s->scalar_result) abort();
@@ -412,11 +403,10 @@ static inline posenc_status fz_differential(fz_call *call) {
       }
       at = fz_diff(s, s->data, s->scalar_result);
       FZ_REQUIRE(at == SIZE_MAX, "%s: %s differs from scalar in %s at byte %zu of %zu (status %s)",
-                 call->what, posenc_isa_name(isas[ii]), s->name, at, s->bytes, posenc_strerror(st));
+                 call->what, posenc_isa_name(it.isa), s->name, at, s->bytes, posenc_strerror(st));
     }
-    if (call->n_plants) fz_planted_run(call, isas[ii], st);
+    if (call->n_plants) fz_planted_run(call, it.isa, st);
   }
-  posenc_isa_set(POSENC_ISA_AUTO);
   return ref;
 }
 

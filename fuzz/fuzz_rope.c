@@ -76,6 +76,7 @@ static void *draw_cache(fz_in *in, rope_case *c) {
   posenc_rope_cache_spec *spec = &c->cache.spec;
   size_t bytes = 0;
   void *data;
+  posenc_isa was;
   spec->layout = (posenc_rope_cache_layout)fz_enum(in, 3);
   spec->dtype = fz_u8(in) % 2 ? POSENC_DTYPE_F32 : fz_dtype(in);
   spec->row_stride =
@@ -85,12 +86,12 @@ static void *draw_cache(fz_in *in, rope_case *c) {
       bytes > FZ_MAX_BYTES)
     return NULL;
   if (!(data = malloc(bytes))) abort();
-  posenc_isa_set(POSENC_ISA_SCALAR);
+  was = bk_select(POSENC_ISA_SCALAR);
   c->cache_exact = fz_u8(in) % 16 != 15 &&
                    posenc_rope_cache_table(&c->rope, spec, 0, c->cache.n_rows ? c->cache.n_rows : 1, data,
                                            bytes) == POSENC_OK;
   if (!c->cache_exact) fz_fill(in, data, bytes / posenc_dtype_size(spec->dtype), spec->dtype);
-  posenc_isa_set(POSENC_ISA_AUTO);
+  bk_select(was);
   c->cache.data = data;
   c->cache_bytes = bytes;
   return data;
@@ -176,12 +177,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (st == POSENC_OK && c.cache_used && c.cache_exact && c.cache.spec.dtype == POSENC_DTYPE_F32) {
     size_t si;
     const posenc_rope_cache_view *used = c.cache_used;
+    posenc_isa was;
     c.cache_used = NULL;
     for (si = 0; si < call.n_spans; si++)
       memcpy(call.spans[si].data, call.spans[si].init, call.spans[si].bytes);
-    posenc_isa_set(POSENC_ISA_SCALAR);
+    was = bk_select(POSENC_ISA_SCALAR);
     st = run_rope(&c);
-    posenc_isa_set(POSENC_ISA_AUTO);
+    bk_select(was);
     FZ_REQUIRE(st == POSENC_OK, "rope_apply on the fly: %s where the cache gave OK", posenc_strerror(st));
     for (si = 0; si < call.n_spans; si++)
       FZ_REQUIRE(fz_diff(&call.spans[si], call.spans[si].data, call.spans[si].scalar_result) == SIZE_MAX,

@@ -56,13 +56,9 @@ static long replay_dir(const char *dir) {
 }
 
 int main(int argc, char **argv) {
-  posenc_isa isas[POSENC_ISA_COUNT];
-  size_t n_isas = fz_backends(isas), k;
   long total = 0;
   int i;
-  printf("backends compared:");
-  for (k = 0; k < n_isas; k++) printf(" %s", posenc_isa_name(isas[k]));
-  printf("\n");
+  bk_report(stdout); /* the backends compared, and those not */
   for (i = 1; i < argc; i++) {
     struct stat st;
     long n = stat(argv[i], &st) != 0 ? -1

@@ -6,18 +6,33 @@
 #include "golden_cases.h"
 #include "testlib.h"
 
+/* Computes a case into out (out_bytes) with the active backend; *bytes gets the size it needs
+ * (with out NULL, only that is computed). */
+static inline posenc_status golden_run(const golden_case *gc, void *out, size_t out_bytes, size_t *bytes) {
+  posenc_sinusoidal_params prm = posenc_sinusoidal_default(gc->dim);
+  posenc_status st;
+  prm.base = gc->base; prm.layout = gc->layout; prm.dtype = gc->dtype;
+  if ((st = posenc_sinusoidal_bytes(&prm, gc->n_rows, bytes)) != POSENC_OK || !out) return st;
+  return gc->positions ? posenc_sinusoidal_rows(&prm, gc->positions, gc->n_rows, out, out_bytes)
+                       : posenc_sinusoidal_table(&prm, gc->start, gc->n_rows, out, out_bytes);
+}
+
+/* The bytes a case writes (0 if it fails: then so does the run). */
+static inline size_t golden_bytes(const golden_case *gc) {
+  size_t bytes = 0;
+  golden_run(gc, NULL, 0, &bytes);
+  return bytes;
+}
+
 /* Computes a case into a 64-byte-aligned table (*table; so that outputs of
  * POSENC_STREAM_MIN_BYTES and more take the non-temporal path) and returns the malloc'ed block
  * to free, or NULL; *status gets the library's answer. */
 static inline void *golden_compute(const golden_case *gc, size_t *bytes, posenc_status *status, void **table) {
-  posenc_sinusoidal_params prm = posenc_sinusoidal_default(gc->dim);
   unsigned char *block, *out;
-  prm.base = gc->base; prm.layout = gc->layout; prm.dtype = gc->dtype;
-  *status = posenc_sinusoidal_bytes(&prm, gc->n_rows, bytes);
+  *status = golden_run(gc, NULL, 0, bytes);
   if (*status != POSENC_OK || !(block = (unsigned char *)malloc(*bytes + 64))) return NULL;
   out = block + (64 - (uintptr_t)block % 64) % 64;
-  *status = gc->positions ? posenc_sinusoidal_rows(&prm, gc->positions, gc->n_rows, out, *bytes)
-                          : posenc_sinusoidal_table(&prm, gc->start, gc->n_rows, out, *bytes);
+  *status = golden_run(gc, out, *bytes, bytes);
   if (*status != POSENC_OK) { free(block); return NULL; }
   *table = out;
   return block;

@@ -113,42 +113,59 @@ static inline float rope_golden_value(uint32_t *state) {
   return (float)((int)((*state >> 8) % 511u) - 255) / 64.0f;
 }
 
-/* Computes a case with the active backend: a malloc'ed buffer, its size and element size. */
-static inline void *rope_golden_compute(const rope_golden_case *gc, size_t *bytes, size_t *elem, posenc_status *status) {
+/* Computes a case into out (out_bytes) with the active backend; *bytes gets the size it needs
+ * (with out NULL, only that is computed). A rotation writes its input into out first. */
+static inline posenc_status rope_golden_run(const rope_golden_case *gc, void *out, size_t out_bytes, size_t *bytes) {
   posenc_rope rope;
   posenc_rope_config cfg = rope_golden_config(gc->config);
-  unsigned char *out;
+  posenc_status st;
+  unsigned char *o = (unsigned char *)out;
   *bytes = 0;
-  *elem = posenc_dtype_size(gc->dtype);
   if (gc->rotate) cfg.style = gc->style;
-  if ((*status = posenc_rope_init(&rope, &cfg)) != POSENC_OK) return NULL;
+  if ((st = posenc_rope_init(&rope, &cfg)) != POSENC_OK) return st;
   if (!gc->rotate) {
     posenc_rope_cache_spec sp;
     size_t n = gc->n_rows ? gc->n_rows : ROPE_GOLDEN_NPOS;
     sp.layout = gc->layout; sp.dtype = gc->dtype; sp.row_stride = 0;
-    if ((*status = posenc_rope_cache_bytes(&rope, &sp, n, bytes)) != POSENC_OK) return NULL;
-    if (!(out = (unsigned char *)malloc(*bytes))) return NULL;
-    *status = gc->n_rows ? posenc_rope_cache_table(&rope, &sp, gc->start, n, out, *bytes)
-                         : posenc_rope_cache_rows(&rope, &sp, rope_golden_positions, n, out, *bytes);
+    if ((st = posenc_rope_cache_bytes(&rope, &sp, n, bytes)) != POSENC_OK || !out) return st;
+    return gc->n_rows ? posenc_rope_cache_table(&rope, &sp, gc->start, n, out, out_bytes)
+                      : posenc_rope_cache_rows(&rope, &sp, rope_golden_positions, n, out, out_bytes);
   } else {
-    size_t D = cfg.head_dim, es = *elem, nq = (size_t)RG_B * RG_T * RG_HQ * D, nk = (size_t)RG_B * RG_T * RG_HK * D, i;
+    size_t D = cfg.head_dim, es = posenc_dtype_size(gc->dtype), nq = (size_t)RG_B * RG_T * RG_HQ * D,
+           nk = (size_t)RG_B * RG_T * RG_HK * D, i;
     uint32_t state = 2024u;
     posenc_rope_tensor q, k;
     posenc_rope_positions pp;
     *bytes = (nq + nk) * es;
-    if (!(out = (unsigned char *)malloc(*bytes))) return NULL;
+    if (!out) return POSENC_OK;
+    if (out_bytes < *bytes) return POSENC_ERR_BUFFER;
     for (i = 0; i < nq + nk; i++) {
       float v = rope_golden_value(&state);
       uint16_t h;
-      if (gc->dtype == POSENC_DTYPE_F32) memcpy(out + i * 4, &v, 4);
-      else { h = gc->dtype == POSENC_DTYPE_F16 ? posenc_f32_to_f16(v) : posenc_f32_to_bf16(v); memcpy(out + i * 2, &h, 2); }
+      if (gc->dtype == POSENC_DTYPE_F32) memcpy(o + i * 4, &v, 4);
+      else { h = gc->dtype == POSENC_DTYPE_F16 ? posenc_f32_to_f16(v) : posenc_f32_to_bf16(v); memcpy(o + i * 2, &h, 2); }
     }
-    q.data = out; q.dtype = gc->dtype; q.heads = RG_HQ; q.batch_stride = q.token_stride = q.head_stride = 0;
-    k = q; k.data = out + nq * es; k.heads = RG_HK;
+    q.data = o; q.dtype = gc->dtype; q.heads = RG_HQ; q.batch_stride = q.token_stride = q.head_stride = 0;
+    k = q; k.data = o + nq * es; k.heads = RG_HK;
     pp.batch = RG_B; pp.tokens = RG_T; pp.ids = rope_golden_ids; pp.start = 0;
-    *status = posenc_rope_apply(&rope, NULL, &pp, &q, &k, gc->direction);
+    return posenc_rope_apply(&rope, NULL, &pp, &q, &k, gc->direction);
   }
-  if (*status != POSENC_OK) { free(out); return NULL; }
+}
+
+/* The bytes a case writes (0 if it fails: then so does the run). */
+static inline size_t rope_golden_bytes(const rope_golden_case *gc) {
+  size_t bytes = 0;
+  rope_golden_run(gc, NULL, 0, &bytes);
+  return bytes;
+}
+
+/* Computes a case with the active backend: a malloc'ed buffer, its size and element size. */
+static inline void *rope_golden_compute(const rope_golden_case *gc, size_t *bytes, size_t *elem, posenc_status *status) {
+  void *out;
+  *elem = posenc_dtype_size(gc->dtype);
+  if ((*status = rope_golden_run(gc, NULL, 0, bytes)) != POSENC_OK) return NULL;
+  if (!(out = malloc(*bytes))) return NULL;
+  if ((*status = rope_golden_run(gc, out, *bytes, bytes)) != POSENC_OK) { free(out); return NULL; }
   return out;
 }
 

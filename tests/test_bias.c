@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include "posenc.h"
 #include "testlib.h"
+#include "backends.h"
 
 #ifndef TEST_BIAS_LIGHT
 #define TEST_BIAS_LIGHT 0
@@ -1042,7 +1043,7 @@ static void goldens(int use_lib, uint64_t h[N_GOLD]) {
 
 int main(int argc, char **argv) {
   uint64_t h[N_GOLD];
-  int isa, i;
+  int i;
   for (i = 0; i < (int)sizeof g_keep; i++) g_keep[i] = (uint8_t)(rnd(4) != 0);
   goldens(0, h);
   if (argc > 1 && strcmp(argv[1], "--print") == 0) {
@@ -1056,10 +1057,9 @@ int main(int argc, char **argv) {
   posenc_alibi_slopes(32, 8.0, g_slopes);
   g_slopes[40] = 0.0f; g_slopes[41] = -0.25f; g_slopes[42] = 1.5f; /* slopes need only be finite */
   posenc_alibi_slopes(12, 8.0, g_slopes + 43);
-  for (isa = 0; isa < POSENC_ISA_COUNT; isa++) {
-    if (!posenc_isa_compiled((posenc_isa)isa) || !posenc_isa_supported((posenc_isa)isa)) continue;
-    CHECK(posenc_isa_set((posenc_isa)isa) == POSENC_OK, "select %s", posenc_isa_name((posenc_isa)isa));
-    printf("backend %s\n", posenc_isa_name((posenc_isa)isa));
+  bk_report(stdout);
+  BK_FOR_EACH(it) {
+    printf("backend %s\n", posenc_isa_name(it.isa));
     rng_state = 0x5eed0005ull;
     test_tiles_backend();
     test_tile_specials();
@@ -1067,10 +1067,9 @@ int main(int argc, char **argv) {
     test_txl();
     goldens(1, h);
     for (i = 0; i < N_GOLD; i++)
-      CHECK(h[i] == gold[i], "%s: golden %s 0x%016llx, stored 0x%016llx", posenc_isa_name((posenc_isa)isa), gold_names[i],
+      CHECK(h[i] == gold[i], "%s: golden %s 0x%016llx, stored 0x%016llx", posenc_isa_name(it.isa), gold_names[i],
             (unsigned long long)h[i], (unsigned long long)gold[i]);
   }
-  posenc_isa_set(POSENC_ISA_AUTO);
   test_tile_errors();
   test_t5_buckets();
   test_deberta();

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include "posenc.h"
 #include "testlib.h"
+#include "backends.h"
 
 #define F32 POSENC_DTYPE_F32
 #define F16 POSENC_DTYPE_F16
@@ -639,9 +640,10 @@ static void test_bad_input(void) {
 
 int main(int argc, char **argv) {
   uint64_t h[N_GOLD], hs[N_GOLD];
-  int isa, i, print = argc > 1 && strcmp(argv[1], "--print") == 0;
-  posenc_isa_set(POSENC_ISA_SCALAR);
+  int i, print = argc > 1 && strcmp(argv[1], "--print") == 0;
+  posenc_isa was = bk_select(POSENC_ISA_SCALAR);
   goldens(hs);
+  bk_select(was);
   if (print) {
     for (i = 0; i < N_GOLD; i++) printf("  0x%016llxull, /* %s */\n", (unsigned long long)hs[i], gold_names[i]);
     return 0;
@@ -649,18 +651,16 @@ int main(int argc, char **argv) {
   for (i = 0; i < N_GOLD; i++)
     CHECK(hs[i] == gold[i], "golden %s: scalar 0x%016llx, stored 0x%016llx", gold_names[i],
           (unsigned long long)hs[i], (unsigned long long)gold[i]);
-  for (isa = 0; isa < POSENC_ISA_COUNT; isa++) {
-    if (isa == POSENC_ISA_AUTO || !posenc_isa_compiled((posenc_isa)isa) || !posenc_isa_supported((posenc_isa)isa)) continue;
-    CHECK(posenc_isa_set((posenc_isa)isa) == POSENC_OK, "select %s", posenc_isa_name((posenc_isa)isa));
-    printf("backend %s\n", posenc_isa_name((posenc_isa)isa));
+  bk_report(stdout);
+  BK_FOR_EACH(it) {
+    printf("backend %s\n", posenc_isa_name(it.isa));
     rng_state = 12345u;
     suite();
     goldens(h);
     for (i = 0; i < N_GOLD; i++)
-      CHECK(h[i] == hs[i], "%s: golden %s differs from scalar", posenc_isa_name((posenc_isa)isa), gold_names[i]);
+      CHECK(h[i] == hs[i], "%s: golden %s differs from scalar", posenc_isa_name(it.isa), gold_names[i]);
     test_dropout();
   }
-  posenc_isa_set(POSENC_ISA_AUTO);
   test_seed003();
   test_seed001();
   test_positions_scale();

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "posenc.h"
 #include "testlib.h"
+#include "backends.h"
 
 #ifndef MAP_ANONYMOUS
 #define MAP_ANONYMOUS MAP_ANON
@@ -666,8 +667,6 @@ static const gp_family families[] = {
   {"logn_scales", fam_logn, 2, 40, 1, 1},
 };
 
-static posenc_isa isas[POSENC_ISA_COUNT];
-static int n_isas;
 static unsigned long calls[POSENC_ISA_COUNT];
 static unsigned char result[GP_ARENAS * GP_CAP + 256], reference[GP_ARENAS * GP_CAP + 256];
 
@@ -680,11 +679,10 @@ static void fail(const char *what) {
 static void run_family(const gp_family *f) {
   size_t n, ref_len = 0, len;
   unsigned v;
-  int i, place;
+  int place;
   for (n = 0; n <= f->n_max; n++) {
     for (v = 0; v < f->variants; v++) {
-      for (i = 0; i < n_isas; i++) {
-        posenc_isa_set(isas[i]);
+      BK_FOR_EACH(it) {
         for (place = GP_AT_END; place <= GP_MISALIGNED; place++) {
           gp_run r;
           posenc_status st;
@@ -694,18 +692,18 @@ static void run_family(const gp_family *f) {
           r.gap_buf = -1;
           r.expect_ok = n >= f->min_n && n % f->step == 0;
           snprintf(where, sizeof where, "%s n=%u variant=%u backend=%s buffers at %s", f->name,
-                   (unsigned)n, v, posenc_isa_name(isas[i]), place == GP_AT_END     ? "the end of their pages"
+                   (unsigned)n, v, posenc_isa_name(it.isa), place == GP_AT_END     ? "the end of their pages"
                    : place == GP_AT_START ? "the start of their pages"
                                           : "1-3 bytes past alignment");
           st = f->fn(&r, n, v);
-          calls[isas[i]]++;
+          calls[it.isa]++;
           if (r.expect_ok && st != POSENC_OK) fail(posenc_strerror(st));
           else if (!r.expect_ok && st == POSENC_OK) fail("accepted an invalid size");
           else if (st != POSENC_OK && !gp_untouched(&r)) fail("wrote on error");
           else if (st == POSENC_OK && !gp_gaps_intact(&r)) fail("wrote between rows");
           else tl_passed++;
           len = gp_result(&r, st, result);
-          if (i == 0 && place == GP_AT_END) { memcpy(reference, result, len); ref_len = len; }
+          if (it.index == 0 && place == GP_AT_END) { memcpy(reference, result, len); ref_len = len; }
           else if (len != ref_len || memcmp(result, reference, len) != 0)
             fail("result differs from the scalar backend's");
           else tl_passed++;
@@ -726,9 +724,7 @@ int main(void) {
   sigaction(SIGBUS, &sa, NULL);
   arenas_init();
   pools_init();
-  for (isa = 0; isa < POSENC_ISA_COUNT; isa++)  /* scalar first: the reference */
-    if (posenc_isa_compiled((posenc_isa)isa) && posenc_isa_supported((posenc_isa)isa))
-      isas[n_isas++] = (posenc_isa)isa;
+  bk_report(stdout);
   for (k = 0; k < sizeof families / sizeof families[0]; k++) {
     const clock_t t0 = clock();
     const unsigned long before = calls[0];
@@ -736,8 +732,6 @@ int main(void) {
     printf("%-22s %6lu calls per backend, %.2f s CPU\n", families[k].name, calls[0] - before,
            (double)(clock() - t0) / CLOCKS_PER_SEC);
   }
-  posenc_isa_set(POSENC_ISA_AUTO);
-  for (isa = 0; isa < n_isas; isa++)
-    printf("%s: %lu guarded calls\n", posenc_isa_name(isas[isa]), calls[isas[isa]]);
+  BK_EACH_USABLE(isa) printf("%s: %lu guarded calls\n", posenc_isa_name((posenc_isa)isa), calls[isa]);
   return tl_summary();
 }

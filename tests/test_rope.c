@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include "posenc.h"
 #include "testlib.h"
+#include "backends.h"
 
 typedef long double ld;
 
@@ -1188,15 +1189,6 @@ static void test_properties(void) {
 /* ============================================================================================
  * Every backend: the same bytes as scalar
  * ========================================================================================== */
-static int n_isas;
-static posenc_isa isas[POSENC_ISA_COUNT];
-
-static void collect_isas(void) {
-  int i;
-  for (i = 0; i < POSENC_ISA_COUNT; i++)
-    if (posenc_isa_compiled((posenc_isa)i) && posenc_isa_supported((posenc_isa)i)) isas[n_isas++] = (posenc_isa)i;
-}
-
 /* values that stress the kernels: ordinary, tiny (f16/f32 subnormal), huge, signed zeros */
 static float special_val(posenc_dtype dt) {
   uint32_t k = lcg() % 16u;
@@ -1209,12 +1201,51 @@ static float special_val(posenc_dtype dt) {
   }
 }
 
+/* A cache of 70 rows from 16777215 - 40, then 30 rows of a list after it, in one buffer (bk_fn):
+ * the first status that is not OK. */
+typedef struct cache_case {
+  const posenc_rope *rope;
+  posenc_rope_cache_spec sp;
+  const int32_t *list;
+  size_t bytes; /* of the 70 rows */
+} cache_case;
+
+static int cache_table_and_rows(void *ctx, void *out, size_t out_bytes) {
+  const cache_case *c = (const cache_case *)ctx;
+  unsigned char *o = (unsigned char *)out;
+  size_t b30;
+  posenc_status st = posenc_rope_cache_table(c->rope, &c->sp, 16777215 - 40, 70, o, c->bytes);
+  posenc_status st_rows = posenc_rope_cache_bytes(c->rope, &c->sp, 30, &b30);
+  (void)out_bytes;
+  if (st_rows == POSENC_OK) st_rows = posenc_rope_cache_rows(c->rope, &c->sp, c->list, 30, o + c->bytes, b30);
+  return (int)(st != POSENC_OK ? st : st_rows);
+}
+
+/* The input, then Q and K rotated in place in it (bk_fn). */
+typedef struct rotation_case {
+  const posenc_rope *rope;
+  const posenc_rope_cache_view *cv;
+  const posenc_rope_positions *pp;
+  tview q, k;
+  const unsigned char *input;
+  posenc_rope_direction dir;
+} rotation_case;
+
+static int rotate_input(void *ctx, void *out, size_t out_bytes) {
+  const rotation_case *c = (const rotation_case *)ctx;
+  posenc_rope_tensor qt, kt;
+  memcpy(out, c->input, out_bytes);
+  qt = to_tensor((unsigned char *)out, &c->q); kt = to_tensor((unsigned char *)out, &c->k);
+  return (int)posenc_rope_apply(c->rope, c->cv, c->pp, &qt, &kt, c->dir);
+}
+
 static void test_backends(void) {
   static const size_t rots[] = {2, 6, 14, 16, 18, 30, 34, 64, 130};
-  int ii;
   size_t ri;
   char nm[160];
-  if (n_isas < 2) { printf("  only scalar in this build/CPU: backend comparison has nothing to compare\n"); }
+  bk_result r;
+  if (bk_next_usable(POSENC_ISA_SCALAR) == POSENC_ISA_COUNT)
+    printf("  only scalar in this build/CPU: backend comparison has nothing to compare\n");
   /* caches */
   {
     posenc_rope_config cs[6];
@@ -1234,32 +1265,12 @@ static void test_backends(void) {
       CHECK(posenc_rope_init(&rope, &cs[ci]) == POSENC_OK, "backend cache init %d", ci);
       for (lay = 0; lay < 3; lay++)
         for (dt = 0; dt < 3; dt++) {
-          posenc_rope_cache_spec sp;
-          size_t bytes;
-          unsigned char *ref = NULL, *got;
-          int pass;
-          sp.layout = (posenc_rope_cache_layout)lay; sp.dtype = (posenc_dtype)dt; sp.row_stride = 0;
-          posenc_rope_cache_bytes(&rope, &sp, 70, &bytes);
-          for (ii = 0; ii < n_isas; ii++) {
-            posenc_isa_set(isas[ii]);
-            got = (unsigned char *)malloc(2 * bytes + GUARD);
-            memset(got, CANARY, 2 * bytes + GUARD);
-            for (pass = 0; pass < 2; pass++) {
-              size_t b30;
-              posenc_rope_cache_bytes(&rope, &sp, 30, &b30);
-              if (pass == 0)
-                CHECK(posenc_rope_cache_table(&rope, &sp, 16777215 - 40, 70, got, bytes) == POSENC_OK, "table");
-              else
-                CHECK(posenc_rope_cache_rows(&rope, &sp, list, 30, got + bytes, b30) == POSENC_OK, "rows");
-            }
-            if (!ref) ref = got;
-            else {
-              CHECK(memcmp(ref, got, 2 * bytes + GUARD) == 0, "cache %d layout %d dtype %d: %s differs from scalar", ci, lay, dt,
-                    posenc_isa_name(isas[ii]));
-              free(got);
-            }
-          }
-          free(ref);
+          cache_case c;
+          c.rope = &rope; c.list = list;
+          c.sp.layout = (posenc_rope_cache_layout)lay; c.sp.dtype = (posenc_dtype)dt; c.sp.row_stride = 0;
+          posenc_rope_cache_bytes(&rope, &c.sp, 70, &c.bytes);
+          CHECK(bk_compare_ok(cache_table_and_rows, &c, 2 * c.bytes + GUARD, NULL, &r), "cache %d layout %d dtype %d: %s",
+                ci, lay, dt, r.msg);
         }
     }
   }
@@ -1277,52 +1288,36 @@ static void test_backends(void) {
                   size_t D = rot + extra, T = 3, i;
                   posenc_rope rope = make_rope(D, rot, (posenc_rope_style)si, 10000.0);
                   posenc_rope_positions pp = {1, 3, NULL, 0};
-                  tview q = dense_view(0, heads, T, D, (posenc_dtype)dt), k = dense_view(0, 1, T, D, (posenc_dtype)dt);
                   posenc_rope_cache_view cv;
+                  rotation_case c;
                   void *cdata = NULL;
                   int32_t ids[3] = {7, 299, 32};
-                  unsigned char *input, *ref = NULL;
+                  unsigned char *input, *scalar, *r2;
                   size_t bytes, es = posenc_dtype_size((posenc_dtype)dt);
-                  k.off = tview_end(&q, 1, T, D);
-                  bytes = tview_end(&k, 1, T, D);
+                  tview tv[2];
+                  c.q = dense_view(0, heads, T, D, (posenc_dtype)dt);
+                  c.k = dense_view(tview_end(&c.q, 1, T, D), 1, T, D, (posenc_dtype)dt);
+                  bytes = tview_end(&c.k, 1, T, D);
                   input = (unsigned char *)malloc(bytes + GUARD);
                   for (i = 0; i + es <= bytes; i += es) tl_store(input + i, (posenc_dtype)dt, sp ? special_val((posenc_dtype)dt) : lcg_val());
                   memset(input + bytes, CANARY, GUARD);
                   pp.ids = ids;
                   if (withc) cdata = make_cache(&rope, (posenc_rope_cache_layout)(ri % 3), (posenc_dtype)(heads % 3), 0, 300, &cv);
-                  for (ii = 0; ii < n_isas; ii++) {
-                    unsigned char *buf = (unsigned char *)malloc(bytes + GUARD);
-                    posenc_rope_tensor qt, kt;
-                    memcpy(buf, input, bytes + GUARD);
-                    qt = to_tensor(buf, &q); kt = to_tensor(buf, &k);
-                    posenc_isa_set(isas[ii]);
-                    CHECK(posenc_rope_apply(&rope, withc ? &cv : NULL, &pp, &qt, &kt, (posenc_rope_direction)dir) == POSENC_OK, "apply");
-                    if (!ref) {
-                      /* scalar against the plain reference too (the inputs here include specials) */
-                      unsigned char *r2 = (unsigned char *)malloc(bytes + GUARD);
-                      tview tv[2];
-                      tv[0] = q; tv[1] = k;
-                      memcpy(r2, input, bytes + GUARD);
-                      ref_apply(&rope, withc ? &cv : NULL, &pp, r2, tv, 2, (posenc_rope_direction)dir);
-                      sprintf(nm, "rot %lu D %lu heads %lu style %d %s dir %d cache %d specials %d", (unsigned long)rot,
-                              (unsigned long)D, (unsigned long)heads, si,
-                              posenc_dtype_name((posenc_dtype)dt), dir, withc, sp);
-                      CHECK(memcmp(r2, buf, bytes + GUARD) == 0, "%s: scalar differs from the reference", nm);
-                      free(r2);
-                      ref = buf;
-                    } else {
-                      sprintf(nm, "rot %lu D %lu heads %lu style %d %s dir %d cache %d specials %d", (unsigned long)rot,
-                              (unsigned long)D, (unsigned long)heads, si,
-                              posenc_dtype_name((posenc_dtype)dt), dir, withc, sp);
-                      CHECK(memcmp(ref, buf, bytes + GUARD) == 0, "%s: %s differs from scalar", nm, posenc_isa_name(isas[ii]));
-                      free(buf);
-                    }
-                  }
-                  free(ref); free(input); free(cdata);
+                  c.rope = &rope; c.cv = withc ? &cv : NULL; c.pp = &pp; c.input = input; c.dir = (posenc_rope_direction)dir;
+                  sprintf(nm, "rot %lu D %lu heads %lu style %d %s dir %d cache %d specials %d", (unsigned long)rot,
+                          (unsigned long)D, (unsigned long)heads, si, posenc_dtype_name((posenc_dtype)dt), dir, withc, sp);
+                  scalar = (unsigned char *)malloc(bytes + GUARD);
+                  CHECK(bk_compare_ok(rotate_input, &c, bytes + GUARD, scalar, &r), "%s: %s", nm, r.msg);
+                  /* scalar against the plain reference too (the inputs here include specials) */
+                  r2 = (unsigned char *)malloc(bytes + GUARD);
+                  tv[0] = c.q; tv[1] = c.k;
+                  memcpy(r2, input, bytes + GUARD);
+                  ref_apply(&rope, c.cv, &pp, r2, tv, 2, c.dir);
+                  CHECK(memcmp(r2, scalar, bytes + GUARD) == 0, "%s: scalar differs from the reference", nm);
+                  free(r2); free(scalar); free(input); free(cdata);
                 }
       }
   }
-  posenc_isa_set(POSENC_ISA_AUTO);
 }
 
 /* ============================================================================================
@@ -1659,9 +1654,8 @@ static void test_misaligned(void) {
 }
 
 int main(void) {
-  int ii;
   init_lists();
-  collect_isas();
+  bk_report(stdout);
   test_freqs();
   test_hf_compat();
   test_cache_values();
@@ -1671,17 +1665,15 @@ int main(void) {
   test_bad_apply();
   test_known_bugs();
   /* the rotation suite on every backend: each compared bit for bit with the plain reference */
-  for (ii = 0; ii < n_isas; ii++) {
+  BK_FOR_EACH(it) {
     int before = tl_failed;
-    CHECK(posenc_isa_set(isas[ii]) == POSENC_OK, "select %s", posenc_isa_name(isas[ii]));
     test_rotation_shapes();
     test_rotation_cached();
     test_mrope();
     test_properties();
     test_misaligned();
-    printf("backend %s: rotation suite %s\n", posenc_isa_name(isas[ii]), tl_failed == before ? "ok" : "FAILED");
+    printf("backend %s: rotation suite %s\n", posenc_isa_name(it.isa), tl_failed == before ? "ok" : "FAILED");
   }
-  posenc_isa_set(POSENC_ISA_AUTO);
   test_backends();
   return tl_summary();
 }

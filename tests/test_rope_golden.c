@@ -1,10 +1,11 @@
 /* RoPE goldens on every backend this build has and this CPU runs, and every backend against the
  * scalar reference byte for byte. `test_rope_golden --print` prints the scalar hashes. */
 #include "golden_rope.h"
+#include "backends.h"
 
 static void print_goldens(void) {
   size_t i;
-  posenc_isa_set(POSENC_ISA_SCALAR);
+  bk_select(POSENC_ISA_SCALAR);
   for (i = 0; i < ROPE_GOLDEN_NCASES; i++) {
     size_t bytes, elem;
     posenc_status st;
@@ -33,29 +34,25 @@ static int check_active(void) {
   return bad;
 }
 
+static int rope_golden_fn(void *gc, void *out, size_t out_bytes) {
+  size_t bytes;
+  return (int)rope_golden_run((const rope_golden_case *)gc, out, out_bytes, &bytes);
+}
+
 int main(int argc, char **argv) {
-  int isa, ran = 0;
+  int ran = 0;
   size_t i;
   if (argc > 1 && strcmp(argv[1], "--print") == 0) { print_goldens(); return 0; }
-  for (isa = 0; isa < POSENC_ISA_COUNT; isa++) {
-    if (!posenc_isa_compiled((posenc_isa)isa) || !posenc_isa_supported((posenc_isa)isa)) continue;
-    CHECK(posenc_isa_set((posenc_isa)isa) == POSENC_OK, "select %s", posenc_isa_name((posenc_isa)isa));
-    printf("backend %s: %d rope golden mismatches of %d\n", posenc_isa_name((posenc_isa)isa), check_active(),
+  bk_report(stdout);
+  BK_FOR_EACH(it) {
+    printf("backend %s: %d rope golden mismatches of %d\n", posenc_isa_name(it.isa), check_active(),
            (int)ROPE_GOLDEN_NCASES);
     ran++;
-    if (isa == POSENC_ISA_SCALAR) continue;
-    for (i = 0; i < ROPE_GOLDEN_NCASES; i++) { /* byte equality with scalar, case by case */
-      size_t b1 = 0, b2 = 0, e1, e2;
-      posenc_status s1, s2;
-      void *t1, *t2;
-      posenc_isa_set(POSENC_ISA_SCALAR);
-      t1 = rope_golden_compute(&rope_golden_cases[i], &b1, &e1, &s1);
-      posenc_isa_set((posenc_isa)isa);
-      t2 = rope_golden_compute(&rope_golden_cases[i], &b2, &e2, &s2);
-      CHECK(t1 && t2 && b1 == b2 && memcmp(t1, t2, b1) == 0, "%s differs from scalar on '%s'",
-            posenc_isa_name((posenc_isa)isa), rope_golden_cases[i].name);
-      free(t1); free(t2);
-    }
+  }
+  for (i = 0; i < ROPE_GOLDEN_NCASES; i++) { /* byte equality with scalar, case by case */
+    bk_result r;
+    CHECK(bk_compare_ok(rope_golden_fn, (void *)&rope_golden_cases[i], rope_golden_bytes(&rope_golden_cases[i]), NULL, &r), "'%s': %s",
+          rope_golden_cases[i].name, r.msg);
   }
   CHECK(ran >= 1, "no backend ran");
   return tl_summary();

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include "posenc.h"
 #include "testlib.h"
+#include "backends.h"
 
 #define CANARY TL_CANARY
 
@@ -416,13 +417,11 @@ static uint64_t golden_compute(const golden_case *g, posenc_status *st) {
 }
 
 static void test_goldens(int print) {
-  int isa, ran = 0;
+  int ran = 0;
   size_t i;
-  for (isa = 0; isa < POSENC_ISA_COUNT; isa++) {
+  BK_FOR_EACH(it) {
     size_t bad = 0;
-    if (!posenc_isa_compiled((posenc_isa)isa) || !posenc_isa_supported((posenc_isa)isa)) continue;
-    if (print && isa != POSENC_ISA_SCALAR) continue;
-    CHECK(posenc_isa_set((posenc_isa)isa) == POSENC_OK, "select %s", posenc_isa_name((posenc_isa)isa));
+    if (print && it.isa != POSENC_ISA_SCALAR) continue;
     for (i = 0; i < NGOLD; i++) {
       posenc_status st;
       uint64_t h = golden_compute(&goldens[i], &st);
@@ -430,15 +429,14 @@ static void test_goldens(int print) {
                           goldens[i].dtype == POSENC_DTYPE_F32 ? "POSENC_DTYPE_F32" : "POSENC_DTYPE_BF16",
                           (unsigned long long)h); continue; }
       CHECK(st == POSENC_OK && h == goldens[i].xxh3, "%s: golden '%s': %s, xxh3 0x%016llx, want 0x%016llx",
-            posenc_isa_name((posenc_isa)isa), goldens[i].name, posenc_strerror(st), (unsigned long long)h,
+            posenc_isa_name(it.isa), goldens[i].name, posenc_strerror(st), (unsigned long long)h,
             (unsigned long long)goldens[i].xxh3);
       bad += st != POSENC_OK || h != goldens[i].xxh3;
     }
-    if (!print) printf("backend %s: %zu table golden mismatches of %d\n", posenc_isa_name((posenc_isa)isa), bad, (int)NGOLD);
+    if (!print) printf("backend %s: %zu table golden mismatches of %d\n", posenc_isa_name(it.isa), bad, (int)NGOLD);
     ran++;
   }
   CHECK(ran >= 1, "no backend ran");
-  posenc_isa_set(POSENC_ISA_AUTO);
 }
 
 /* ---- bad input ----------------------------------------------------------------------------- */
@@ -538,6 +536,7 @@ int main(int argc, char **argv) {
   test_index();
   test_2d();
   test_rules();
+  bk_report(stdout);
   test_goldens(0);
   test_errors();
   return tl_summary();

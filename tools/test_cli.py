@@ -20,6 +20,7 @@ import ctypes.util
 import io
 import math
 import os
+import platform
 import re
 import shlex
 import subprocess
@@ -375,6 +376,33 @@ def test_info():
     assert re.search(r'^POSENC_ISA: unset$', info, re.M), 'POSENC_ISA should read unset'
     return info.splitlines()[-1]
 
+
+
+# What each x86 backend needs, as Linux's /proc/cpuinfo names the features. The kernel clears
+# a flag whose register state it does not save (no XSAVE of YMM/ZMM: no avx2, no avx512f).
+X86_BACKEND_FLAGS = {'sse2': ['sse2'], 'avx2': ['avx', 'avx2', 'f16c'],
+                     'avx512': ['avx512f', 'avx512bw', 'avx512dq', 'avx512vl', 'f16c']}
+
+
+def test_detection_matches_cpuinfo():
+    """posenc's CPUID/XCR0 detection says what the kernel says, backend by backend."""
+    try:
+        with open('/proc/cpuinfo') as f:
+            flags = set(re.search(r'^flags\s*:(.*)$', f.read(), re.M).group(1).split())
+    except (OSError, AttributeError):
+        return 'no /proc/cpuinfo flags here: not checked'
+    names, available, info = isa_facts()
+    if 'isa sse2 compiled: yes' not in info or platform.machine() not in ('x86_64', 'AMD64'):
+        return 'not an x86 build on an x86-64 host: not checked'
+    seen = []
+    for name, need in X86_BACKEND_FLAGS.items():
+        if name not in names:
+            continue
+        want = all(flag in flags for flag in need)
+        got = re.search(rf'^isa {name} supported: (yes|no)$', info, re.M).group(1) == 'yes'
+        assert got == want, f'{name}: posenc says supported={got}, /proc/cpuinfo flags say {want}'
+        seen.append(f'{name} {"yes" if got else "no"}')
+    return 'supported, as /proc/cpuinfo says: ' + ', '.join(seen)
 
 def test_info_env(env_value, expect_active, expect_text):
     info = run_ok(['info'], env={'POSENC_ISA': env_value}).decode()
@@ -2915,6 +2943,7 @@ def main():
                      table_args(4, 6, dtype='f16', extra=('--freqs', 'fairseq'))):
             results.case(f'C header regenerates: {shlex.join(args)}', test_table_kinds_regenerate, args)
         results.case('info', test_info)
+        results.case('detection matches /proc/cpuinfo', test_detection_matches_cpuinfo)
         names, available, info = isa_facts()
         default_isa = re.search(r'^active isa: (\w+)$', info, re.M).group(1)
         for isa in available:
