@@ -1210,6 +1210,13 @@ static posenc_i_dd posenc_i_dd_div_d(posenc_i_dd x, double y) {
 }
 static posenc_i_dd posenc_i_dd_make(double hi, double lo) { posenc_i_dd r; r.hi = hi; r.lo = lo; return r; }
 
+/* x / y: a quotient estimate and its correction from the remainder (not renormalised) */
+static posenc_i_dd posenc_i_dd_div(posenc_i_dd x, posenc_i_dd y) {
+  double q0 = x.hi / y.hi;
+  posenc_i_dd r = posenc_i_dd_add(x, posenc_i_dd_mul_d(y, -q0));
+  return posenc_i_dd_make(q0, r.hi / y.hi);
+}
+
 static const posenc_i_dd posenc_i_LN2 = {0.6931471805599453, 2.3190468138462996e-17};
 static const posenc_i_dd posenc_i_TWO_OVER_PI = {0.6366197723675814, -3.935735335036497e-17};
 
@@ -1234,18 +1241,26 @@ static posenc_i_dd posenc_i_dd_exp(posenc_i_dd x) {
   return s;
 }
 
-/* log(a) for finite a > 0 (normal), to about 2^-100: a double estimate, then one Newton step
- * y + a*exp(-y) - 1 in double-double. */
-static posenc_i_dd posenc_i_dd_log(double a) {
+/* The double estimate's stage of a logarithm, for finite normal a > 0: a = 2^e * m with m in
+ * (sqrt(1/2), sqrt(2)], and ln m = 2 atanh(s), s = (m-1)/(m+1), by its series (returned). */
+static double posenc_i_log_series(double a, int *e_out) {
   uint64_t bits = posenc_i_dbits(a);
-  int e = (int)((bits >> 52) & 0x7ff) - 1023;
-  double m = posenc_i_bitsd((bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull), s, s2, t, y0;
-  posenc_i_dd c;
-  int i;
+  int e = (int)((bits >> 52) & 0x7ff) - 1023, i;
+  double m = posenc_i_bitsd((bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull), s, s2, t;
   if (m > 1.4142135623730951) { m *= 0.5; e++; }
   s = (m - 1.0) / (m + 1.0); s2 = s * s; t = 0.0;
   for (i = 29; i >= 3; i -= 2) t = (t + 1.0 / i) * s2;  /* atanh(s)/s - 1 */
-  y0 = (double)e * posenc_i_LN2.hi + 2.0 * (s + s * t);
+  *e_out = e;
+  return 2.0 * (s + s * t);
+}
+
+/* log(a) for finite a > 0 (normal), to about 2^-100: a double estimate, then one Newton step
+ * y + a*exp(-y) - 1 in double-double. */
+static posenc_i_dd posenc_i_dd_log(double a) {
+  int e;
+  double r = posenc_i_log_series(a, &e), y0;
+  posenc_i_dd c;
+  y0 = (double)e * posenc_i_LN2.hi + r;
   c = posenc_i_dd_mul_d(posenc_i_dd_exp(posenc_i_dd_make(-y0, 0.0)), a);
   c = posenc_i_dd_add(c, posenc_i_dd_make(-1.0, 0.0));
   return posenc_i_dd_add(posenc_i_dd_make(y0, 0.0), c);
@@ -1593,6 +1608,53 @@ POSENC_API posenc_status posenc_isa_set(posenc_isa isa) {
 }
 
 /* ---- sinusoidal tables: validation and the driver ------------------------------------------ */
+/* ---- sizes and overlap of strided views ----------------------------------------------------- */
+/* *ext = ext0 + (n-1)*stride elements, or ERR_OVERFLOW past SIZE_MAX. With ext0 = dim: the
+ * elements n rows of dim elements, stride apart, span. n >= 1; stride > 0 where n > 1. */
+static posenc_status posenc_i_extent(size_t n, size_t ext0, size_t stride, size_t *ext) {
+  if (n > 1 && n - 1 > (SIZE_MAX - ext0) / stride) return POSENC_ERR_OVERFLOW;
+  *ext = ext0 + (n - 1) * stride;
+  return POSENC_OK;
+}
+
+/* elems elements of es bytes in bytes, within PTRDIFF_MAX, or ERR_OVERFLOW. */
+static posenc_status posenc_i_bytes(size_t elems, size_t es, size_t *bytes) {
+  if (elems > SIZE_MAX / es || elems * es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
+  *bytes = elems * es;
+  return POSENC_OK;
+}
+
+/* Bytes of n rows of dim elements with a row stride (elements): ((n-1)*stride + dim) * es, and
+ * the stride in bytes within PTRDIFF_MAX too (kernels step by it), or ERR_OVERFLOW. */
+static posenc_status posenc_i_rows_span(size_t n, size_t dim, size_t stride, size_t es, size_t *bytes) {
+  size_t last;
+  if (posenc_i_extent(n, dim, stride, &last) != POSENC_OK || posenc_i_bytes(last, es, &last) != POSENC_OK ||
+      stride > (size_t)PTRDIFF_MAX / es)
+    return POSENC_ERR_OVERFLOW;
+  *bytes = last;
+  return POSENC_OK;
+}
+
+/* The one overlap rule of every strided view (RoPE tensors, embedding tensors, score tiles):
+ * dim contiguous elements repeated along k axes, n[i] steps of st[i] elements. Sorted by stride
+ * (equal strides keep their order), each axis longer than 1 must step past everything nested
+ * inside it (a sufficient, simple rule), else ERR_ALIAS; ERR_OVERFLOW where the extent passes
+ * SIZE_MAX, checked axis by axis in the same walk. *ext: the elements the view spans. Sorts n
+ * and st in place. */
+static posenc_status posenc_i_strided_extent(size_t dim, size_t *n, size_t *st, size_t k, size_t *ext) {
+  size_t e = dim, i, j;
+  for (i = 0; i < k; i++)
+    for (j = i + 1; j < k; j++)
+      if (st[j] < st[i]) { size_t a = st[i], b = n[i]; st[i] = st[j]; n[i] = n[j]; st[j] = a; n[j] = b; }
+  for (i = 0; i < k; i++) {
+    if (n[i] < 2) continue;
+    if (st[i] < e) return POSENC_ERR_ALIAS;
+    if (posenc_i_extent(n[i], e, st[i], &e) != POSENC_OK) return POSENC_ERR_OVERFLOW;
+  }
+  *ext = e;
+  return POSENC_OK;
+}
+
 /* 1 if byte ranges [a, a+an) and [b, b+bn) meet: an output must not overwrite an input it reads. */
 static int posenc_i_ranges_meet(const unsigned char *a, size_t an, const unsigned char *b, size_t bn) {
   uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
@@ -1622,11 +1684,8 @@ static posenc_status posenc_i_check_sinusoidal(const posenc_sinusoidal_params *p
   if (es == 0) return POSENC_ERR_DTYPE;
   stride = pr->row_stride ? pr->row_stride : pr->dim;
   if (stride < pr->dim) return POSENC_ERR_STRIDE;
-  if (n_rows - 1 > (SIZE_MAX - pr->dim) / stride) return POSENC_ERR_OVERFLOW;
-  last = (n_rows - 1) * stride + pr->dim;
-  if (last > SIZE_MAX / es || last * es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
-  if (stride > (size_t)PTRDIFF_MAX / es) return POSENC_ERR_OVERFLOW;
-  *bytes = last * es;
+  if (posenc_i_rows_span(n_rows, pr->dim, stride, es, &last) != POSENC_OK) return POSENC_ERR_OVERFLOW;
+  *bytes = last;
   if (plan) {
     plan->esize = es;
     plan->stride = stride;
@@ -1851,6 +1910,7 @@ static posenc_i_dd posenc_i_dd_log_dd(posenc_i_dd x) {
 static double posenc_i_pow_d(double a, double e) { /* a^e, a > 0, to double (about 1e-30 rel before rounding) */
   return posenc_i_dd_exp(posenc_i_dd_mul_d(posenc_i_dd_log(a), e)).hi;
 }
+static double posenc_i_logd(double x) { return posenc_i_dd_log(x).hi; }
 static double posenc_i_floor(double x) { /* |x| < 2^52 */
   double t = (x + POSENC_I_MAGIC) - POSENC_I_MAGIC; /* nearest */
   return t > x ? t - 1.0 : t;
@@ -1870,10 +1930,9 @@ static double posenc_i_yarn_corr_dim(double r, size_t d, double L, double base) 
   posenc_i_dd den = posenc_i_dd_add(posenc_i_dd_log(r), ln2pi);
   posenc_i_dd num = posenc_i_dd_mul_d(posenc_i_dd_add(posenc_i_dd_log(L), posenc_i_dd_make(-den.hi, -den.lo)), (double)d);
   posenc_i_dd lnb2 = posenc_i_dd_mul_d(posenc_i_dd_log(base), 2.0);
-  /* num / lnb2, rounded once: a quotient estimate and its correction from the remainder */
-  double q1 = num.hi / lnb2.hi;
-  posenc_i_dd rem = posenc_i_dd_add(num, posenc_i_dd_mul_d(lnb2, -q1));
-  return posenc_i_fast_two_sum(q1, rem.hi / lnb2.hi).hi;
+  /* num / lnb2, rounded once */
+  posenc_i_dd q = posenc_i_dd_div(num, lnb2);
+  return posenc_i_fast_two_sum(q.hi, q.lo).hi;
 }
 
 /* The extrapolation ramp's bounds [low, high] over pair indices, as HF computes them. */
@@ -1889,10 +1948,8 @@ static void posenc_i_yarn_range(const posenc_rope_config *c, size_t d, double *l
 }
 
 static double posenc_i_yarn_mscale(double s, double m) {
-  return s <= 1.0 ? 1.0 : 0.1 * m * posenc_i_dd_log(s).hi + 1.0;
+  return s <= 1.0 ? 1.0 : 0.1 * m * posenc_i_logd(s) + 1.0;
 }
-
-static double posenc_i_logd(double x) { return posenc_i_dd_log(x).hi; }
 
 /* The attention factor A: the config's own, else the variant's (YaRN mscale, LongRoPE). */
 static double posenc_i_rope_attention(const posenc_rope_config *c) {
@@ -1906,7 +1963,7 @@ static double posenc_i_rope_attention(const posenc_rope_config *c) {
     double x;
     if (c->factor <= 1.0) return 1.0;
     x = 1.0 + posenc_i_logd(c->factor) / posenc_i_logd((double)c->original_max_pos);
-    return posenc_i_dd_exp(posenc_i_dd_mul_d(posenc_i_dd_log(x), 0.5)).hi; /* sqrt, without libm */
+    return posenc_i_pow_d(x, 0.5); /* sqrt, without libm */
   }
   return 1.0;
 }
@@ -2189,10 +2246,9 @@ static posenc_status posenc_i_rope_check_spec(const posenc_rope *rope, const pos
   if (width == 0) return POSENC_ERR_DIM;
   stride = spec->row_stride ? spec->row_stride : width;
   if (stride < width) return POSENC_ERR_STRIDE;
-  if (n_rows - 1 > (SIZE_MAX - width) / stride) return POSENC_ERR_OVERFLOW;
-  last = (n_rows - 1) * stride + width;
-  if (last > SIZE_MAX / es || last * es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
-  if (bytes) *bytes = last * es;
+  if (posenc_i_extent(n_rows, width, stride, &last) != POSENC_OK || posenc_i_bytes(last, es, &last) != POSENC_OK)
+    return POSENC_ERR_OVERFLOW;
+  if (bytes) *bytes = last;
   if (stride_out) *stride_out = stride;
   return POSENC_OK;
 }
@@ -2382,11 +2438,11 @@ typedef struct posenc_i_tview {  /* a tensor's fields, read once: q and k may ho
   size_t span;                   /* bytes from data to one past the last element */
 } posenc_i_tview;
 
-/* A tensor's strides, with defaults; it must not overlap itself: sorted by stride, each
- * dimension steps past everything nested inside it (a sufficient, simple rule). */
+/* A tensor's strides, with defaults; it must not overlap itself (posenc_i_strided_extent). */
 static posenc_status posenc_i_rope_check_tensor(const posenc_rope_tensor *t, size_t D, size_t B, size_t T,
                                                 posenc_i_tview *v) {
-  size_t n[3], st[3], ext = D, i, j;
+  size_t n[3], st[3], ext;
+  posenc_status s;
   if (!t->data) return POSENC_ERR_NULL;
   if (t->heads == 0) return POSENC_ERR_SIZE;
   v->es = posenc_dtype_size(t->dtype);
@@ -2403,18 +2459,8 @@ static posenc_status posenc_i_rope_check_tensor(const posenc_rope_tensor *t, siz
   else v->bs = T * v->ts;
   n[0] = t->heads; n[1] = T; n[2] = B;
   st[0] = v->hs; st[1] = v->ts; st[2] = v->bs;
-  for (i = 0; i < 3; i++)
-    for (j = i + 1; j < 3; j++)
-      if (st[j] < st[i]) { size_t a = st[i], b = n[i]; st[i] = st[j]; n[i] = n[j]; st[j] = a; n[j] = b; }
-  for (i = 0; i < 3; i++) {
-    if (n[i] < 2) continue;
-    if (st[i] < ext) return POSENC_ERR_ALIAS;
-    if (n[i] - 1 > (SIZE_MAX - ext) / st[i]) return POSENC_ERR_OVERFLOW;
-    ext += (n[i] - 1) * st[i];
-  }
-  if (ext > SIZE_MAX / v->es || ext * v->es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
-  v->span = ext * v->es;
-  return POSENC_OK;
+  if ((s = posenc_i_strided_extent(D, n, st, 3, &ext)) != POSENC_OK) return s; /* ALIAS, OVERFLOW */
+  return posenc_i_bytes(ext, v->es, &v->span);
 }
 
 /* q and k may share one buffer row by row (a fused QKV projection): same dtype and token
@@ -2785,12 +2831,14 @@ POSENC_API posenc_status posenc_selftest(void) {
 }
 
 /* ---- masked add: dropout hash (documented in the API comment) ------------------------------ */
-static uint64_t posenc_i_mix64(uint64_t z) { /* splitmix64 */
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+/* The splitmix64 finalizer (a bijection of 64-bit integers). */
+static uint64_t posenc_i_mix64_fin(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
+/* splitmix64: one golden step, then the finalizer */
+static uint64_t posenc_i_mix64(uint64_t z) { return posenc_i_mix64_fin(z + 0x9E3779B97F4A7C15ull); }
 static uint32_t posenc_i_lowbias32(uint32_t x) {
   x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
   return x;
@@ -2917,14 +2965,15 @@ static posenc_status posenc_i_check_tokens(const posenc_embed_tokens *tk) {
 /* 1 if bytes [lo, hi) meet what is read while outputs are written: the token arrays (positions,
  * ids, mask), the tokens struct and the config (a write there would change them after they were
  * checked). */
-static int posenc_i_tokens_meet(const posenc_embed_config *c, const posenc_embed_tokens *tk, size_t lo, size_t hi) {
+static int posenc_i_tokens_meet(const posenc_embed_config *c, const posenc_embed_tokens *tk, const void *o,
+                                size_t bytes) {
   size_t n = tk->batch * tk->tokens, n4 = n <= SIZE_MAX / 4 ? n * 4 : SIZE_MAX - 3; /* n: checked */
-  const unsigned char *out = (const unsigned char *)(uintptr_t)lo;
-  return posenc_i_ranges_meet(out, hi - lo, (const unsigned char *)tk, sizeof *tk) ||
-         (c && posenc_i_ranges_meet(out, hi - lo, (const unsigned char *)c, sizeof *c)) ||
-         (tk->mode == POSENC_POS_IDS && posenc_i_ranges_meet(out, hi - lo, (const unsigned char *)tk->positions, n4)) ||
-         (tk->token_ids && posenc_i_ranges_meet(out, hi - lo, (const unsigned char *)tk->token_ids, n4)) ||
-         (tk->mask && posenc_i_ranges_meet(out, hi - lo, tk->mask, n));
+  const unsigned char *out = (const unsigned char *)o;
+  return posenc_i_ranges_meet(out, bytes, (const unsigned char *)tk, sizeof *tk) ||
+         (c && posenc_i_ranges_meet(out, bytes, (const unsigned char *)c, sizeof *c)) ||
+         (tk->mode == POSENC_POS_IDS && posenc_i_ranges_meet(out, bytes, (const unsigned char *)tk->positions, n4)) ||
+         (tk->token_ids && posenc_i_ranges_meet(out, bytes, (const unsigned char *)tk->token_ids, n4)) ||
+         (tk->mask && posenc_i_ranges_meet(out, bytes, tk->mask, n));
 }
 
 POSENC_API posenc_status posenc_embed_positions(const posenc_embed_tokens *tokens, int32_t *out) {
@@ -2933,8 +2982,7 @@ POSENC_API posenc_status posenc_embed_positions(const posenc_embed_tokens *token
   if (st != POSENC_OK) return st;
   if (!out) return POSENC_ERR_NULL;
   if (tokens->batch * tokens->tokens > (size_t)PTRDIFF_MAX / sizeof *out) return POSENC_ERR_OVERFLOW;
-  if (posenc_i_tokens_meet(NULL, tokens, (size_t)(uintptr_t)out,
-                           (size_t)(uintptr_t)out + tokens->batch * tokens->tokens * sizeof *out))
+  if (posenc_i_tokens_meet(NULL, tokens, out, tokens->batch * tokens->tokens * sizeof *out))
     return POSENC_ERR_ALIAS;
   for (b = 0; b < tokens->batch; b++) { /* validate everything first */
     int64_t count = 0, pos = 0;
@@ -2954,7 +3002,7 @@ typedef struct posenc_i_tens {
   unsigned char *data;
   posenc_dtype dtype;
   size_t es, bs, ts;           /* element size; strides in elements */
-  size_t lo, hi;               /* byte span [lo, hi) as addresses */
+  size_t span;                 /* bytes from data to one past the last element */
 } posenc_i_tens;
 
 typedef struct posenc_i_embed_plan {
@@ -2967,7 +3015,7 @@ typedef struct posenc_i_embed_plan {
   /* table source */
   const unsigned char *P;
   posenc_dtype pdt;
-  size_t pes, pstride, n_rows;
+  size_t pes, pstride, n_rows, pbytes;
   int table;                   /* 1: config.table.data given */
   int sinus;                   /* 1: sinusoidal rows needed (source or OOB fallback) */
   posenc_sinusoidal_params sp; /* dense, validated */
@@ -2979,13 +3027,14 @@ typedef struct posenc_i_embed_plan {
 /* Strides, span and overflow of a [B][T][D] tensor. */
 static posenc_status posenc_i_tens_check(const posenc_embed_tensor *v, size_t B, size_t T, size_t D, posenc_i_tens *o) {
   size_t last;
+  posenc_status st;
   o->data = (unsigned char *)v->data;
   o->dtype = v->dtype;
   o->es = posenc_dtype_size(v->dtype);
   if (o->es == 0) return POSENC_ERR_DTYPE;
   o->ts = v->token_stride ? v->token_stride : D;
   if (o->ts < D) return POSENC_ERR_STRIDE;
-  if (T > 1 && o->ts > (SIZE_MAX - D) / (T - 1)) return POSENC_ERR_OVERFLOW;
+  if ((st = posenc_i_extent(T, D, o->ts, &last)) != POSENC_OK) return st;
   if (v->batch_stride) {
     o->bs = v->batch_stride;
   } else {
@@ -2993,33 +3042,25 @@ static posenc_status posenc_i_tens_check(const posenc_embed_tensor *v, size_t B,
     o->bs = T * o->ts;
   }
   if (o->bs < D) return POSENC_ERR_STRIDE;
-  last = (T - 1) * o->ts + D;
-  if (B > 1 && o->bs > (SIZE_MAX - last) / (B - 1)) return POSENC_ERR_OVERFLOW;
-  last += (B - 1) * o->bs;
-  if (last > SIZE_MAX / o->es || last * o->es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
+  if ((st = posenc_i_extent(B, last, o->bs, &last)) != POSENC_OK) return st;
+  if ((st = posenc_i_bytes(last, o->es, &o->span)) != POSENC_OK) return st;
   if (o->ts > (size_t)PTRDIFF_MAX / o->es || o->bs > (size_t)PTRDIFF_MAX / o->es) return POSENC_ERR_OVERFLOW;
-  o->lo = (size_t)(uintptr_t)o->data;
-  if (o->lo > SIZE_MAX - last * o->es) return POSENC_ERR_OVERFLOW;
-  o->hi = o->lo + last * o->es;
+  if ((size_t)(uintptr_t)o->data > SIZE_MAX - o->span) return POSENC_ERR_OVERFLOW;
   return POSENC_OK;
 }
 
-/* Rows of a written tensor must not overlap each other: with the smaller stride inner, each
- * stride must clear the extent of the level inside it. */
+/* Rows of a written tensor must not overlap each other (posenc_i_strided_extent; its extent
+ * was checked by posenc_i_tens_check, so only ERR_ALIAS can come back). */
 static int posenc_i_tens_self_overlap(const posenc_i_tens *o, size_t B, size_t T, size_t D) {
-  size_t s1 = o->ts, n1 = T, s2 = o->bs, n2 = B;
-  if (n2 > 1 && (n1 == 1 || s2 < s1)) { size_t ts = s1, tn = n1; s1 = s2; n1 = n2; s2 = ts; n2 = tn; }
-  if (n1 > 1 && s1 < D) return 1;
-  if (n2 > 1 && s2 < (n1 - 1) * s1 + D) return 1;
-  return 0;
+  size_t n[2], st[2], ext;
+  n[0] = T; n[1] = B; st[0] = o->ts; st[1] = o->bs;
+  return posenc_i_strided_extent(D, n, st, 2, &ext) != POSENC_OK;
 }
-
-static int posenc_i_spans_overlap(size_t alo, size_t ahi, size_t blo, size_t bhi) { return alo < bhi && blo < ahi; }
 
 /* In place (same data, dtype and strides) or apart; anything else overlapping is ERR_ALIAS. */
 static int posenc_i_tens_alias(const posenc_i_tens *a, const posenc_i_tens *b) {
   if (a->data == b->data && a->dtype == b->dtype && a->ts == b->ts && a->bs == b->bs) return 0;
-  return posenc_i_spans_overlap(a->lo, a->hi, b->lo, b->hi);
+  return posenc_i_ranges_meet(a->data, a->span, b->data, b->span);
 }
 
 /* Everything but the tensors and positions: config, table, sinusoidal source. */
@@ -3058,12 +3099,7 @@ static posenc_status posenc_i_embed_setup(const posenc_embed_config *c, const po
     pl->n_rows = c->table.n_rows;
     pl->pstride = c->table.row_stride ? c->table.row_stride : c->dim;
     if (pl->pstride < c->dim) return POSENC_ERR_STRIDE;
-    if (pl->n_rows - 1 > (SIZE_MAX - c->dim) / pl->pstride) return POSENC_ERR_OVERFLOW;
-    {
-      size_t last = (pl->n_rows - 1) * pl->pstride + c->dim;
-      if (last > SIZE_MAX / pl->pes || last * pl->pes > (size_t)PTRDIFF_MAX ||
-          pl->pstride > (size_t)PTRDIFF_MAX / pl->pes) return POSENC_ERR_OVERFLOW;
-    }
+    if ((st = posenc_i_rows_span(pl->n_rows, c->dim, pl->pstride, pl->pes, &pl->pbytes)) != POSENC_OK) return st;
     if (tk->mode == POSENC_POS_FAIRSEQ && (size_t)tk->padding_id >= pl->n_rows) return POSENC_ERR_PADDING;
   }
   pl->sinus = !pl->table || c->oob == POSENC_OOB_SINUSOIDAL;
@@ -3203,7 +3239,7 @@ static void posenc_i_embed_walk(const posenc_i_embed_plan *pl, const posenc_embe
   size_t b, t;
   const size_t D = pl->D;
   /* non-temporal stores for large outputs (forward y, backward grad_x), not in place */
-  const int stream = pl->y.data && pl->y.data != pl->x.data && (pl->y.hi - pl->y.lo) >= POSENC_STREAM_MIN_BYTES;
+  const int stream = pl->y.data && pl->y.data != pl->x.data && pl->y.span >= POSENC_STREAM_MIN_BYTES;
   for (b = 0; b < pl->B; b++) {
     int64_t count = 0, pos = 0, row = 0, run_row = 0;
     size_t run_t = 0, run_n = 0;
@@ -3256,12 +3292,9 @@ POSENC_API posenc_status posenc_embed_forward(const posenc_embed_config *config,
   st = posenc_i_tens_check(y, pl.B, pl.T, pl.D, &pl.y);
   if (st != POSENC_OK) return st;
   if (posenc_i_tens_self_overlap(&pl.y, pl.B, pl.T, pl.D) || posenc_i_tens_alias(&pl.x, &pl.y) ||
-      posenc_i_tokens_meet(config, tokens, pl.y.lo, pl.y.hi))
+      posenc_i_tokens_meet(config, tokens, pl.y.data, pl.y.span))
     return POSENC_ERR_ALIAS;
-  if (pl.table) {
-    size_t lo = (size_t)(uintptr_t)pl.P, hi = lo + ((pl.n_rows - 1) * pl.pstride + pl.D) * pl.pes;
-    if (posenc_i_spans_overlap(lo, hi, pl.y.lo, pl.y.hi)) return POSENC_ERR_ALIAS;
-  }
+  if (pl.table && posenc_i_ranges_meet(pl.P, pl.pbytes, pl.y.data, pl.y.span)) return POSENC_ERR_ALIAS;
   st = posenc_i_embed_scan(config, tokens, &pl);
   if (st != POSENC_OK) return st;
   posenc_i_embed_walk(&pl, config, tokens, 0, NULL, 0);
@@ -3286,25 +3319,23 @@ POSENC_API posenc_status posenc_embed_backward(const posenc_embed_config *config
     st = posenc_i_tens_check(grad_x, pl.B, pl.T, pl.D, &pl.y);
     if (st != POSENC_OK) return st;
     if (posenc_i_tens_self_overlap(&pl.y, pl.B, pl.T, pl.D) || posenc_i_tens_alias(&pl.x, &pl.y) ||
-        posenc_i_tokens_meet(config, tokens, pl.y.lo, pl.y.hi))
+        posenc_i_tokens_meet(config, tokens, pl.y.data, pl.y.span))
       return POSENC_ERR_ALIAS;
   } else {
     pl.y.data = NULL; pl.y.dtype = POSENC_DTYPE_F32; pl.y.es = 4; pl.y.ts = pl.D; pl.y.bs = pl.D;
-    pl.y.lo = pl.y.hi = 0;
+    pl.y.span = 0;
   }
   if (!pl.table) grad_table = NULL; /* the sinusoidal source has nothing to learn */
   if (grad_table) {
-    size_t lo, hi, last;
+    const unsigned char *g = (const unsigned char *)grad_table;
+    size_t gbytes;
     gts = grad_table_stride ? grad_table_stride : pl.D;
     if (gts < pl.D) return POSENC_ERR_STRIDE;
-    if (pl.n_rows - 1 > (SIZE_MAX - pl.D) / gts) return POSENC_ERR_OVERFLOW;
-    last = (pl.n_rows - 1) * gts + pl.D;
-    if (last > SIZE_MAX / 4 || last * 4 > (size_t)PTRDIFF_MAX || gts > (size_t)PTRDIFF_MAX / 4) return POSENC_ERR_OVERFLOW;
-    lo = (size_t)(uintptr_t)grad_table;
-    if (lo > SIZE_MAX - last * 4) return POSENC_ERR_OVERFLOW;
-    hi = lo + last * 4;
-    if (posenc_i_spans_overlap(lo, hi, pl.x.lo, pl.x.hi) || (pl.y.data && posenc_i_spans_overlap(lo, hi, pl.y.lo, pl.y.hi)) ||
-        posenc_i_tokens_meet(config, tokens, lo, hi))
+    if ((st = posenc_i_rows_span(pl.n_rows, pl.D, gts, 4, &gbytes)) != POSENC_OK) return st;
+    if ((size_t)(uintptr_t)g > SIZE_MAX - gbytes) return POSENC_ERR_OVERFLOW;
+    if (posenc_i_ranges_meet(g, gbytes, pl.x.data, pl.x.span) ||
+        (pl.y.data && posenc_i_ranges_meet(g, gbytes, pl.y.data, pl.y.span)) ||
+        posenc_i_tokens_meet(config, tokens, g, gbytes))
       return POSENC_ERR_ALIAS;
   }
   st = posenc_i_embed_scan(config, tokens, &pl);
@@ -3315,17 +3346,6 @@ POSENC_API posenc_status posenc_embed_backward(const posenc_embed_config *config
 
 /* ---- learnable tables, index encodings, 2-D sin-cos: shared helpers ------------------------
  * Only IEEE basic operations in a fixed order (no libm): the same bits on every platform. */
-
-/* Bytes of n rows of dim elements with a row stride (elements): ((n-1)*stride + dim) * es. */
-static posenc_status posenc_i_tb_span(size_t n, size_t dim, size_t stride, size_t es, size_t *bytes) {
-  size_t last;
-  if (n - 1 > (SIZE_MAX - dim) / stride) return POSENC_ERR_OVERFLOW;
-  last = (n - 1) * stride + dim;
-  if (last > SIZE_MAX / es || last * es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
-  if (stride > (size_t)PTRDIFF_MAX / es) return POSENC_ERR_OVERFLOW;
-  *bytes = last * es;
-  return POSENC_OK;
-}
 
 /* An output table of n_rows x dim elements of dtype, row_stride apart (0: dim), in out_bytes:
  * NULL, SIZE, DTYPE, STRIDE, OVERFLOW, BUFFER, checked in that order. */
@@ -3338,7 +3358,7 @@ static posenc_status posenc_i_tb_check_out(const void *out, size_t out_bytes, si
   if (*es == 0) return POSENC_ERR_DTYPE;
   *stride = row_stride ? row_stride : dim;
   if (*stride < dim) return POSENC_ERR_STRIDE;
-  if (posenc_i_tb_span(n_rows, dim, *stride, *es, &need) != POSENC_OK) return POSENC_ERR_OVERFLOW;
+  if (posenc_i_rows_span(n_rows, dim, *stride, *es, &need) != POSENC_OK) return POSENC_ERR_OVERFLOW;
   return out_bytes < need ? POSENC_ERR_BUFFER : POSENC_OK;
 }
 
@@ -3373,23 +3393,12 @@ static void posenc_i_tb_store_odd(unsigned char *dst, posenc_dtype dtype, double
 
 /* ---- truncated normal ---------------------------------------------------------------------- */
 
-/* The splitmix64 finalizer (a bijection of 64-bit integers). */
-static uint64_t posenc_i_tb_mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 /* ln(a) for a in [2^-53, 1]: the atanh series of posenc_i_dd_log's first estimate, in double
  * (a few ulp; only its determinism matters here). */
 static double posenc_i_tb_log(double a) {
-  uint64_t bits = posenc_i_dbits(a);
-  int e = (int)((bits >> 52) & 0x7ff) - 1023, i;
-  double m = posenc_i_bitsd((bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull), s, s2, t;
-  if (m > 1.4142135623730951) { m *= 0.5; e++; }
-  s = (m - 1.0) / (m + 1.0); s2 = s * s; t = 0.0;
-  for (i = 29; i >= 3; i -= 2) t = (t + 1.0 / i) * s2;
-  return (double)e * posenc_i_LN2.hi + ((double)e * posenc_i_LN2.lo + 2.0 * (s + s * t));
+  int e;
+  double r = posenc_i_log_series(a, &e);
+  return (double)e * posenc_i_LN2.hi + ((double)e * posenc_i_LN2.lo + r);
 }
 
 
@@ -3439,7 +3448,7 @@ static double posenc_i_tb_rsqrt_int(uint64_t d) {
 }
 
 /* The i-th standard normal draw of element key e: Box-Muller on the splitmix64 stream of e,
- * x_n = mix(e + (n+1) * golden). Pair t uses u1 = (x_2t >> 11 + 1) * 2^-53 in (0, 1] and
+ * x_n = mix(e + (n+1) * golden), mix = posenc_i_mix64_fin. Pair t uses u1 = (x_2t >> 11 + 1) * 2^-53 in (0, 1] and
  * u2 = (x_2t+1 >> 11) * 2^-53 in [0, 1); r = sqrt(-2 ln u1), draws 2t and 2t+1 are r*cos(2 pi u2)
  * and r*sin(2 pi u2). */
 #define POSENC_I_TB_GOLDEN 0x9e3779b97f4a7c15ull
@@ -3449,8 +3458,8 @@ static double posenc_i_tb_trunc_normal(uint64_t e) {
   static const double quarter[POSENC_UPARTS] = {4.0, 0.0, 0.0, 0.0}; /* one turn = 4 quarter turns */
   int t;
   for (t = 0; t < POSENC_I_TB_MAX_PAIRS; t++) {
-    uint64_t x1 = posenc_i_tb_mix(e + (uint64_t)(2 * t + 1) * POSENC_I_TB_GOLDEN);
-    uint64_t x2 = posenc_i_tb_mix(e + (uint64_t)(2 * t + 2) * POSENC_I_TB_GOLDEN);
+    uint64_t x1 = posenc_i_mix64_fin(e + (uint64_t)(2 * t + 1) * POSENC_I_TB_GOLDEN);
+    uint64_t x2 = posenc_i_mix64_fin(e + (uint64_t)(2 * t + 2) * POSENC_I_TB_GOLDEN);
     double u1 = (double)((x1 >> 11) + 1) * (1.0 / 9007199254740992.0);
     double u2 = (double)(x2 >> 11) * (1.0 / 9007199254740992.0);
     double r2 = -2.0 * posenc_i_tb_log(u1), r, s, c, z;
@@ -3475,12 +3484,12 @@ POSENC_API posenc_status posenc_learned_init(uint64_t seed, double std, size_t n
   if (st != POSENC_OK) return st;
   if (!(std >= 0.0 && std <= 1e30)) return POSENC_ERR_PARAM; /* also NaN */
   if (std == 0.0) std = posenc_i_tb_rsqrt_int((uint64_t)dim);
-  k0 = posenc_i_tb_mix(seed ^ 0x6a09e667f3bcc909ull);
+  k0 = posenc_i_mix64_fin(seed ^ 0x6a09e667f3bcc909ull);
   for (p = 0; p < n_rows; p++) {
     unsigned char *row = (unsigned char *)out + p * stride * es;
-    uint64_t kp = posenc_i_tb_mix(k0 ^ (uint64_t)p);
+    uint64_t kp = posenc_i_mix64_fin(k0 ^ (uint64_t)p);
     for (j = 0; j < dim; j++) {
-      double z = posenc_i_tb_trunc_normal(posenc_i_tb_mix(kp ^ (uint64_t)j));
+      double z = posenc_i_tb_trunc_normal(posenc_i_mix64_fin(kp ^ (uint64_t)j));
       posenc_i_store(row + j * es, dtype, (float)(std * z));
     }
   }
@@ -3526,8 +3535,8 @@ POSENC_API posenc_status posenc_table_resize(const posenc_table *src, size_t new
   sstride = src->row_stride ? src->row_stride : src->dim;
   stride = row_stride ? row_stride : src->dim;
   if (sstride < src->dim || stride < src->dim) return POSENC_ERR_STRIDE;
-  if (posenc_i_tb_span(src->n_rows, src->dim, sstride, ses, &sneed) != POSENC_OK ||
-      posenc_i_tb_span(new_rows, src->dim, stride, es, &need) != POSENC_OK)
+  if (posenc_i_rows_span(src->n_rows, src->dim, sstride, ses, &sneed) != POSENC_OK ||
+      posenc_i_rows_span(new_rows, src->dim, stride, es, &need) != POSENC_OK)
     return POSENC_ERR_OVERFLOW;
   n = src->n_rows;
   /* the index arithmetic below: (2r+1)*n and r*(n-1) with r < new_rows, in 64 bits */
@@ -3622,7 +3631,7 @@ static posenc_status posenc_i_tb_check_2d(const posenc_sincos_2d_params *pr, siz
   grid = pr->grid_h * pr->grid_w;
   if (pr->cls_token && grid == SIZE_MAX) return POSENC_ERR_OVERFLOW;
   *rows = grid + (pr->cls_token ? 1 : 0);
-  st = posenc_i_tb_span(*rows, pr->embed_dim, stride, es, bytes);
+  st = posenc_i_rows_span(*rows, pr->embed_dim, stride, es, bytes);
   if (st != POSENC_OK) return st;
   *half = posenc_sinusoidal_default(pr->embed_dim / 2);
   half->base = pr->base; half->layout = POSENC_LAYOUT_SPLIT; half->dtype = pr->dtype;
@@ -3686,8 +3695,7 @@ static posenc_status posenc_i_table_extent(const posenc_table *t, size_t *stride
   if (posenc_dtype_size(t->dtype) == 0) return POSENC_ERR_DTYPE;
   s = t->row_stride ? t->row_stride : t->dim;
   if (s < t->dim) return POSENC_ERR_STRIDE;
-  if ((t->n_rows - 1) > (SIZE_MAX - t->dim) / s) return POSENC_ERR_OVERFLOW;
-  *extent = (t->n_rows - 1) * s + t->dim;
+  if (posenc_i_extent(t->n_rows, t->dim, s, extent) != POSENC_OK) return POSENC_ERR_OVERFLOW;
   if (*extent > SIZE_MAX / posenc_dtype_size(t->dtype)) return POSENC_ERR_OVERFLOW;
   *stride = s;
   return POSENC_OK;
@@ -3792,7 +3800,7 @@ static void posenc_i_spectrum_summary(const double *sigma, size_t n_rows, size_t
   if (info->k99 == 0) info->k99 = d;
   for (i = 0; i < info->rank; i++) {
     double q = sigma[i] / sum;
-    if (q > 0.0) h -= q * posenc_i_dd_log(q).hi;
+    if (q > 0.0) h -= q * posenc_i_logd(q);
   }
   info->entropy_rank = posenc_i_dd_exp(posenc_i_dd_make(h, 0.0)).hi;
 }
@@ -4124,7 +4132,8 @@ typedef struct posenc_i_tile {
 
 static posenc_status posenc_i_tile_check(const posenc_score_tile *t, const posenc_score_mask *m,
                                          posenc_i_tile *pt) {
-  size_t rs, hs, in_s, in_n, out_s, out_n, ext;
+  size_t rs, hs, n[2], st[2], ext;
+  posenc_status s;
   const posenc_i_backend *be;
   if (!t || !t->scores) return POSENC_ERR_NULL;
   if (t->dtype != POSENC_DTYPE_F32 && t->dtype != POSENC_DTYPE_F16) return POSENC_ERR_DTYPE;
@@ -4137,23 +4146,10 @@ static posenc_status posenc_i_tile_check(const posenc_score_tile *t, const posen
   if (t->head_stride) hs = t->head_stride;
   else if (t->rows > SIZE_MAX / rs) return POSENC_ERR_OVERFLOW;
   else hs = t->rows * rs;
-  /* no overlap: the smaller stride (of the dimensions longer than 1) is the inner one */
-  in_s = 0; in_n = 1; out_s = 0; out_n = 1;
-  if (t->rows > 1 && t->heads > 1) {
-    int rows_inner = rs <= hs;
-    in_s = rows_inner ? rs : hs; in_n = rows_inner ? t->rows : t->heads;
-    out_s = rows_inner ? hs : rs; out_n = rows_inner ? t->heads : t->rows;
-  } else if (t->rows > 1) { in_s = rs; in_n = t->rows; }
-  else if (t->heads > 1) { in_s = hs; in_n = t->heads; }
-  if (in_n > 1 && in_s < t->cols) return POSENC_ERR_ALIAS;
-  if (in_n > 1 && (in_n - 1 > (SIZE_MAX - t->cols) / in_s)) return POSENC_ERR_OVERFLOW;
-  if (out_n > 1 && out_s < (in_n - 1) * in_s + t->cols) return POSENC_ERR_ALIAS;
-  /* extent in elements: (out_n-1)*out_s + (in_n-1)*in_s + cols, then bytes */
-  ext = (in_n - 1) * in_s + t->cols;
-  if (out_n > 1) {
-    if (out_n - 1 > (SIZE_MAX - ext) / out_s) return POSENC_ERR_OVERFLOW;
-    ext += (out_n - 1) * out_s;
-  }
+  /* no overlap (posenc_i_strided_extent; rows before heads, so on equal strides rows are inner) */
+  n[0] = t->rows; n[1] = t->heads; st[0] = rs; st[1] = hs;
+  if ((s = posenc_i_strided_extent(t->cols, n, st, 2, &ext)) != POSENC_OK) return s; /* ALIAS, OVERFLOW */
+  /* extent in elements, then bytes */
   if (ext > (size_t)PTRDIFF_MAX / 4) return POSENC_ERR_OVERFLOW;
   pt->es = t->dtype == POSENC_DTYPE_F32 ? 4 : 2;
   pt->extent = ext * pt->es;
@@ -4729,10 +4725,7 @@ static double posenc_i_nan(void) { return posenc_i_bitsd(0x7ff8000000000000ull);
 
 /* ln(a)/ln(b) as a double-double (a, b > 1) */
 static posenc_i_dd posenc_i_log_ratio(double a, double b) {
-  posenc_i_dd x = posenc_i_dd_log(a), y = posenc_i_dd_log(b), r;
-  double q0 = x.hi / y.hi;
-  r = posenc_i_dd_add(x, posenc_i_dd_mul_d(y, -q0));
-  return posenc_i_dd_make(q0, r.hi / y.hi);
+  return posenc_i_dd_div(posenc_i_dd_log(a), posenc_i_dd_log(b));
 }
 
 POSENC_API double posenc_logn_scale(uint32_t pos, uint32_t train_len) {
@@ -4771,8 +4764,7 @@ POSENC_API double posenc_deepseek_softmax_scale(size_t head_dim, double factor, 
 
 POSENC_API double posenc_llama4_attn_scale(uint32_t pos, uint32_t floor_scale, double attn_scale) {
   if (floor_scale == 0 || !posenc_i_finite(attn_scale)) return posenc_i_nan();
-  return posenc_i_finite_or_nan(posenc_i_dd_log((double)(((uint64_t)pos + 1) / floor_scale) + 1.0).hi * attn_scale +
-                                1.0);
+  return posenc_i_finite_or_nan(posenc_i_logd((double)(((uint64_t)pos + 1) / floor_scale) + 1.0) * attn_scale + 1.0);
 }
 
 #ifdef __cplusplus
