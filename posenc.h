@@ -19,6 +19,43 @@
  *
  * License: MIT (see LICENSE).
  */
+
+/* Contents (search for the quoted text or the name):
+ *
+ * API (this part is all most readers need)
+ *   "Status codes"                 posenc_status, posenc_strerror
+ *   "Buffers, in every call"       alignment, aliasing (ERR_ALIAS) and descriptor rules
+ *   "Storage types"                posenc_dtype, f16/bf16 conversions
+ *   "Sinusoidal absolute encodings"  posenc_sinusoidal_table, posenc_sinusoidal_rows
+ *   "Rotary position embedding"    posenc_rope_init, posenc_rope_cache_table, posenc_rope_apply
+ *   "Absolute encodings end to end"  posenc_embed_forward, _backward, posenc_embed_positions
+ *   "learnable tables"             posenc_learned_init, posenc_table_resize
+ *   "index encodings"              posenc_index_table
+ *   "2-D sin-cos"                  posenc_sincos_2d
+ *   "spectrum of a table"          posenc_spectrum
+ *   ".npy headers"                 posenc_npy_parse, posenc_npy_header
+ *   "Position biases inside attention"  score tiles and masks (posenc_mask_apply), ALiBi, T5,
+ *                                  DeBERTa, Transformer-XL (posenc_txl_relative)
+ *   "Position-dependent attention scales"  posenc_logn_scale, posenc_yarn_mscale, ...
+ *   "Backends and dispatch"        posenc_isa, POSENC_I_ISA_TABLE, posenc_isa_set, posenc_selftest
+ *   then the internal interface    the job structs and posenc_i_backend that posenc_simd.h uses
+ *
+ * Implementation (POSENC_IMPLEMENTATION), in dependency order
+ *   "Implementation, 1: primitives"  bits, f16/bf16, double-double (posenc_i_dd_*), hashes
+ *                                  (posenc_i_mix64), sizes and overlap of strided views
+ *                                  (posenc_i_extent, posenc_i_strided_extent,
+ *                                  posenc_i_ranges_meet), the exact angle (posenc_i_exact_sincos)
+ *   "Implementation, 2: the scalar reference kernels"  posenc_i_scalar_sincos_rows, _rotate,
+ *                                  _to_f32, _add_fwd, _add_bwd, _bias_row (posenc_simd.h mirrors)
+ *   "Implementation, 3: dispatch"  posenc_i_backend_scalar, posenc_i_backends, CPU detection,
+ *                                  posenc_i_select
+ *   "Implementation, 4: features"  sinusoidal tables; RoPE (frequencies, cos/sin rows,
+ *                                  rotation); masked add (dropout keys, positions, validation,
+ *                                  drivers); learnable tables, index encodings, 2-D sin-cos;
+ *                                  spectrum; .npy headers; position biases (score tiles, ALiBi,
+ *                                  T5, DeBERTa, Transformer-XL); attention scales
+ *   "Implementation, 5: self-test"  posenc_selftest
+ */
 #ifndef POSENC_H
 #define POSENC_H
 
@@ -1020,6 +1057,7 @@ typedef struct posenc_i_backend {
 #  define POSENC_I_SHARED extern
 #endif
 POSENC_I_SHARED void posenc_i_scalar_sincos_rows(const posenc_i_job *job);
+/* The scalar rotation kernel: the definition every SIMD rotation reproduces bit for bit. */
 POSENC_I_SHARED void posenc_i_scalar_rotate(const posenc_i_rot_job *job);
 POSENC_I_SHARED void posenc_i_scalar_to_f32(const unsigned char *src, posenc_dtype dtype, float *dst, size_t n,
                                             int negate);
@@ -1079,6 +1117,10 @@ POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job);
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* =============================================================================================
+ * Implementation, 1: primitives (bits, f16/bf16, double-double, hashes, sizes, the exact angle)
+ * =========================================================================================== */
 
 /* ---- bits ---------------------------------------------------------------------------------- */
 static uint64_t posenc_i_dbits(double x) { uint64_t u; memcpy(&u, &x, 8); return u; }
@@ -1284,6 +1326,88 @@ static double posenc_i_sqrt(double x) {
   y = y + r / (2.0 * y);
   return y * f;
 }
+/* ln of a double-double (x.lo is a first-order correction to ln(x.hi)) */
+static posenc_i_dd posenc_i_dd_log_dd(posenc_i_dd x) {
+  return posenc_i_dd_add(posenc_i_dd_log(x.hi), posenc_i_dd_make(x.lo / x.hi, 0.0));
+}
+static double posenc_i_pow_d(double a, double e) { /* a^e, a > 0, to double (about 1e-30 rel before rounding) */
+  return posenc_i_dd_exp(posenc_i_dd_mul_d(posenc_i_dd_log(a), e)).hi;
+}
+static double posenc_i_logd(double x) { return posenc_i_dd_log(x).hi; }
+static double posenc_i_floor(double x) { /* |x| < 2^52 */
+  double t = (x + POSENC_I_MAGIC) - POSENC_I_MAGIC; /* nearest */
+  return t > x ? t - 1.0 : t;
+}
+static double posenc_i_ceil(double x) { return -posenc_i_floor(-x); }
+static int posenc_i_finite(double x) { return x - x == 0.0; }
+static int posenc_i_finite_pos(double x) { return x > 0.0 && x <= 1e300; }
+
+/* ---- hashes: splitmix64 (dropout keys, learned tables) and lowbias32 (dropout) ------------- */
+/* The splitmix64 finalizer (a bijection of 64-bit integers). */
+static uint64_t posenc_i_mix64_fin(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+/* splitmix64: one golden step, then the finalizer */
+static uint64_t posenc_i_mix64(uint64_t z) { return posenc_i_mix64_fin(z + 0x9E3779B97F4A7C15ull); }
+static uint32_t posenc_i_lowbias32(uint32_t x) {
+  x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
+  return x;
+}
+
+/* ---- sizes and overlap of strided views ----------------------------------------------------- */
+/* *ext = ext0 + (n-1)*stride elements, or ERR_OVERFLOW past SIZE_MAX. With ext0 = dim: the
+ * elements n rows of dim elements, stride apart, span. n >= 1; stride > 0 where n > 1. */
+static posenc_status posenc_i_extent(size_t n, size_t ext0, size_t stride, size_t *ext) {
+  if (n > 1 && n - 1 > (SIZE_MAX - ext0) / stride) return POSENC_ERR_OVERFLOW;
+  *ext = ext0 + (n - 1) * stride;
+  return POSENC_OK;
+}
+
+/* elems elements of es bytes in bytes, within PTRDIFF_MAX, or ERR_OVERFLOW. */
+static posenc_status posenc_i_bytes(size_t elems, size_t es, size_t *bytes) {
+  if (elems > SIZE_MAX / es || elems * es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
+  *bytes = elems * es;
+  return POSENC_OK;
+}
+
+/* Bytes of n rows of dim elements with a row stride (elements): ((n-1)*stride + dim) * es, and
+ * the stride in bytes within PTRDIFF_MAX too (kernels step by it), or ERR_OVERFLOW. */
+static posenc_status posenc_i_rows_span(size_t n, size_t dim, size_t stride, size_t es, size_t *bytes) {
+  size_t last;
+  if (posenc_i_extent(n, dim, stride, &last) != POSENC_OK || posenc_i_bytes(last, es, &last) != POSENC_OK ||
+      stride > (size_t)PTRDIFF_MAX / es)
+    return POSENC_ERR_OVERFLOW;
+  *bytes = last;
+  return POSENC_OK;
+}
+
+/* The one overlap rule of every strided view (RoPE tensors, embedding tensors, score tiles):
+ * dim contiguous elements repeated along k axes, n[i] steps of st[i] elements. Sorted by stride
+ * (equal strides keep their order), each axis longer than 1 must step past everything nested
+ * inside it (a sufficient, simple rule), else ERR_ALIAS; ERR_OVERFLOW where the extent passes
+ * SIZE_MAX, checked axis by axis in the same walk. *ext: the elements the view spans. Sorts n
+ * and st in place. */
+static posenc_status posenc_i_strided_extent(size_t dim, size_t *n, size_t *st, size_t k, size_t *ext) {
+  size_t e = dim, i, j;
+  for (i = 0; i < k; i++)
+    for (j = i + 1; j < k; j++)
+      if (st[j] < st[i]) { size_t a = st[i], b = n[i]; st[i] = st[j]; n[i] = n[j]; st[j] = a; n[j] = b; }
+  for (i = 0; i < k; i++) {
+    if (n[i] < 2) continue;
+    if (st[i] < e) return POSENC_ERR_ALIAS;
+    if (posenc_i_extent(n[i], e, st[i], &e) != POSENC_OK) return POSENC_ERR_OVERFLOW;
+  }
+  *ext = e;
+  return POSENC_OK;
+}
+
+/* 1 if byte ranges [a, a+an) and [b, b+bn) meet: an output must not overwrite an input it reads. */
+static int posenc_i_ranges_meet(const unsigned char *a, size_t an, const unsigned char *b, size_t bn) {
+  uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+  return a0 < b0 + bn && b0 < a0 + an;
+}
 
 /* ---- the exact angle primitive, scalar reference --------------------------------------------
  * E(p) = (sin, cos)(p * omega) in double for one frequency given as u = omega*2/pi in four
@@ -1322,6 +1446,11 @@ static void posenc_i_exact_sincos(double p, const double *u, size_t lane_stride,
   *c_out = posenc_i_bitsd(posenc_i_dbits(y) ^ (((q + 1) & 2) << 62));
 }
 
+/* =============================================================================================
+ * Implementation, 2: the scalar reference kernels, which posenc_simd.h mirrors bit for bit
+ * =========================================================================================== */
+
+/* ---- sinusoidal rows, rotation, conversion to f32 ------------------------------------------ */
 /* The anchored recurrence. At an anchor a: (s, c) = E(a), and the previous pair (sp, cp) is E(a)
  * rotated back by omega: (s*sc - c*ss, c*sc + s*ss) with (ss, sc) = E(1). Each step is then the
  * three-term (Chebyshev) recurrence y(k+1) = k2*y(k) - y(k-1), k2 = 2*cos(omega) (exact doubling):
@@ -1385,7 +1514,7 @@ POSENC_I_SHARED void posenc_i_scalar_sincos_rows(const posenc_i_job *job) {
   }
 }
 
-/* The scalar rotation kernel: the definition every SIMD rotation reproduces bit for bit. */
+/* Load one value of a dtype as f32 (exact). */
 static float posenc_i_load(const unsigned char *src, posenc_dtype dtype) {
   float v; uint16_t h;
   if (dtype == POSENC_DTYPE_F32) { memcpy(&v, src, 4); return v; }
@@ -1393,6 +1522,7 @@ static float posenc_i_load(const unsigned char *src, posenc_dtype dtype) {
   return dtype == POSENC_DTYPE_F16 ? posenc_f16_to_f32(h) : posenc_bf16_to_f32(h);
 }
 
+/* The scalar rotation kernel: the definition every SIMD rotation reproduces bit for bit. */
 POSENC_I_SHARED void posenc_i_scalar_rotate(const posenc_i_rot_job *job) {
   size_t es = posenc_dtype_size(job->dtype), h, j;
   for (h = 0; h < job->heads; h++) {
@@ -1419,6 +1549,90 @@ POSENC_I_SHARED void posenc_i_scalar_to_f32(const unsigned char *src, posenc_dty
   size_t es = posenc_dtype_size(dtype), i;
   for (i = 0; i < n; i++) dst[i] = negate ? -posenc_i_load(src + i * es, dtype) : posenc_i_load(src + i * es, dtype);
 }
+
+/* ---- masked add: the scalar kernels (every SIMD kernel reproduces them bit for bit) -------- */
+static float posenc_i_add_keep(const posenc_i_add_job *job, size_t r, size_t j) {
+  uint32_t h = posenc_i_lowbias32(job->keys[r] ^ (uint32_t)((uint32_t)(job->col0 + j) * 0x9E3779B9u));
+  return h < job->threshold ? 0.0f : job->keep_scale;
+}
+
+POSENC_I_SHARED void posenc_i_scalar_add_fwd(const posenc_i_add_job *job) {
+  size_t xs = posenc_dtype_size(job->x_dtype), ps = posenc_dtype_size(job->p_dtype);
+  size_t ys = posenc_dtype_size(job->y_dtype), r, j;
+  for (r = 0; r < job->nrows; r++) {
+    const unsigned char *x = job->x + (ptrdiff_t)r * job->x_stride, *p = job->p + (ptrdiff_t)r * job->p_stride;
+    unsigned char *y = job->y + (ptrdiff_t)r * job->y_stride;
+    if (!job->keys && job->x_dtype == POSENC_DTYPE_F32 && job->p_dtype == POSENC_DTYPE_F32 &&
+        job->y_dtype == POSENC_DTYPE_F32) { /* the same operations, without the per-element dispatch */
+      for (j = 0; j < job->n; j++) {
+        float a, c, v;
+        memcpy(&a, x + 4 * j, 4); memcpy(&c, p + 4 * j, 4);
+        v = a * job->scale;
+        v = v + c;
+        memcpy(y + 4 * j, &v, 4);
+      }
+      continue;
+    }
+    for (j = 0; j < job->n; j++) {
+      float v = posenc_i_load(x + j * xs, job->x_dtype) * job->scale;
+      v = v + posenc_i_load(p + j * ps, job->p_dtype);
+      if (job->keys) v = v * posenc_i_add_keep(job, r, j);
+      posenc_i_store(y + j * ys, job->y_dtype, v);
+    }
+  }
+}
+
+POSENC_I_SHARED void posenc_i_scalar_add_bwd(const posenc_i_add_job *job) {
+  size_t xs = posenc_dtype_size(job->x_dtype), ys = posenc_dtype_size(job->y_dtype), r, j;
+  for (r = 0; r < job->nrows; r++) {
+    const unsigned char *x = job->x + (ptrdiff_t)r * job->x_stride;
+    unsigned char *y = job->y ? job->y + (ptrdiff_t)r * job->y_stride : NULL;
+    float *gt = job->gt ? job->gt + (ptrdiff_t)r * job->gt_stride : NULL;
+    if (!job->keys && job->x_dtype == POSENC_DTYPE_F32 && y && job->y_dtype == POSENC_DTYPE_F32 && gt) {
+      for (j = 0; j < job->n; j++) { /* the same operations, without the per-element dispatch */
+        float v, w;
+        memcpy(&v, x + 4 * j, 4);
+        w = v * job->scale;
+        memcpy(y + 4 * j, &w, 4);
+        gt[j] = gt[j] + v;
+      }
+      continue;
+    }
+    for (j = 0; j < job->n; j++) {
+      float v = posenc_i_load(x + j * xs, job->x_dtype);
+      if (job->keys) v = v * posenc_i_add_keep(job, r, j);
+      if (y) posenc_i_store(y + j * ys, job->y_dtype, v * job->scale);
+      if (gt) gt[j] = gt[j] + v;
+    }
+  }
+}
+
+/* ---- the bias row -------------------------------------------------------------------------- */
+/* The scalar bias-row kernel: the definition every SIMD kernel reproduces bit for bit. */
+POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job) {
+  const size_t es = job->dtype == POSENC_DTYPE_F32 ? 4 : 2;
+  const float ninf = posenc_i_bitsf(0xff800000u);
+  size_t j = job->begin, k;
+  for (k = 0; k < job->nseg; k++) {
+    const posenc_i_bias_seg *sg = &job->seg[k];
+    const size_t start = j;
+    if (sg->kind == POSENC_I_SEG_MASK && !job->keep) { j = sg->end; continue; }
+    for (; j < sg->end; j++) {
+      unsigned char *p = job->row + j * es;
+      float v;
+      if (sg->kind == POSENC_I_SEG_FILL || (job->keep && job->keep[j] == 0)) v = ninf;
+      else if (sg->kind == POSENC_I_SEG_MASK) continue;
+      else if (sg->kind == POSENC_I_SEG_CONST) v = posenc_i_load(p, job->dtype) + sg->a;
+      else if (sg->kind == POSENC_I_SEG_VALUES) v = posenc_i_load(p, job->dtype) + sg->v[j - start];
+      else v = posenc_i_load(p, job->dtype) + sg->a * (float)((int64_t)sg->c + (int64_t)j);
+      posenc_i_store(p, job->dtype, v);
+    }
+  }
+}
+
+/* =============================================================================================
+ * Implementation, 3: dispatch (the ISA table: backend tables, CPU detection, selection)
+ * =========================================================================================== */
 
 const posenc_i_backend posenc_i_backend_scalar = {POSENC_ISA_SCALAR, posenc_i_scalar_sincos_rows,
                                                   posenc_i_scalar_rotate, posenc_i_scalar_to_f32,
@@ -1607,60 +1821,11 @@ POSENC_API posenc_status posenc_isa_set(posenc_isa isa) {
   return POSENC_OK;
 }
 
+/* =============================================================================================
+ * Implementation, 4: features, each validate -> plan -> run
+ * =========================================================================================== */
+
 /* ---- sinusoidal tables: validation and the driver ------------------------------------------ */
-/* ---- sizes and overlap of strided views ----------------------------------------------------- */
-/* *ext = ext0 + (n-1)*stride elements, or ERR_OVERFLOW past SIZE_MAX. With ext0 = dim: the
- * elements n rows of dim elements, stride apart, span. n >= 1; stride > 0 where n > 1. */
-static posenc_status posenc_i_extent(size_t n, size_t ext0, size_t stride, size_t *ext) {
-  if (n > 1 && n - 1 > (SIZE_MAX - ext0) / stride) return POSENC_ERR_OVERFLOW;
-  *ext = ext0 + (n - 1) * stride;
-  return POSENC_OK;
-}
-
-/* elems elements of es bytes in bytes, within PTRDIFF_MAX, or ERR_OVERFLOW. */
-static posenc_status posenc_i_bytes(size_t elems, size_t es, size_t *bytes) {
-  if (elems > SIZE_MAX / es || elems * es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
-  *bytes = elems * es;
-  return POSENC_OK;
-}
-
-/* Bytes of n rows of dim elements with a row stride (elements): ((n-1)*stride + dim) * es, and
- * the stride in bytes within PTRDIFF_MAX too (kernels step by it), or ERR_OVERFLOW. */
-static posenc_status posenc_i_rows_span(size_t n, size_t dim, size_t stride, size_t es, size_t *bytes) {
-  size_t last;
-  if (posenc_i_extent(n, dim, stride, &last) != POSENC_OK || posenc_i_bytes(last, es, &last) != POSENC_OK ||
-      stride > (size_t)PTRDIFF_MAX / es)
-    return POSENC_ERR_OVERFLOW;
-  *bytes = last;
-  return POSENC_OK;
-}
-
-/* The one overlap rule of every strided view (RoPE tensors, embedding tensors, score tiles):
- * dim contiguous elements repeated along k axes, n[i] steps of st[i] elements. Sorted by stride
- * (equal strides keep their order), each axis longer than 1 must step past everything nested
- * inside it (a sufficient, simple rule), else ERR_ALIAS; ERR_OVERFLOW where the extent passes
- * SIZE_MAX, checked axis by axis in the same walk. *ext: the elements the view spans. Sorts n
- * and st in place. */
-static posenc_status posenc_i_strided_extent(size_t dim, size_t *n, size_t *st, size_t k, size_t *ext) {
-  size_t e = dim, i, j;
-  for (i = 0; i < k; i++)
-    for (j = i + 1; j < k; j++)
-      if (st[j] < st[i]) { size_t a = st[i], b = n[i]; st[i] = st[j]; n[i] = n[j]; st[j] = a; n[j] = b; }
-  for (i = 0; i < k; i++) {
-    if (n[i] < 2) continue;
-    if (st[i] < e) return POSENC_ERR_ALIAS;
-    if (posenc_i_extent(n[i], e, st[i], &e) != POSENC_OK) return POSENC_ERR_OVERFLOW;
-  }
-  *ext = e;
-  return POSENC_OK;
-}
-
-/* 1 if byte ranges [a, a+an) and [b, b+bn) meet: an output must not overwrite an input it reads. */
-static int posenc_i_ranges_meet(const unsigned char *a, size_t an, const unsigned char *b, size_t bn) {
-  uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
-  return a0 < b0 + bn && b0 < a0 + an;
-}
-
 typedef struct posenc_i_table_plan {
   size_t nfreq;            /* frequencies */
   size_t esize;            /* bytes per element */
@@ -1903,21 +2068,6 @@ POSENC_API posenc_status posenc_sinusoidal_rows(const posenc_sinusoidal_params *
  * variant's factor; both in double-double, then split into the parts the kernels read. */
 static const posenc_i_dd posenc_i_PI_OVER_2 = {1.5707963267948966, 6.123233995736766e-17};
 
-/* ln of a double-double (x.lo is a first-order correction to ln(x.hi)) */
-static posenc_i_dd posenc_i_dd_log_dd(posenc_i_dd x) {
-  return posenc_i_dd_add(posenc_i_dd_log(x.hi), posenc_i_dd_make(x.lo / x.hi, 0.0));
-}
-static double posenc_i_pow_d(double a, double e) { /* a^e, a > 0, to double (about 1e-30 rel before rounding) */
-  return posenc_i_dd_exp(posenc_i_dd_mul_d(posenc_i_dd_log(a), e)).hi;
-}
-static double posenc_i_logd(double x) { return posenc_i_dd_log(x).hi; }
-static double posenc_i_floor(double x) { /* |x| < 2^52 */
-  double t = (x + POSENC_I_MAGIC) - POSENC_I_MAGIC; /* nearest */
-  return t > x ? t - 1.0 : t;
-}
-static double posenc_i_ceil(double x) { return -posenc_i_floor(-x); }
-static int posenc_i_finite(double x) { return x - x == 0.0; }
-static int posenc_i_finite_pos(double x) { return x > 0.0 && x <= 1e300; }
 /* Scaling factors and factor lists, like base, in [1e-30, 1e30]: beyond that the frequencies
  * leave double's range and come out NaN. */
 static int posenc_i_factor_ok(double x) { return x >= 1e-30 && x <= 1e30; }
@@ -1968,7 +2118,33 @@ static double posenc_i_rope_attention(const posenc_rope_config *c) {
   return 1.0;
 }
 
-static double posenc_i_rope_hf_base(const posenc_rope_config *c, size_t d);
+/* Qwen's dynamic NTK alpha: 2^(ceil(log2(S/L)) + 1) - 1, at least 1 (exact: powers of two). */
+static double posenc_i_qwen_alpha(double S, double L) {
+  double pw = 1.0;
+  if (S <= L) return 1.0;
+  while (L * pw < S) pw *= 2.0;
+  return 2.0 * pw - 1.0;
+}
+
+/* The base after NTK-style rescaling, in double, as HF computes it before rounding to float32. */
+static double posenc_i_rope_hf_base(const posenc_rope_config *c, size_t d) {
+  double base = c->base;
+  if (c->scaling == POSENC_ROPE_SCALING_NTK) {
+    base = c->base * posenc_i_pow_d(c->factor, (double)d / (double)(d - 2));
+  } else if (c->scaling == POSENC_ROPE_SCALING_DYNAMIC) {
+    double L = (double)c->original_max_pos, S = c->seq_len ? (double)c->seq_len : L, x = 1.0;
+    if (c->dynamic_qwen_alpha) {
+      x = posenc_i_qwen_alpha(S, L);
+    } else {
+      if (S < L) S = L;
+      x = c->factor * S / L - (c->factor - 1.0); /* HF's double arithmetic: 0 for s = 1e30, S = L */
+    }
+    if (!(x > 0.0)) return 0.0;                  /* refused at init, as HF's base would be 0 */
+    base = c->base * posenc_i_pow_d(x, (double)d / (double)(d - 2));
+  }
+  return base;
+}
+
 static posenc_status posenc_i_rope_check_config(const posenc_rope_config *c, size_t *d_out) {
   size_t d;
   if (c->head_dim < 2) return POSENC_ERR_DIM;
@@ -2026,14 +2202,6 @@ static posenc_status posenc_i_rope_check_config(const posenc_rope_config *c, siz
   return POSENC_OK;
 }
 
-/* Qwen's dynamic NTK alpha: 2^(ceil(log2(S/L)) + 1) - 1, at least 1 (exact: powers of two). */
-static double posenc_i_qwen_alpha(double S, double L) {
-  double pw = 1.0;
-  if (S <= L) return 1.0;
-  while (L * pw < S) pw *= 2.0;
-  return 2.0 * pw - 1.0;
-}
-
 /* ln(base'): the base after NTK-style rescaling, as HF and Qwen define it. */
 static posenc_i_dd posenc_i_rope_log_base(const posenc_rope_config *c, size_t d) {
   posenc_i_dd lnb = posenc_i_dd_log(c->base);
@@ -2075,25 +2243,6 @@ static float posenc_i_dd_to_f32(posenc_i_dd x) {
 }
 static float posenc_i_powf(float b, float e) { /* correctly rounded b^e for b > 0 */
   return posenc_i_dd_to_f32(posenc_i_dd_exp(posenc_i_dd_mul_d(posenc_i_dd_log((double)b), (double)e)));
-}
-
-/* The base after NTK-style rescaling, in double, as HF computes it before rounding to float32. */
-static double posenc_i_rope_hf_base(const posenc_rope_config *c, size_t d) {
-  double base = c->base;
-  if (c->scaling == POSENC_ROPE_SCALING_NTK) {
-    base = c->base * posenc_i_pow_d(c->factor, (double)d / (double)(d - 2));
-  } else if (c->scaling == POSENC_ROPE_SCALING_DYNAMIC) {
-    double L = (double)c->original_max_pos, S = c->seq_len ? (double)c->seq_len : L, x = 1.0;
-    if (c->dynamic_qwen_alpha) {
-      x = posenc_i_qwen_alpha(S, L);
-    } else {
-      if (S < L) S = L;
-      x = c->factor * S / L - (c->factor - 1.0); /* HF's double arithmetic: 0 for s = 1e30, S = L */
-    }
-    if (!(x > 0.0)) return 0.0;                  /* refused at init, as HF's base would be 0 */
-    base = c->base * posenc_i_pow_d(x, (double)d / (double)(d - 2));
-  }
-  return base;
 }
 
 static void posenc_i_rope_hf_inv(const posenc_rope_config *c, size_t d, const float *ext, float *inv) {
@@ -2652,257 +2801,10 @@ POSENC_API posenc_status posenc_rope_apply(const posenc_rope *rope, const posenc
 }
 
 
-/* ---- self-test -------------------------------------------------------------------------- */
-/* Exact f32 bits of interleaved d = 32, base 10000 at the positions below (columns 0, 1, 30, 31):
- * anchors, the last step before an anchor, negative and the largest positions. */
-static const int32_t posenc_i_st_pos[8] = {0, 15, 17, -77, 131071, 16777215, 1 << 30, 2147483647};
-static const uint32_t posenc_i_st_bits[8][4] = {
-  {0x00000000u, 0x3f800000u, 0x00000000u, 0x3f800000u},
-  {0x3f267944u, 0xbf427ae8u, 0x3b2ecfd0u, 0x3f7fffc4u},
-  {0xbf761e25u, 0xbe8ce236u, 0x3b461eb4u, 0x3f7fffb3u},
-  {0xbf7fe08eu, 0xbcfdbf5au, 0xbc6055c4u, 0x3f7ff9dbu},
-  {0xbf13430au, 0xbf51675eu, 0xbf77cb9bu, 0xbe80958du},
-  {0xbf72bf60u, 0xbea29962u, 0xbf5ebf68u, 0x3efc5842u},
-  {0xbf1e091bu, 0x3f4965a3u, 0x3f7ffd8eu, 0xbc0d7b5du},
-  {0xbf399422u, 0xbf30579au, 0xbc8c0523u, 0xbf7ff66du}};
-
-/* The double-precision chain behind one value (base 10000, d = 128, frequency 37): omega_1, the
- * parts of u_37, the anchor at 2^24 - 16 and 15 recurrence steps. One fused or reassociated operation
- * anywhere in it changes these bits, even where the f32 results happen to round the same. */
-static void posenc_i_selftest_chain(double out[10]) {
-  double u[48 * POSENC_UPARTS], ss, sc, sp, cp;  /* 48: a multiple of the chunk width above lane 37 */
-  const double *u37 = u + (37 / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK + 37 % POSENC_CHUNK;
-  posenc_i_dd run = posenc_i_TWO_OVER_PI;
-  posenc_i_dd om = posenc_i_dd_exp(posenc_i_dd_div_d(posenc_i_dd_mul_d(posenc_i_dd_log(10000.0), -2.0), 128.0));
-  int j;
-  posenc_i_fill_parts(u, 38, &run, om);
-  out[0] = om.hi; out[1] = om.lo;
-  for (j = 0; j < POSENC_UPARTS; j++) out[2 + j] = u37[j * POSENC_CHUNK];
-  posenc_i_exact_sincos(1.0, u37, POSENC_CHUNK, &ss, &sc);
-  posenc_i_exact_sincos(16777200.0, u37, POSENC_CHUNK, &out[6], &out[7]);
-  out[8] = out[6]; out[9] = out[7];
-  POSENC_I_BACK(out[8], out[9], sp, cp, ss, sc);
-  for (j = 0; j < 15; j++) POSENC_I_STEP(out[8], out[9], sp, cp, 2.0 * sc);
-}
-static const uint64_t posenc_i_st_chain[10] = {
-  0x3febb5fad00ab22cull, 0x3c5a1cecee7dcb1full, 0x3f69657200000000ull, 0x3e0cf8c500000000ull, 0x3cb9f25400000000ull,
-  0x3b6ecf7d00000000ull, 0xbfe5a563ebc9dfbdull, 0x3fe791652a4e162aull, 0xbfe3de4b96bd18a2ull, 0x3fe915b7daec9ffaull};
-
-static int posenc_i_round_to_nearest(void) {
-  /* 1 + 0.75 ulp and -1 - 0.75 ulp both round away from 1 only under round-to-nearest */
-  volatile double one = 1.0, q = 1.6653345369377348e-16, a = one + q, b = -one - q;
-  return a > 1.0 && b < -1.0;
-}
-
-/* Rotation: one head of d = 32 (the first 24 dims rotated) at positions 5 and 16777215, NeoX and
- * GPT-J, on the fly, into bits[style][token][element]. Inputs k/8 - 1.5, or with `tiny` subnormals
- * of both signs, whose rotations are subnormal too. A fused x0*c - x1*s changes the first; a
- * flush-to-zero (FTZ) or denormals-are-zero (DAZ) mode changes the second. Returns 0 on success. */
-static int posenc_i_selftest_rotation(const posenc_i_backend *be, int tiny, uint32_t bits[2][2][32]) {
-  static const int32_t ids[2] = {5, 16777215};
-  posenc_rope rope;
-  posenc_rope_config cfg = posenc_rope_default(32);
-  posenc_rope_positions pos;
-  posenc_rope_tensor t;
-  float x[2][32];
-  int style, tok, e;
-  cfg.rotary_dim = 24;
-  pos.batch = 1; pos.tokens = 2; pos.ids = ids; pos.start = 0;
-  memset(&t, 0, sizeof t);
-  t.data = x; t.dtype = POSENC_DTYPE_F32; t.heads = 1;
-  for (style = 0; style < 2; style++) {
-    cfg.style = (posenc_rope_style)style;
-    if (posenc_rope_init(&rope, &cfg) != POSENC_OK) return 1;
-    for (tok = 0; tok < 2; tok++)
-      for (e = 0; e < 32; e++)
-        x[tok][e] = tiny ? posenc_i_bitsf((uint32_t)(e + 7 * tok) * 0x3579u + 0x40000u + ((uint32_t)(e & 1) << 31))
-                         : (float)(e + 7 * tok) / 8.0f - 1.5f;
-    if (posenc_i_rope_apply(be, &rope, NULL, &pos, &t, NULL, POSENC_ROPE_FORWARD) != POSENC_OK) return 1;
-    for (tok = 0; tok < 2; tok++)
-      for (e = 0; e < 32; e++) bits[style][tok][e] = posenc_i_fbits(x[tok][e]);
-  }
-  return 0;
-}
-/* Expected bits of elements 0, 1, 13 and 23 of the normal inputs, and the checksum of the tiny ones */
-static const uint32_t posenc_i_st_rot[2][2][4] = {
-  {{0xbed9da42u, 0x3f5885b2u, 0xbf8baf05u, 0x3faffb8fu}, {0x3f839bb1u, 0xbf858669u, 0xbecdf435u, 0x3edc9f1fu}},
-  {{0xbfdf3bdcu, 0x3f86305du, 0x3dffae19u, 0x3fb02c18u}, {0xbe8d1f83u, 0x3f405df4u, 0xbf4374bdu, 0x3fe574e6u}}};
-#define POSENC_I_ST_ROT_TINY 0x9260771eu
-
-static uint32_t posenc_i_st_hash(const uint32_t *bits, size_t n) {
-  uint32_t h = 0;
-  size_t j;
-  for (j = 0; j < n; j++) h = h * 31u + bits[j];
-  return h;
-}
-
-/* The masked add on one row of 37 subnormal x and P (a vector body and a tail on every backend):
- * y = x*0.75 + P is subnormal, so FTZ or DAZ changes it. Returns the checksum of y's bits. */
-#define POSENC_I_ST_ADD_TINY 0x8509c1e4u
-static uint32_t posenc_i_selftest_add(const posenc_i_backend *be) {
-  float x[37], p[37], y[37];
-  uint32_t bits[37];
-  posenc_i_add_job job;
-  int j;
-  for (j = 0; j < 37; j++) {
-    x[j] = posenc_i_bitsf((uint32_t)j * 0x0002f1a3u + 0x00012345u + ((uint32_t)(j % 3 == 1) << 31));
-    p[j] = posenc_i_bitsf((uint32_t)(j + 1) * 0x00000ab1u + ((uint32_t)(j % 5 == 2) << 31));
-  }
-  memset(&job, 0, sizeof job);
-  job.x = (const unsigned char *)x; job.x_dtype = POSENC_DTYPE_F32; job.x_stride = (ptrdiff_t)sizeof x;
-  job.p = (const unsigned char *)p; job.p_dtype = POSENC_DTYPE_F32; job.p_stride = (ptrdiff_t)sizeof p;
-  job.y = (unsigned char *)y; job.y_dtype = POSENC_DTYPE_F32; job.y_stride = (ptrdiff_t)sizeof y;
-  job.nrows = 1; job.n = 37; job.scale = 0.75f; job.keep_scale = 1.0f;
-  be->add_fwd(&job);
-  for (j = 0; j < 37; j++) bits[j] = posenc_i_fbits(y[j]);
-  return posenc_i_st_hash(bits, 37);
-}
-
-/* The bias row kernel on one row with every kind of segment, short ones (single columns) and
- * long ones (vectors, and the alignment steps before them), masked keys in each; the bits are
- * folded into one checksum. */
-#define POSENC_I_ST_BIAS 0x3e94f1c2u
-static uint32_t posenc_i_selftest_bias(const posenc_i_backend *be) {
-  static const int cuts[7] = {5, 9, 12, 16, 96, 120, 130};
-  static const int kinds[7] = {POSENC_I_SEG_LINEAR, POSENC_I_SEG_CONST, POSENC_I_SEG_FILL, POSENC_I_SEG_MASK,
-                               POSENC_I_SEG_LINEAR, POSENC_I_SEG_VALUES, POSENC_I_SEG_CONST};
-  uint8_t keep[130];
-  float row[130], vals[24];
-  posenc_i_bias_seg seg[7];
-  posenc_i_bias_job job;
-  uint32_t h = 0;
-  int j;
-  for (j = 0; j < 130; j++) {
-    row[j] = posenc_i_bitsf(0x3f800000u + (uint32_t)j * 0x01234567u);
-    keep[j] = (uint8_t)(j % 10 != 3);
-  }
-  for (j = 0; j < 24; j++) vals[j] = posenc_i_bitsf(0xbe000000u + (uint32_t)j * 0x00345679u);
-  for (j = 0; j < 7; j++) {
-    seg[j].end = (size_t)cuts[j]; seg[j].kind = kinds[j]; seg[j].v = NULL;
-    seg[j].a = posenc_i_bitsf(j % 2 ? 0x3e99999au : 0x3f3504f3u); seg[j].c = (float)(j * 7 - 40);
-  }
-  seg[4].a = -seg[4].a;
-  seg[5].v = vals;
-  job.row = (unsigned char *)row; job.dtype = POSENC_DTYPE_F32; job.keep = keep;
-  job.begin = 0; job.seg = seg; job.nseg = 7;
-  be->bias_row(&job);
-  for (j = 0; j < 130; j++) h = h * 31u + posenc_i_fbits(row[j]);
-  return h;
-}
-
-POSENC_API posenc_status posenc_selftest(void) {
-  static const int cols[4] = {0, 1, 30, 31}, rot_elems[4] = {0, 1, 13, 23};
-  float got[8 * 32], ref[8 * 32];
-  posenc_sinusoidal_params prm = posenc_sinusoidal_default(32);
-  int r, c, tiny;
-  double chain[10];
-  if (!posenc_i_round_to_nearest()) return POSENC_ERR_SELFTEST;
-  posenc_i_selftest_chain(chain);
-  for (r = 0; r < 10; r++)
-    if (posenc_i_dbits(chain[r]) != posenc_i_st_chain[r]) return POSENC_ERR_SELFTEST;
-  if (posenc_i_sinusoidal_run(posenc_i_select(), &prm, 0, posenc_i_st_pos, 8, got, sizeof got) != POSENC_OK ||
-      posenc_i_sinusoidal_run(&posenc_i_backend_scalar, &prm, 0, posenc_i_st_pos, 8, ref, sizeof ref) != POSENC_OK)
-    return POSENC_ERR_SELFTEST;
-  for (r = 0; r < 8; r++)
-    for (c = 0; c < 4; c++)
-      if (posenc_i_fbits(ref[r * 32 + cols[c]]) != posenc_i_st_bits[r][c]) return POSENC_ERR_SELFTEST;
-  /* every column of the active backend against the scalar reference */
-  if (memcmp(got, ref, sizeof got) != 0) return POSENC_ERR_SELFTEST;
-  for (tiny = 0; tiny < 2; tiny++) {
-    uint32_t rot[2][2][32], rot_ref[2][2][32];
-    int s, t;
-    if (posenc_i_selftest_rotation(posenc_i_select(), tiny, rot) ||
-        posenc_i_selftest_rotation(&posenc_i_backend_scalar, tiny, rot_ref) || memcmp(rot, rot_ref, sizeof rot) != 0)
-      return POSENC_ERR_SELFTEST;
-    if (tiny && posenc_i_st_hash(&rot_ref[0][0][0], 2 * 2 * 32) != POSENC_I_ST_ROT_TINY) return POSENC_ERR_SELFTEST;
-    for (s = 0; s < 2 && !tiny; s++)
-      for (t = 0; t < 2; t++)
-        for (c = 0; c < 4; c++)
-          if (rot_ref[s][t][rot_elems[c]] != posenc_i_st_rot[s][t][c]) return POSENC_ERR_SELFTEST;
-  }
-  /* subnormals: an FTZ/DAZ mode set by the process (or by -ffast-math's start-up code) */
-  if (posenc_i_selftest_add(posenc_i_select()) != POSENC_I_ST_ADD_TINY ||
-      posenc_i_selftest_add(&posenc_i_backend_scalar) != POSENC_I_ST_ADD_TINY)
-    return POSENC_ERR_SELFTEST;
-  if (posenc_i_selftest_bias(posenc_i_select()) != POSENC_I_ST_BIAS ||
-      posenc_i_selftest_bias(&posenc_i_backend_scalar) != POSENC_I_ST_BIAS)
-    return POSENC_ERR_SELFTEST;
-  return POSENC_OK;
-}
-
 /* ---- masked add: dropout hash (documented in the API comment) ------------------------------ */
-/* The splitmix64 finalizer (a bijection of 64-bit integers). */
-static uint64_t posenc_i_mix64_fin(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-/* splitmix64: one golden step, then the finalizer */
-static uint64_t posenc_i_mix64(uint64_t z) { return posenc_i_mix64_fin(z + 0x9E3779B97F4A7C15ull); }
-static uint32_t posenc_i_lowbias32(uint32_t x) {
-  x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
-  return x;
-}
 /* key(b, t) = high 32 bits of mix64(mix64(mix64(seed) ^ b) ^ t) */
 static uint64_t posenc_i_drop_key_b(uint64_t seed, size_t b) { return posenc_i_mix64(posenc_i_mix64(seed) ^ (uint64_t)b); }
 static uint32_t posenc_i_drop_key(uint64_t key_b, size_t t) { return (uint32_t)(posenc_i_mix64(key_b ^ (uint64_t)t) >> 32); }
-
-/* ---- masked add: the scalar kernels (every SIMD kernel reproduces them bit for bit) -------- */
-static float posenc_i_add_keep(const posenc_i_add_job *job, size_t r, size_t j) {
-  uint32_t h = posenc_i_lowbias32(job->keys[r] ^ (uint32_t)((uint32_t)(job->col0 + j) * 0x9E3779B9u));
-  return h < job->threshold ? 0.0f : job->keep_scale;
-}
-
-POSENC_I_SHARED void posenc_i_scalar_add_fwd(const posenc_i_add_job *job) {
-  size_t xs = posenc_dtype_size(job->x_dtype), ps = posenc_dtype_size(job->p_dtype);
-  size_t ys = posenc_dtype_size(job->y_dtype), r, j;
-  for (r = 0; r < job->nrows; r++) {
-    const unsigned char *x = job->x + (ptrdiff_t)r * job->x_stride, *p = job->p + (ptrdiff_t)r * job->p_stride;
-    unsigned char *y = job->y + (ptrdiff_t)r * job->y_stride;
-    if (!job->keys && job->x_dtype == POSENC_DTYPE_F32 && job->p_dtype == POSENC_DTYPE_F32 &&
-        job->y_dtype == POSENC_DTYPE_F32) { /* the same operations, without the per-element dispatch */
-      for (j = 0; j < job->n; j++) {
-        float a, c, v;
-        memcpy(&a, x + 4 * j, 4); memcpy(&c, p + 4 * j, 4);
-        v = a * job->scale;
-        v = v + c;
-        memcpy(y + 4 * j, &v, 4);
-      }
-      continue;
-    }
-    for (j = 0; j < job->n; j++) {
-      float v = posenc_i_load(x + j * xs, job->x_dtype) * job->scale;
-      v = v + posenc_i_load(p + j * ps, job->p_dtype);
-      if (job->keys) v = v * posenc_i_add_keep(job, r, j);
-      posenc_i_store(y + j * ys, job->y_dtype, v);
-    }
-  }
-}
-
-POSENC_I_SHARED void posenc_i_scalar_add_bwd(const posenc_i_add_job *job) {
-  size_t xs = posenc_dtype_size(job->x_dtype), ys = posenc_dtype_size(job->y_dtype), r, j;
-  for (r = 0; r < job->nrows; r++) {
-    const unsigned char *x = job->x + (ptrdiff_t)r * job->x_stride;
-    unsigned char *y = job->y ? job->y + (ptrdiff_t)r * job->y_stride : NULL;
-    float *gt = job->gt ? job->gt + (ptrdiff_t)r * job->gt_stride : NULL;
-    if (!job->keys && job->x_dtype == POSENC_DTYPE_F32 && y && job->y_dtype == POSENC_DTYPE_F32 && gt) {
-      for (j = 0; j < job->n; j++) { /* the same operations, without the per-element dispatch */
-        float v, w;
-        memcpy(&v, x + 4 * j, 4);
-        w = v * job->scale;
-        memcpy(y + 4 * j, &w, 4);
-        gt[j] = gt[j] + v;
-      }
-      continue;
-    }
-    for (j = 0; j < job->n; j++) {
-      float v = posenc_i_load(x + j * xs, job->x_dtype);
-      if (job->keys) v = v * posenc_i_add_keep(job, r, j);
-      if (y) posenc_i_store(y + j * ys, job->y_dtype, v * job->scale);
-      if (gt) gt[j] = gt[j] + v;
-    }
-  }
-}
 
 /* fl32(sqrt(n)), correctly rounded, without libm: the f32 neighbours of the double root are
  * checked against the exact midpoints (their squares are exact in double for n < 2^48). */
@@ -4096,28 +3998,6 @@ POSENC_API posenc_status posenc_npy_header(posenc_npy_type type, size_t ndim, co
  * Position biases: ALiBi, T5 and DeBERTa buckets, Transformer-XL, masks, attention scales
  * =========================================================================================== */
 
-/* The scalar bias-row kernel: the definition every SIMD kernel reproduces bit for bit. */
-POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job) {
-  const size_t es = job->dtype == POSENC_DTYPE_F32 ? 4 : 2;
-  const float ninf = posenc_i_bitsf(0xff800000u);
-  size_t j = job->begin, k;
-  for (k = 0; k < job->nseg; k++) {
-    const posenc_i_bias_seg *sg = &job->seg[k];
-    const size_t start = j;
-    if (sg->kind == POSENC_I_SEG_MASK && !job->keep) { j = sg->end; continue; }
-    for (; j < sg->end; j++) {
-      unsigned char *p = job->row + j * es;
-      float v;
-      if (sg->kind == POSENC_I_SEG_FILL || (job->keep && job->keep[j] == 0)) v = ninf;
-      else if (sg->kind == POSENC_I_SEG_MASK) continue;
-      else if (sg->kind == POSENC_I_SEG_CONST) v = posenc_i_load(p, job->dtype) + sg->a;
-      else if (sg->kind == POSENC_I_SEG_VALUES) v = posenc_i_load(p, job->dtype) + sg->v[j - start];
-      else v = posenc_i_load(p, job->dtype) + sg->a * (float)((int64_t)sg->c + (int64_t)j);
-      posenc_i_store(p, job->dtype, v);
-    }
-  }
-}
-
 /* ---- score tiles --------------------------------------------------------------------------- */
 typedef struct posenc_i_tile {
   unsigned char *base;
@@ -4765,6 +4645,188 @@ POSENC_API double posenc_deepseek_softmax_scale(size_t head_dim, double factor, 
 POSENC_API double posenc_llama4_attn_scale(uint32_t pos, uint32_t floor_scale, double attn_scale) {
   if (floor_scale == 0 || !posenc_i_finite(attn_scale)) return posenc_i_nan();
   return posenc_i_finite_or_nan(posenc_i_logd((double)(((uint64_t)pos + 1) / floor_scale) + 1.0) * attn_scale + 1.0);
+}
+
+/* =============================================================================================
+ * Implementation, 5: self-test
+ * =========================================================================================== */
+
+/* ---- self-test -------------------------------------------------------------------------- */
+/* Exact f32 bits of interleaved d = 32, base 10000 at the positions below (columns 0, 1, 30, 31):
+ * anchors, the last step before an anchor, negative and the largest positions. */
+static const int32_t posenc_i_st_pos[8] = {0, 15, 17, -77, 131071, 16777215, 1 << 30, 2147483647};
+static const uint32_t posenc_i_st_bits[8][4] = {
+  {0x00000000u, 0x3f800000u, 0x00000000u, 0x3f800000u},
+  {0x3f267944u, 0xbf427ae8u, 0x3b2ecfd0u, 0x3f7fffc4u},
+  {0xbf761e25u, 0xbe8ce236u, 0x3b461eb4u, 0x3f7fffb3u},
+  {0xbf7fe08eu, 0xbcfdbf5au, 0xbc6055c4u, 0x3f7ff9dbu},
+  {0xbf13430au, 0xbf51675eu, 0xbf77cb9bu, 0xbe80958du},
+  {0xbf72bf60u, 0xbea29962u, 0xbf5ebf68u, 0x3efc5842u},
+  {0xbf1e091bu, 0x3f4965a3u, 0x3f7ffd8eu, 0xbc0d7b5du},
+  {0xbf399422u, 0xbf30579au, 0xbc8c0523u, 0xbf7ff66du}};
+
+/* The double-precision chain behind one value (base 10000, d = 128, frequency 37): omega_1, the
+ * parts of u_37, the anchor at 2^24 - 16 and 15 recurrence steps. One fused or reassociated operation
+ * anywhere in it changes these bits, even where the f32 results happen to round the same. */
+static void posenc_i_selftest_chain(double out[10]) {
+  double u[48 * POSENC_UPARTS], ss, sc, sp, cp;  /* 48: a multiple of the chunk width above lane 37 */
+  const double *u37 = u + (37 / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK + 37 % POSENC_CHUNK;
+  posenc_i_dd run = posenc_i_TWO_OVER_PI;
+  posenc_i_dd om = posenc_i_dd_exp(posenc_i_dd_div_d(posenc_i_dd_mul_d(posenc_i_dd_log(10000.0), -2.0), 128.0));
+  int j;
+  posenc_i_fill_parts(u, 38, &run, om);
+  out[0] = om.hi; out[1] = om.lo;
+  for (j = 0; j < POSENC_UPARTS; j++) out[2 + j] = u37[j * POSENC_CHUNK];
+  posenc_i_exact_sincos(1.0, u37, POSENC_CHUNK, &ss, &sc);
+  posenc_i_exact_sincos(16777200.0, u37, POSENC_CHUNK, &out[6], &out[7]);
+  out[8] = out[6]; out[9] = out[7];
+  POSENC_I_BACK(out[8], out[9], sp, cp, ss, sc);
+  for (j = 0; j < 15; j++) POSENC_I_STEP(out[8], out[9], sp, cp, 2.0 * sc);
+}
+static const uint64_t posenc_i_st_chain[10] = {
+  0x3febb5fad00ab22cull, 0x3c5a1cecee7dcb1full, 0x3f69657200000000ull, 0x3e0cf8c500000000ull, 0x3cb9f25400000000ull,
+  0x3b6ecf7d00000000ull, 0xbfe5a563ebc9dfbdull, 0x3fe791652a4e162aull, 0xbfe3de4b96bd18a2ull, 0x3fe915b7daec9ffaull};
+
+static int posenc_i_round_to_nearest(void) {
+  /* 1 + 0.75 ulp and -1 - 0.75 ulp both round away from 1 only under round-to-nearest */
+  volatile double one = 1.0, q = 1.6653345369377348e-16, a = one + q, b = -one - q;
+  return a > 1.0 && b < -1.0;
+}
+
+/* Rotation: one head of d = 32 (the first 24 dims rotated) at positions 5 and 16777215, NeoX and
+ * GPT-J, on the fly, into bits[style][token][element]. Inputs k/8 - 1.5, or with `tiny` subnormals
+ * of both signs, whose rotations are subnormal too. A fused x0*c - x1*s changes the first; a
+ * flush-to-zero (FTZ) or denormals-are-zero (DAZ) mode changes the second. Returns 0 on success. */
+static int posenc_i_selftest_rotation(const posenc_i_backend *be, int tiny, uint32_t bits[2][2][32]) {
+  static const int32_t ids[2] = {5, 16777215};
+  posenc_rope rope;
+  posenc_rope_config cfg = posenc_rope_default(32);
+  posenc_rope_positions pos;
+  posenc_rope_tensor t;
+  float x[2][32];
+  int style, tok, e;
+  cfg.rotary_dim = 24;
+  pos.batch = 1; pos.tokens = 2; pos.ids = ids; pos.start = 0;
+  memset(&t, 0, sizeof t);
+  t.data = x; t.dtype = POSENC_DTYPE_F32; t.heads = 1;
+  for (style = 0; style < 2; style++) {
+    cfg.style = (posenc_rope_style)style;
+    if (posenc_rope_init(&rope, &cfg) != POSENC_OK) return 1;
+    for (tok = 0; tok < 2; tok++)
+      for (e = 0; e < 32; e++)
+        x[tok][e] = tiny ? posenc_i_bitsf((uint32_t)(e + 7 * tok) * 0x3579u + 0x40000u + ((uint32_t)(e & 1) << 31))
+                         : (float)(e + 7 * tok) / 8.0f - 1.5f;
+    if (posenc_i_rope_apply(be, &rope, NULL, &pos, &t, NULL, POSENC_ROPE_FORWARD) != POSENC_OK) return 1;
+    for (tok = 0; tok < 2; tok++)
+      for (e = 0; e < 32; e++) bits[style][tok][e] = posenc_i_fbits(x[tok][e]);
+  }
+  return 0;
+}
+/* Expected bits of elements 0, 1, 13 and 23 of the normal inputs, and the checksum of the tiny ones */
+static const uint32_t posenc_i_st_rot[2][2][4] = {
+  {{0xbed9da42u, 0x3f5885b2u, 0xbf8baf05u, 0x3faffb8fu}, {0x3f839bb1u, 0xbf858669u, 0xbecdf435u, 0x3edc9f1fu}},
+  {{0xbfdf3bdcu, 0x3f86305du, 0x3dffae19u, 0x3fb02c18u}, {0xbe8d1f83u, 0x3f405df4u, 0xbf4374bdu, 0x3fe574e6u}}};
+#define POSENC_I_ST_ROT_TINY 0x9260771eu
+
+static uint32_t posenc_i_st_hash(const uint32_t *bits, size_t n) {
+  uint32_t h = 0;
+  size_t j;
+  for (j = 0; j < n; j++) h = h * 31u + bits[j];
+  return h;
+}
+
+/* The masked add on one row of 37 subnormal x and P (a vector body and a tail on every backend):
+ * y = x*0.75 + P is subnormal, so FTZ or DAZ changes it. Returns the checksum of y's bits. */
+#define POSENC_I_ST_ADD_TINY 0x8509c1e4u
+static uint32_t posenc_i_selftest_add(const posenc_i_backend *be) {
+  float x[37], p[37], y[37];
+  uint32_t bits[37];
+  posenc_i_add_job job;
+  int j;
+  for (j = 0; j < 37; j++) {
+    x[j] = posenc_i_bitsf((uint32_t)j * 0x0002f1a3u + 0x00012345u + ((uint32_t)(j % 3 == 1) << 31));
+    p[j] = posenc_i_bitsf((uint32_t)(j + 1) * 0x00000ab1u + ((uint32_t)(j % 5 == 2) << 31));
+  }
+  memset(&job, 0, sizeof job);
+  job.x = (const unsigned char *)x; job.x_dtype = POSENC_DTYPE_F32; job.x_stride = (ptrdiff_t)sizeof x;
+  job.p = (const unsigned char *)p; job.p_dtype = POSENC_DTYPE_F32; job.p_stride = (ptrdiff_t)sizeof p;
+  job.y = (unsigned char *)y; job.y_dtype = POSENC_DTYPE_F32; job.y_stride = (ptrdiff_t)sizeof y;
+  job.nrows = 1; job.n = 37; job.scale = 0.75f; job.keep_scale = 1.0f;
+  be->add_fwd(&job);
+  for (j = 0; j < 37; j++) bits[j] = posenc_i_fbits(y[j]);
+  return posenc_i_st_hash(bits, 37);
+}
+
+/* The bias row kernel on one row with every kind of segment, short ones (single columns) and
+ * long ones (vectors, and the alignment steps before them), masked keys in each; the bits are
+ * folded into one checksum. */
+#define POSENC_I_ST_BIAS 0x3e94f1c2u
+static uint32_t posenc_i_selftest_bias(const posenc_i_backend *be) {
+  static const int cuts[7] = {5, 9, 12, 16, 96, 120, 130};
+  static const int kinds[7] = {POSENC_I_SEG_LINEAR, POSENC_I_SEG_CONST, POSENC_I_SEG_FILL, POSENC_I_SEG_MASK,
+                               POSENC_I_SEG_LINEAR, POSENC_I_SEG_VALUES, POSENC_I_SEG_CONST};
+  uint8_t keep[130];
+  float row[130], vals[24];
+  posenc_i_bias_seg seg[7];
+  posenc_i_bias_job job;
+  uint32_t h = 0;
+  int j;
+  for (j = 0; j < 130; j++) {
+    row[j] = posenc_i_bitsf(0x3f800000u + (uint32_t)j * 0x01234567u);
+    keep[j] = (uint8_t)(j % 10 != 3);
+  }
+  for (j = 0; j < 24; j++) vals[j] = posenc_i_bitsf(0xbe000000u + (uint32_t)j * 0x00345679u);
+  for (j = 0; j < 7; j++) {
+    seg[j].end = (size_t)cuts[j]; seg[j].kind = kinds[j]; seg[j].v = NULL;
+    seg[j].a = posenc_i_bitsf(j % 2 ? 0x3e99999au : 0x3f3504f3u); seg[j].c = (float)(j * 7 - 40);
+  }
+  seg[4].a = -seg[4].a;
+  seg[5].v = vals;
+  job.row = (unsigned char *)row; job.dtype = POSENC_DTYPE_F32; job.keep = keep;
+  job.begin = 0; job.seg = seg; job.nseg = 7;
+  be->bias_row(&job);
+  for (j = 0; j < 130; j++) h = h * 31u + posenc_i_fbits(row[j]);
+  return h;
+}
+
+POSENC_API posenc_status posenc_selftest(void) {
+  static const int cols[4] = {0, 1, 30, 31}, rot_elems[4] = {0, 1, 13, 23};
+  float got[8 * 32], ref[8 * 32];
+  posenc_sinusoidal_params prm = posenc_sinusoidal_default(32);
+  int r, c, tiny;
+  double chain[10];
+  if (!posenc_i_round_to_nearest()) return POSENC_ERR_SELFTEST;
+  posenc_i_selftest_chain(chain);
+  for (r = 0; r < 10; r++)
+    if (posenc_i_dbits(chain[r]) != posenc_i_st_chain[r]) return POSENC_ERR_SELFTEST;
+  if (posenc_i_sinusoidal_run(posenc_i_select(), &prm, 0, posenc_i_st_pos, 8, got, sizeof got) != POSENC_OK ||
+      posenc_i_sinusoidal_run(&posenc_i_backend_scalar, &prm, 0, posenc_i_st_pos, 8, ref, sizeof ref) != POSENC_OK)
+    return POSENC_ERR_SELFTEST;
+  for (r = 0; r < 8; r++)
+    for (c = 0; c < 4; c++)
+      if (posenc_i_fbits(ref[r * 32 + cols[c]]) != posenc_i_st_bits[r][c]) return POSENC_ERR_SELFTEST;
+  /* every column of the active backend against the scalar reference */
+  if (memcmp(got, ref, sizeof got) != 0) return POSENC_ERR_SELFTEST;
+  for (tiny = 0; tiny < 2; tiny++) {
+    uint32_t rot[2][2][32], rot_ref[2][2][32];
+    int s, t;
+    if (posenc_i_selftest_rotation(posenc_i_select(), tiny, rot) ||
+        posenc_i_selftest_rotation(&posenc_i_backend_scalar, tiny, rot_ref) || memcmp(rot, rot_ref, sizeof rot) != 0)
+      return POSENC_ERR_SELFTEST;
+    if (tiny && posenc_i_st_hash(&rot_ref[0][0][0], 2 * 2 * 32) != POSENC_I_ST_ROT_TINY) return POSENC_ERR_SELFTEST;
+    for (s = 0; s < 2 && !tiny; s++)
+      for (t = 0; t < 2; t++)
+        for (c = 0; c < 4; c++)
+          if (rot_ref[s][t][rot_elems[c]] != posenc_i_st_rot[s][t][c]) return POSENC_ERR_SELFTEST;
+  }
+  /* subnormals: an FTZ/DAZ mode set by the process (or by -ffast-math's start-up code) */
+  if (posenc_i_selftest_add(posenc_i_select()) != POSENC_I_ST_ADD_TINY ||
+      posenc_i_selftest_add(&posenc_i_backend_scalar) != POSENC_I_ST_ADD_TINY)
+    return POSENC_ERR_SELFTEST;
+  if (posenc_i_selftest_bias(posenc_i_select()) != POSENC_I_ST_BIAS ||
+      posenc_i_selftest_bias(&posenc_i_backend_scalar) != POSENC_I_ST_BIAS)
+    return POSENC_ERR_SELFTEST;
+  return POSENC_OK;
 }
 
 #ifdef __cplusplus
