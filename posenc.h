@@ -19,6 +19,43 @@
  *
  * License: MIT (see LICENSE).
  */
+
+/* Contents (search for the quoted text or the name):
+ *
+ * API (this part is all most readers need)
+ *   "Status codes"                 posenc_status, posenc_strerror
+ *   "Buffers, in every call"       alignment, aliasing (ERR_ALIAS) and descriptor rules
+ *   "Storage types"                posenc_dtype, f16/bf16 conversions
+ *   "Sinusoidal absolute encodings"  posenc_sinusoidal_table, posenc_sinusoidal_rows
+ *   "Rotary position embedding"    posenc_rope_init, posenc_rope_cache_table, posenc_rope_apply
+ *   "Absolute encodings end to end"  posenc_embed_forward, _backward, posenc_embed_positions
+ *   "learnable tables"             posenc_learned_init, posenc_table_resize
+ *   "index encodings"              posenc_index_table
+ *   "2-D sin-cos"                  posenc_sincos_2d
+ *   "spectrum of a table"          posenc_spectrum
+ *   ".npy headers"                 posenc_npy_parse, posenc_npy_header
+ *   "Position biases inside attention"  score tiles and masks (posenc_mask_apply), ALiBi, T5,
+ *                                  DeBERTa, Transformer-XL (posenc_txl_relative)
+ *   "Position-dependent attention scales"  posenc_logn_scale, posenc_yarn_mscale, ...
+ *   "Backends and dispatch"        posenc_isa, POSENC_I_ISA_TABLE, posenc_isa_set, posenc_selftest
+ *   then the internal interface    the job structs and posenc_i_backend that posenc_simd.h uses
+ *
+ * Implementation (POSENC_IMPLEMENTATION), in dependency order
+ *   "Implementation, 1: primitives"  bits, f16/bf16, double-double (posenc_i_dd_*), hashes
+ *                                  (posenc_i_mix64), sizes and overlap of strided views
+ *                                  (posenc_i_extent, posenc_i_strided_extent,
+ *                                  posenc_i_ranges_meet), the exact angle (posenc_i_exact_sincos)
+ *   "Implementation, 2: the scalar reference kernels"  posenc_i_scalar_sincos_rows, _rotate,
+ *                                  _to_f32, _add_fwd, _add_bwd, _bias_row (posenc_simd.h mirrors)
+ *   "Implementation, 3: dispatch"  posenc_i_backend_scalar, posenc_i_backends, CPU detection,
+ *                                  posenc_i_select
+ *   "Implementation, 4: features"  sinusoidal tables; RoPE (frequencies, cos/sin rows,
+ *                                  rotation); masked add (dropout keys, positions, validation,
+ *                                  drivers); learnable tables, index encodings, 2-D sin-cos;
+ *                                  spectrum; .npy headers; position biases (score tiles, ALiBi,
+ *                                  T5, DeBERTa, Transformer-XL); attention scales
+ *   "Implementation, 5: self-test"  posenc_selftest
+ */
 #ifndef POSENC_H
 #define POSENC_H
 
@@ -1020,6 +1057,7 @@ typedef struct posenc_i_backend {
 #  define POSENC_I_SHARED extern
 #endif
 POSENC_I_SHARED void posenc_i_scalar_sincos_rows(const posenc_i_job *job);
+/* The scalar rotation kernel: the definition every SIMD rotation reproduces bit for bit. */
 POSENC_I_SHARED void posenc_i_scalar_rotate(const posenc_i_rot_job *job);
 POSENC_I_SHARED void posenc_i_scalar_to_f32(const unsigned char *src, posenc_dtype dtype, float *dst, size_t n,
                                             int negate);
@@ -1079,6 +1117,10 @@ POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job);
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* =============================================================================================
+ * Implementation, 1: primitives (bits, f16/bf16, double-double, hashes, sizes, the exact angle)
+ * =========================================================================================== */
 
 /* ---- bits ---------------------------------------------------------------------------------- */
 static uint64_t posenc_i_dbits(double x) { uint64_t u; memcpy(&u, &x, 8); return u; }
@@ -1210,6 +1252,13 @@ static posenc_i_dd posenc_i_dd_div_d(posenc_i_dd x, double y) {
 }
 static posenc_i_dd posenc_i_dd_make(double hi, double lo) { posenc_i_dd r; r.hi = hi; r.lo = lo; return r; }
 
+/* x / y: a quotient estimate and its correction from the remainder (not renormalised) */
+static posenc_i_dd posenc_i_dd_div(posenc_i_dd x, posenc_i_dd y) {
+  double q0 = x.hi / y.hi;
+  posenc_i_dd r = posenc_i_dd_add(x, posenc_i_dd_mul_d(y, -q0));
+  return posenc_i_dd_make(q0, r.hi / y.hi);
+}
+
 static const posenc_i_dd posenc_i_LN2 = {0.6931471805599453, 2.3190468138462996e-17};
 static const posenc_i_dd posenc_i_TWO_OVER_PI = {0.6366197723675814, -3.935735335036497e-17};
 
@@ -1234,18 +1283,26 @@ static posenc_i_dd posenc_i_dd_exp(posenc_i_dd x) {
   return s;
 }
 
-/* log(a) for finite a > 0 (normal), to about 2^-100: a double estimate, then one Newton step
- * y + a*exp(-y) - 1 in double-double. */
-static posenc_i_dd posenc_i_dd_log(double a) {
+/* The double estimate's stage of a logarithm, for finite normal a > 0: a = 2^e * m with m in
+ * (sqrt(1/2), sqrt(2)], and ln m = 2 atanh(s), s = (m-1)/(m+1), by its series (returned). */
+static double posenc_i_log_series(double a, int *e_out) {
   uint64_t bits = posenc_i_dbits(a);
-  int e = (int)((bits >> 52) & 0x7ff) - 1023;
-  double m = posenc_i_bitsd((bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull), s, s2, t, y0;
-  posenc_i_dd c;
-  int i;
+  int e = (int)((bits >> 52) & 0x7ff) - 1023, i;
+  double m = posenc_i_bitsd((bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull), s, s2, t;
   if (m > 1.4142135623730951) { m *= 0.5; e++; }
   s = (m - 1.0) / (m + 1.0); s2 = s * s; t = 0.0;
   for (i = 29; i >= 3; i -= 2) t = (t + 1.0 / i) * s2;  /* atanh(s)/s - 1 */
-  y0 = (double)e * posenc_i_LN2.hi + 2.0 * (s + s * t);
+  *e_out = e;
+  return 2.0 * (s + s * t);
+}
+
+/* log(a) for finite a > 0 (normal), to about 2^-100: a double estimate, then one Newton step
+ * y + a*exp(-y) - 1 in double-double. */
+static posenc_i_dd posenc_i_dd_log(double a) {
+  int e;
+  double r = posenc_i_log_series(a, &e), y0;
+  posenc_i_dd c;
+  y0 = (double)e * posenc_i_LN2.hi + r;
   c = posenc_i_dd_mul_d(posenc_i_dd_exp(posenc_i_dd_make(-y0, 0.0)), a);
   c = posenc_i_dd_add(c, posenc_i_dd_make(-1.0, 0.0));
   return posenc_i_dd_add(posenc_i_dd_make(y0, 0.0), c);
@@ -1268,6 +1325,88 @@ static double posenc_i_sqrt(double x) {
   r = (x - yy.hi) - yy.lo;
   y = y + r / (2.0 * y);
   return y * f;
+}
+/* ln of a double-double (x.lo is a first-order correction to ln(x.hi)) */
+static posenc_i_dd posenc_i_dd_log_dd(posenc_i_dd x) {
+  return posenc_i_dd_add(posenc_i_dd_log(x.hi), posenc_i_dd_make(x.lo / x.hi, 0.0));
+}
+static double posenc_i_pow_d(double a, double e) { /* a^e, a > 0, to double (about 1e-30 rel before rounding) */
+  return posenc_i_dd_exp(posenc_i_dd_mul_d(posenc_i_dd_log(a), e)).hi;
+}
+static double posenc_i_logd(double x) { return posenc_i_dd_log(x).hi; }
+static double posenc_i_floor(double x) { /* |x| < 2^52 */
+  double t = (x + POSENC_I_MAGIC) - POSENC_I_MAGIC; /* nearest */
+  return t > x ? t - 1.0 : t;
+}
+static double posenc_i_ceil(double x) { return -posenc_i_floor(-x); }
+static int posenc_i_finite(double x) { return x - x == 0.0; }
+static int posenc_i_finite_pos(double x) { return x > 0.0 && x <= 1e300; }
+
+/* ---- hashes: splitmix64 (dropout keys, learned tables) and lowbias32 (dropout) ------------- */
+/* The splitmix64 finalizer (a bijection of 64-bit integers). */
+static uint64_t posenc_i_mix64_fin(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+/* splitmix64: one golden step, then the finalizer */
+static uint64_t posenc_i_mix64(uint64_t z) { return posenc_i_mix64_fin(z + 0x9E3779B97F4A7C15ull); }
+static uint32_t posenc_i_lowbias32(uint32_t x) {
+  x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
+  return x;
+}
+
+/* ---- sizes and overlap of strided views ----------------------------------------------------- */
+/* *ext = ext0 + (n-1)*stride elements, or ERR_OVERFLOW past SIZE_MAX. With ext0 = dim: the
+ * elements n rows of dim elements, stride apart, span. n >= 1; stride > 0 where n > 1. */
+static posenc_status posenc_i_extent(size_t n, size_t ext0, size_t stride, size_t *ext) {
+  if (n > 1 && n - 1 > (SIZE_MAX - ext0) / stride) return POSENC_ERR_OVERFLOW;
+  *ext = ext0 + (n - 1) * stride;
+  return POSENC_OK;
+}
+
+/* elems elements of es bytes in bytes, within PTRDIFF_MAX, or ERR_OVERFLOW. */
+static posenc_status posenc_i_bytes(size_t elems, size_t es, size_t *bytes) {
+  if (elems > SIZE_MAX / es || elems * es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
+  *bytes = elems * es;
+  return POSENC_OK;
+}
+
+/* Bytes of n rows of dim elements with a row stride (elements): ((n-1)*stride + dim) * es, and
+ * the stride in bytes within PTRDIFF_MAX too (kernels step by it), or ERR_OVERFLOW. */
+static posenc_status posenc_i_rows_span(size_t n, size_t dim, size_t stride, size_t es, size_t *bytes) {
+  size_t last;
+  if (posenc_i_extent(n, dim, stride, &last) != POSENC_OK || posenc_i_bytes(last, es, &last) != POSENC_OK ||
+      stride > (size_t)PTRDIFF_MAX / es)
+    return POSENC_ERR_OVERFLOW;
+  *bytes = last;
+  return POSENC_OK;
+}
+
+/* The one overlap rule of every strided view (RoPE tensors, embedding tensors, score tiles):
+ * dim contiguous elements repeated along k axes, n[i] steps of st[i] elements. Sorted by stride
+ * (equal strides keep their order), each axis longer than 1 must step past everything nested
+ * inside it (a sufficient, simple rule), else ERR_ALIAS; ERR_OVERFLOW where the extent passes
+ * SIZE_MAX, checked axis by axis in the same walk. *ext: the elements the view spans. Sorts n
+ * and st in place. */
+static posenc_status posenc_i_strided_extent(size_t dim, size_t *n, size_t *st, size_t k, size_t *ext) {
+  size_t e = dim, i, j;
+  for (i = 0; i < k; i++)
+    for (j = i + 1; j < k; j++)
+      if (st[j] < st[i]) { size_t a = st[i], b = n[i]; st[i] = st[j]; n[i] = n[j]; st[j] = a; n[j] = b; }
+  for (i = 0; i < k; i++) {
+    if (n[i] < 2) continue;
+    if (st[i] < e) return POSENC_ERR_ALIAS;
+    if (posenc_i_extent(n[i], e, st[i], &e) != POSENC_OK) return POSENC_ERR_OVERFLOW;
+  }
+  *ext = e;
+  return POSENC_OK;
+}
+
+/* 1 if byte ranges [a, a+an) and [b, b+bn) meet: an output must not overwrite an input it reads. */
+static int posenc_i_ranges_meet(const unsigned char *a, size_t an, const unsigned char *b, size_t bn) {
+  uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+  return a0 < b0 + bn && b0 < a0 + an;
 }
 
 /* ---- the exact angle primitive, scalar reference --------------------------------------------
@@ -1307,6 +1446,11 @@ static void posenc_i_exact_sincos(double p, const double *u, size_t lane_stride,
   *c_out = posenc_i_bitsd(posenc_i_dbits(y) ^ (((q + 1) & 2) << 62));
 }
 
+/* =============================================================================================
+ * Implementation, 2: the scalar reference kernels, which posenc_simd.h mirrors bit for bit
+ * =========================================================================================== */
+
+/* ---- sinusoidal rows, rotation, conversion to f32 ------------------------------------------ */
 /* The anchored recurrence. At an anchor a: (s, c) = E(a), and the previous pair (sp, cp) is E(a)
  * rotated back by omega: (s*sc - c*ss, c*sc + s*ss) with (ss, sc) = E(1). Each step is then the
  * three-term (Chebyshev) recurrence y(k+1) = k2*y(k) - y(k-1), k2 = 2*cos(omega) (exact doubling):
@@ -1370,7 +1514,7 @@ POSENC_I_SHARED void posenc_i_scalar_sincos_rows(const posenc_i_job *job) {
   }
 }
 
-/* The scalar rotation kernel: the definition every SIMD rotation reproduces bit for bit. */
+/* Load one value of a dtype as f32 (exact). */
 static float posenc_i_load(const unsigned char *src, posenc_dtype dtype) {
   float v; uint16_t h;
   if (dtype == POSENC_DTYPE_F32) { memcpy(&v, src, 4); return v; }
@@ -1378,6 +1522,7 @@ static float posenc_i_load(const unsigned char *src, posenc_dtype dtype) {
   return dtype == POSENC_DTYPE_F16 ? posenc_f16_to_f32(h) : posenc_bf16_to_f32(h);
 }
 
+/* The scalar rotation kernel: the definition every SIMD rotation reproduces bit for bit. */
 POSENC_I_SHARED void posenc_i_scalar_rotate(const posenc_i_rot_job *job) {
   size_t es = posenc_dtype_size(job->dtype), h, j;
   for (h = 0; h < job->heads; h++) {
@@ -1404,6 +1549,90 @@ POSENC_I_SHARED void posenc_i_scalar_to_f32(const unsigned char *src, posenc_dty
   size_t es = posenc_dtype_size(dtype), i;
   for (i = 0; i < n; i++) dst[i] = negate ? -posenc_i_load(src + i * es, dtype) : posenc_i_load(src + i * es, dtype);
 }
+
+/* ---- masked add: the scalar kernels (every SIMD kernel reproduces them bit for bit) -------- */
+static float posenc_i_add_keep(const posenc_i_add_job *job, size_t r, size_t j) {
+  uint32_t h = posenc_i_lowbias32(job->keys[r] ^ (uint32_t)((uint32_t)(job->col0 + j) * 0x9E3779B9u));
+  return h < job->threshold ? 0.0f : job->keep_scale;
+}
+
+POSENC_I_SHARED void posenc_i_scalar_add_fwd(const posenc_i_add_job *job) {
+  size_t xs = posenc_dtype_size(job->x_dtype), ps = posenc_dtype_size(job->p_dtype);
+  size_t ys = posenc_dtype_size(job->y_dtype), r, j;
+  for (r = 0; r < job->nrows; r++) {
+    const unsigned char *x = job->x + (ptrdiff_t)r * job->x_stride, *p = job->p + (ptrdiff_t)r * job->p_stride;
+    unsigned char *y = job->y + (ptrdiff_t)r * job->y_stride;
+    if (!job->keys && job->x_dtype == POSENC_DTYPE_F32 && job->p_dtype == POSENC_DTYPE_F32 &&
+        job->y_dtype == POSENC_DTYPE_F32) { /* the same operations, without the per-element dispatch */
+      for (j = 0; j < job->n; j++) {
+        float a, c, v;
+        memcpy(&a, x + 4 * j, 4); memcpy(&c, p + 4 * j, 4);
+        v = a * job->scale;
+        v = v + c;
+        memcpy(y + 4 * j, &v, 4);
+      }
+      continue;
+    }
+    for (j = 0; j < job->n; j++) {
+      float v = posenc_i_load(x + j * xs, job->x_dtype) * job->scale;
+      v = v + posenc_i_load(p + j * ps, job->p_dtype);
+      if (job->keys) v = v * posenc_i_add_keep(job, r, j);
+      posenc_i_store(y + j * ys, job->y_dtype, v);
+    }
+  }
+}
+
+POSENC_I_SHARED void posenc_i_scalar_add_bwd(const posenc_i_add_job *job) {
+  size_t xs = posenc_dtype_size(job->x_dtype), ys = posenc_dtype_size(job->y_dtype), r, j;
+  for (r = 0; r < job->nrows; r++) {
+    const unsigned char *x = job->x + (ptrdiff_t)r * job->x_stride;
+    unsigned char *y = job->y ? job->y + (ptrdiff_t)r * job->y_stride : NULL;
+    float *gt = job->gt ? job->gt + (ptrdiff_t)r * job->gt_stride : NULL;
+    if (!job->keys && job->x_dtype == POSENC_DTYPE_F32 && y && job->y_dtype == POSENC_DTYPE_F32 && gt) {
+      for (j = 0; j < job->n; j++) { /* the same operations, without the per-element dispatch */
+        float v, w;
+        memcpy(&v, x + 4 * j, 4);
+        w = v * job->scale;
+        memcpy(y + 4 * j, &w, 4);
+        gt[j] = gt[j] + v;
+      }
+      continue;
+    }
+    for (j = 0; j < job->n; j++) {
+      float v = posenc_i_load(x + j * xs, job->x_dtype);
+      if (job->keys) v = v * posenc_i_add_keep(job, r, j);
+      if (y) posenc_i_store(y + j * ys, job->y_dtype, v * job->scale);
+      if (gt) gt[j] = gt[j] + v;
+    }
+  }
+}
+
+/* ---- the bias row -------------------------------------------------------------------------- */
+/* The scalar bias-row kernel: the definition every SIMD kernel reproduces bit for bit. */
+POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job) {
+  const size_t es = job->dtype == POSENC_DTYPE_F32 ? 4 : 2;
+  const float ninf = posenc_i_bitsf(0xff800000u);
+  size_t j = job->begin, k;
+  for (k = 0; k < job->nseg; k++) {
+    const posenc_i_bias_seg *sg = &job->seg[k];
+    const size_t start = j;
+    if (sg->kind == POSENC_I_SEG_MASK && !job->keep) { j = sg->end; continue; }
+    for (; j < sg->end; j++) {
+      unsigned char *p = job->row + j * es;
+      float v;
+      if (sg->kind == POSENC_I_SEG_FILL || (job->keep && job->keep[j] == 0)) v = ninf;
+      else if (sg->kind == POSENC_I_SEG_MASK) continue;
+      else if (sg->kind == POSENC_I_SEG_CONST) v = posenc_i_load(p, job->dtype) + sg->a;
+      else if (sg->kind == POSENC_I_SEG_VALUES) v = posenc_i_load(p, job->dtype) + sg->v[j - start];
+      else v = posenc_i_load(p, job->dtype) + sg->a * (float)((int64_t)sg->c + (int64_t)j);
+      posenc_i_store(p, job->dtype, v);
+    }
+  }
+}
+
+/* =============================================================================================
+ * Implementation, 3: dispatch (the ISA table: backend tables, CPU detection, selection)
+ * =========================================================================================== */
 
 const posenc_i_backend posenc_i_backend_scalar = {POSENC_ISA_SCALAR, posenc_i_scalar_sincos_rows,
                                                   posenc_i_scalar_rotate, posenc_i_scalar_to_f32,
@@ -1592,13 +1821,11 @@ POSENC_API posenc_status posenc_isa_set(posenc_isa isa) {
   return POSENC_OK;
 }
 
-/* ---- sinusoidal tables: validation and the driver ------------------------------------------ */
-/* 1 if byte ranges [a, a+an) and [b, b+bn) meet: an output must not overwrite an input it reads. */
-static int posenc_i_ranges_meet(const unsigned char *a, size_t an, const unsigned char *b, size_t bn) {
-  uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
-  return a0 < b0 + bn && b0 < a0 + an;
-}
+/* =============================================================================================
+ * Implementation, 4: features, each validate -> plan -> run
+ * =========================================================================================== */
 
+/* ---- sinusoidal tables: validation and the driver ------------------------------------------ */
 typedef struct posenc_i_table_plan {
   size_t nfreq;            /* frequencies */
   size_t esize;            /* bytes per element */
@@ -1622,11 +1849,8 @@ static posenc_status posenc_i_check_sinusoidal(const posenc_sinusoidal_params *p
   if (es == 0) return POSENC_ERR_DTYPE;
   stride = pr->row_stride ? pr->row_stride : pr->dim;
   if (stride < pr->dim) return POSENC_ERR_STRIDE;
-  if (n_rows - 1 > (SIZE_MAX - pr->dim) / stride) return POSENC_ERR_OVERFLOW;
-  last = (n_rows - 1) * stride + pr->dim;
-  if (last > SIZE_MAX / es || last * es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
-  if (stride > (size_t)PTRDIFF_MAX / es) return POSENC_ERR_OVERFLOW;
-  *bytes = last * es;
+  if (posenc_i_rows_span(n_rows, pr->dim, stride, es, &last) != POSENC_OK) return POSENC_ERR_OVERFLOW;
+  *bytes = last;
   if (plan) {
     plan->esize = es;
     plan->stride = stride;
@@ -1844,20 +2068,6 @@ POSENC_API posenc_status posenc_sinusoidal_rows(const posenc_sinusoidal_params *
  * variant's factor; both in double-double, then split into the parts the kernels read. */
 static const posenc_i_dd posenc_i_PI_OVER_2 = {1.5707963267948966, 6.123233995736766e-17};
 
-/* ln of a double-double (x.lo is a first-order correction to ln(x.hi)) */
-static posenc_i_dd posenc_i_dd_log_dd(posenc_i_dd x) {
-  return posenc_i_dd_add(posenc_i_dd_log(x.hi), posenc_i_dd_make(x.lo / x.hi, 0.0));
-}
-static double posenc_i_pow_d(double a, double e) { /* a^e, a > 0, to double (about 1e-30 rel before rounding) */
-  return posenc_i_dd_exp(posenc_i_dd_mul_d(posenc_i_dd_log(a), e)).hi;
-}
-static double posenc_i_floor(double x) { /* |x| < 2^52 */
-  double t = (x + POSENC_I_MAGIC) - POSENC_I_MAGIC; /* nearest */
-  return t > x ? t - 1.0 : t;
-}
-static double posenc_i_ceil(double x) { return -posenc_i_floor(-x); }
-static int posenc_i_finite(double x) { return x - x == 0.0; }
-static int posenc_i_finite_pos(double x) { return x > 0.0 && x <= 1e300; }
 /* Scaling factors and factor lists, like base, in [1e-30, 1e30]: beyond that the frequencies
  * leave double's range and come out NaN. */
 static int posenc_i_factor_ok(double x) { return x >= 1e-30 && x <= 1e30; }
@@ -1870,10 +2080,9 @@ static double posenc_i_yarn_corr_dim(double r, size_t d, double L, double base) 
   posenc_i_dd den = posenc_i_dd_add(posenc_i_dd_log(r), ln2pi);
   posenc_i_dd num = posenc_i_dd_mul_d(posenc_i_dd_add(posenc_i_dd_log(L), posenc_i_dd_make(-den.hi, -den.lo)), (double)d);
   posenc_i_dd lnb2 = posenc_i_dd_mul_d(posenc_i_dd_log(base), 2.0);
-  /* num / lnb2, rounded once: a quotient estimate and its correction from the remainder */
-  double q1 = num.hi / lnb2.hi;
-  posenc_i_dd rem = posenc_i_dd_add(num, posenc_i_dd_mul_d(lnb2, -q1));
-  return posenc_i_fast_two_sum(q1, rem.hi / lnb2.hi).hi;
+  /* num / lnb2, rounded once */
+  posenc_i_dd q = posenc_i_dd_div(num, lnb2);
+  return posenc_i_fast_two_sum(q.hi, q.lo).hi;
 }
 
 /* The extrapolation ramp's bounds [low, high] over pair indices, as HF computes them. */
@@ -1889,10 +2098,8 @@ static void posenc_i_yarn_range(const posenc_rope_config *c, size_t d, double *l
 }
 
 static double posenc_i_yarn_mscale(double s, double m) {
-  return s <= 1.0 ? 1.0 : 0.1 * m * posenc_i_dd_log(s).hi + 1.0;
+  return s <= 1.0 ? 1.0 : 0.1 * m * posenc_i_logd(s) + 1.0;
 }
-
-static double posenc_i_logd(double x) { return posenc_i_dd_log(x).hi; }
 
 /* The attention factor A: the config's own, else the variant's (YaRN mscale, LongRoPE). */
 static double posenc_i_rope_attention(const posenc_rope_config *c) {
@@ -1906,12 +2113,38 @@ static double posenc_i_rope_attention(const posenc_rope_config *c) {
     double x;
     if (c->factor <= 1.0) return 1.0;
     x = 1.0 + posenc_i_logd(c->factor) / posenc_i_logd((double)c->original_max_pos);
-    return posenc_i_dd_exp(posenc_i_dd_mul_d(posenc_i_dd_log(x), 0.5)).hi; /* sqrt, without libm */
+    return posenc_i_pow_d(x, 0.5); /* sqrt, without libm */
   }
   return 1.0;
 }
 
-static double posenc_i_rope_hf_base(const posenc_rope_config *c, size_t d);
+/* Qwen's dynamic NTK alpha: 2^(ceil(log2(S/L)) + 1) - 1, at least 1 (exact: powers of two). */
+static double posenc_i_qwen_alpha(double S, double L) {
+  double pw = 1.0;
+  if (S <= L) return 1.0;
+  while (L * pw < S) pw *= 2.0;
+  return 2.0 * pw - 1.0;
+}
+
+/* The base after NTK-style rescaling, in double, as HF computes it before rounding to float32. */
+static double posenc_i_rope_hf_base(const posenc_rope_config *c, size_t d) {
+  double base = c->base;
+  if (c->scaling == POSENC_ROPE_SCALING_NTK) {
+    base = c->base * posenc_i_pow_d(c->factor, (double)d / (double)(d - 2));
+  } else if (c->scaling == POSENC_ROPE_SCALING_DYNAMIC) {
+    double L = (double)c->original_max_pos, S = c->seq_len ? (double)c->seq_len : L, x = 1.0;
+    if (c->dynamic_qwen_alpha) {
+      x = posenc_i_qwen_alpha(S, L);
+    } else {
+      if (S < L) S = L;
+      x = c->factor * S / L - (c->factor - 1.0); /* HF's double arithmetic: 0 for s = 1e30, S = L */
+    }
+    if (!(x > 0.0)) return 0.0;                  /* refused at init, as HF's base would be 0 */
+    base = c->base * posenc_i_pow_d(x, (double)d / (double)(d - 2));
+  }
+  return base;
+}
+
 static posenc_status posenc_i_rope_check_config(const posenc_rope_config *c, size_t *d_out) {
   size_t d;
   if (c->head_dim < 2) return POSENC_ERR_DIM;
@@ -1969,14 +2202,6 @@ static posenc_status posenc_i_rope_check_config(const posenc_rope_config *c, siz
   return POSENC_OK;
 }
 
-/* Qwen's dynamic NTK alpha: 2^(ceil(log2(S/L)) + 1) - 1, at least 1 (exact: powers of two). */
-static double posenc_i_qwen_alpha(double S, double L) {
-  double pw = 1.0;
-  if (S <= L) return 1.0;
-  while (L * pw < S) pw *= 2.0;
-  return 2.0 * pw - 1.0;
-}
-
 /* ln(base'): the base after NTK-style rescaling, as HF and Qwen define it. */
 static posenc_i_dd posenc_i_rope_log_base(const posenc_rope_config *c, size_t d) {
   posenc_i_dd lnb = posenc_i_dd_log(c->base);
@@ -2018,25 +2243,6 @@ static float posenc_i_dd_to_f32(posenc_i_dd x) {
 }
 static float posenc_i_powf(float b, float e) { /* correctly rounded b^e for b > 0 */
   return posenc_i_dd_to_f32(posenc_i_dd_exp(posenc_i_dd_mul_d(posenc_i_dd_log((double)b), (double)e)));
-}
-
-/* The base after NTK-style rescaling, in double, as HF computes it before rounding to float32. */
-static double posenc_i_rope_hf_base(const posenc_rope_config *c, size_t d) {
-  double base = c->base;
-  if (c->scaling == POSENC_ROPE_SCALING_NTK) {
-    base = c->base * posenc_i_pow_d(c->factor, (double)d / (double)(d - 2));
-  } else if (c->scaling == POSENC_ROPE_SCALING_DYNAMIC) {
-    double L = (double)c->original_max_pos, S = c->seq_len ? (double)c->seq_len : L, x = 1.0;
-    if (c->dynamic_qwen_alpha) {
-      x = posenc_i_qwen_alpha(S, L);
-    } else {
-      if (S < L) S = L;
-      x = c->factor * S / L - (c->factor - 1.0); /* HF's double arithmetic: 0 for s = 1e30, S = L */
-    }
-    if (!(x > 0.0)) return 0.0;                  /* refused at init, as HF's base would be 0 */
-    base = c->base * posenc_i_pow_d(x, (double)d / (double)(d - 2));
-  }
-  return base;
 }
 
 static void posenc_i_rope_hf_inv(const posenc_rope_config *c, size_t d, const float *ext, float *inv) {
@@ -2189,10 +2395,9 @@ static posenc_status posenc_i_rope_check_spec(const posenc_rope *rope, const pos
   if (width == 0) return POSENC_ERR_DIM;
   stride = spec->row_stride ? spec->row_stride : width;
   if (stride < width) return POSENC_ERR_STRIDE;
-  if (n_rows - 1 > (SIZE_MAX - width) / stride) return POSENC_ERR_OVERFLOW;
-  last = (n_rows - 1) * stride + width;
-  if (last > SIZE_MAX / es || last * es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
-  if (bytes) *bytes = last * es;
+  if (posenc_i_extent(n_rows, width, stride, &last) != POSENC_OK || posenc_i_bytes(last, es, &last) != POSENC_OK)
+    return POSENC_ERR_OVERFLOW;
+  if (bytes) *bytes = last;
   if (stride_out) *stride_out = stride;
   return POSENC_OK;
 }
@@ -2382,11 +2587,11 @@ typedef struct posenc_i_tview {  /* a tensor's fields, read once: q and k may ho
   size_t span;                   /* bytes from data to one past the last element */
 } posenc_i_tview;
 
-/* A tensor's strides, with defaults; it must not overlap itself: sorted by stride, each
- * dimension steps past everything nested inside it (a sufficient, simple rule). */
+/* A tensor's strides, with defaults; it must not overlap itself (posenc_i_strided_extent). */
 static posenc_status posenc_i_rope_check_tensor(const posenc_rope_tensor *t, size_t D, size_t B, size_t T,
                                                 posenc_i_tview *v) {
-  size_t n[3], st[3], ext = D, i, j;
+  size_t n[3], st[3], ext;
+  posenc_status s;
   if (!t->data) return POSENC_ERR_NULL;
   if (t->heads == 0) return POSENC_ERR_SIZE;
   v->es = posenc_dtype_size(t->dtype);
@@ -2403,18 +2608,8 @@ static posenc_status posenc_i_rope_check_tensor(const posenc_rope_tensor *t, siz
   else v->bs = T * v->ts;
   n[0] = t->heads; n[1] = T; n[2] = B;
   st[0] = v->hs; st[1] = v->ts; st[2] = v->bs;
-  for (i = 0; i < 3; i++)
-    for (j = i + 1; j < 3; j++)
-      if (st[j] < st[i]) { size_t a = st[i], b = n[i]; st[i] = st[j]; n[i] = n[j]; st[j] = a; n[j] = b; }
-  for (i = 0; i < 3; i++) {
-    if (n[i] < 2) continue;
-    if (st[i] < ext) return POSENC_ERR_ALIAS;
-    if (n[i] - 1 > (SIZE_MAX - ext) / st[i]) return POSENC_ERR_OVERFLOW;
-    ext += (n[i] - 1) * st[i];
-  }
-  if (ext > SIZE_MAX / v->es || ext * v->es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
-  v->span = ext * v->es;
-  return POSENC_OK;
+  if ((s = posenc_i_strided_extent(D, n, st, 3, &ext)) != POSENC_OK) return s; /* ALIAS, OVERFLOW */
+  return posenc_i_bytes(ext, v->es, &v->span);
 }
 
 /* q and k may share one buffer row by row (a fused QKV projection): same dtype and token
@@ -2606,255 +2801,10 @@ POSENC_API posenc_status posenc_rope_apply(const posenc_rope *rope, const posenc
 }
 
 
-/* ---- self-test -------------------------------------------------------------------------- */
-/* Exact f32 bits of interleaved d = 32, base 10000 at the positions below (columns 0, 1, 30, 31):
- * anchors, the last step before an anchor, negative and the largest positions. */
-static const int32_t posenc_i_st_pos[8] = {0, 15, 17, -77, 131071, 16777215, 1 << 30, 2147483647};
-static const uint32_t posenc_i_st_bits[8][4] = {
-  {0x00000000u, 0x3f800000u, 0x00000000u, 0x3f800000u},
-  {0x3f267944u, 0xbf427ae8u, 0x3b2ecfd0u, 0x3f7fffc4u},
-  {0xbf761e25u, 0xbe8ce236u, 0x3b461eb4u, 0x3f7fffb3u},
-  {0xbf7fe08eu, 0xbcfdbf5au, 0xbc6055c4u, 0x3f7ff9dbu},
-  {0xbf13430au, 0xbf51675eu, 0xbf77cb9bu, 0xbe80958du},
-  {0xbf72bf60u, 0xbea29962u, 0xbf5ebf68u, 0x3efc5842u},
-  {0xbf1e091bu, 0x3f4965a3u, 0x3f7ffd8eu, 0xbc0d7b5du},
-  {0xbf399422u, 0xbf30579au, 0xbc8c0523u, 0xbf7ff66du}};
-
-/* The double-precision chain behind one value (base 10000, d = 128, frequency 37): omega_1, the
- * parts of u_37, the anchor at 2^24 - 16 and 15 recurrence steps. One fused or reassociated operation
- * anywhere in it changes these bits, even where the f32 results happen to round the same. */
-static void posenc_i_selftest_chain(double out[10]) {
-  double u[48 * POSENC_UPARTS], ss, sc, sp, cp;  /* 48: a multiple of the chunk width above lane 37 */
-  const double *u37 = u + (37 / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK + 37 % POSENC_CHUNK;
-  posenc_i_dd run = posenc_i_TWO_OVER_PI;
-  posenc_i_dd om = posenc_i_dd_exp(posenc_i_dd_div_d(posenc_i_dd_mul_d(posenc_i_dd_log(10000.0), -2.0), 128.0));
-  int j;
-  posenc_i_fill_parts(u, 38, &run, om);
-  out[0] = om.hi; out[1] = om.lo;
-  for (j = 0; j < POSENC_UPARTS; j++) out[2 + j] = u37[j * POSENC_CHUNK];
-  posenc_i_exact_sincos(1.0, u37, POSENC_CHUNK, &ss, &sc);
-  posenc_i_exact_sincos(16777200.0, u37, POSENC_CHUNK, &out[6], &out[7]);
-  out[8] = out[6]; out[9] = out[7];
-  POSENC_I_BACK(out[8], out[9], sp, cp, ss, sc);
-  for (j = 0; j < 15; j++) POSENC_I_STEP(out[8], out[9], sp, cp, 2.0 * sc);
-}
-static const uint64_t posenc_i_st_chain[10] = {
-  0x3febb5fad00ab22cull, 0x3c5a1cecee7dcb1full, 0x3f69657200000000ull, 0x3e0cf8c500000000ull, 0x3cb9f25400000000ull,
-  0x3b6ecf7d00000000ull, 0xbfe5a563ebc9dfbdull, 0x3fe791652a4e162aull, 0xbfe3de4b96bd18a2ull, 0x3fe915b7daec9ffaull};
-
-static int posenc_i_round_to_nearest(void) {
-  /* 1 + 0.75 ulp and -1 - 0.75 ulp both round away from 1 only under round-to-nearest */
-  volatile double one = 1.0, q = 1.6653345369377348e-16, a = one + q, b = -one - q;
-  return a > 1.0 && b < -1.0;
-}
-
-/* Rotation: one head of d = 32 (the first 24 dims rotated) at positions 5 and 16777215, NeoX and
- * GPT-J, on the fly, into bits[style][token][element]. Inputs k/8 - 1.5, or with `tiny` subnormals
- * of both signs, whose rotations are subnormal too. A fused x0*c - x1*s changes the first; a
- * flush-to-zero (FTZ) or denormals-are-zero (DAZ) mode changes the second. Returns 0 on success. */
-static int posenc_i_selftest_rotation(const posenc_i_backend *be, int tiny, uint32_t bits[2][2][32]) {
-  static const int32_t ids[2] = {5, 16777215};
-  posenc_rope rope;
-  posenc_rope_config cfg = posenc_rope_default(32);
-  posenc_rope_positions pos;
-  posenc_rope_tensor t;
-  float x[2][32];
-  int style, tok, e;
-  cfg.rotary_dim = 24;
-  pos.batch = 1; pos.tokens = 2; pos.ids = ids; pos.start = 0;
-  memset(&t, 0, sizeof t);
-  t.data = x; t.dtype = POSENC_DTYPE_F32; t.heads = 1;
-  for (style = 0; style < 2; style++) {
-    cfg.style = (posenc_rope_style)style;
-    if (posenc_rope_init(&rope, &cfg) != POSENC_OK) return 1;
-    for (tok = 0; tok < 2; tok++)
-      for (e = 0; e < 32; e++)
-        x[tok][e] = tiny ? posenc_i_bitsf((uint32_t)(e + 7 * tok) * 0x3579u + 0x40000u + ((uint32_t)(e & 1) << 31))
-                         : (float)(e + 7 * tok) / 8.0f - 1.5f;
-    if (posenc_i_rope_apply(be, &rope, NULL, &pos, &t, NULL, POSENC_ROPE_FORWARD) != POSENC_OK) return 1;
-    for (tok = 0; tok < 2; tok++)
-      for (e = 0; e < 32; e++) bits[style][tok][e] = posenc_i_fbits(x[tok][e]);
-  }
-  return 0;
-}
-/* Expected bits of elements 0, 1, 13 and 23 of the normal inputs, and the checksum of the tiny ones */
-static const uint32_t posenc_i_st_rot[2][2][4] = {
-  {{0xbed9da42u, 0x3f5885b2u, 0xbf8baf05u, 0x3faffb8fu}, {0x3f839bb1u, 0xbf858669u, 0xbecdf435u, 0x3edc9f1fu}},
-  {{0xbfdf3bdcu, 0x3f86305du, 0x3dffae19u, 0x3fb02c18u}, {0xbe8d1f83u, 0x3f405df4u, 0xbf4374bdu, 0x3fe574e6u}}};
-#define POSENC_I_ST_ROT_TINY 0x9260771eu
-
-static uint32_t posenc_i_st_hash(const uint32_t *bits, size_t n) {
-  uint32_t h = 0;
-  size_t j;
-  for (j = 0; j < n; j++) h = h * 31u + bits[j];
-  return h;
-}
-
-/* The masked add on one row of 37 subnormal x and P (a vector body and a tail on every backend):
- * y = x*0.75 + P is subnormal, so FTZ or DAZ changes it. Returns the checksum of y's bits. */
-#define POSENC_I_ST_ADD_TINY 0x8509c1e4u
-static uint32_t posenc_i_selftest_add(const posenc_i_backend *be) {
-  float x[37], p[37], y[37];
-  uint32_t bits[37];
-  posenc_i_add_job job;
-  int j;
-  for (j = 0; j < 37; j++) {
-    x[j] = posenc_i_bitsf((uint32_t)j * 0x0002f1a3u + 0x00012345u + ((uint32_t)(j % 3 == 1) << 31));
-    p[j] = posenc_i_bitsf((uint32_t)(j + 1) * 0x00000ab1u + ((uint32_t)(j % 5 == 2) << 31));
-  }
-  memset(&job, 0, sizeof job);
-  job.x = (const unsigned char *)x; job.x_dtype = POSENC_DTYPE_F32; job.x_stride = (ptrdiff_t)sizeof x;
-  job.p = (const unsigned char *)p; job.p_dtype = POSENC_DTYPE_F32; job.p_stride = (ptrdiff_t)sizeof p;
-  job.y = (unsigned char *)y; job.y_dtype = POSENC_DTYPE_F32; job.y_stride = (ptrdiff_t)sizeof y;
-  job.nrows = 1; job.n = 37; job.scale = 0.75f; job.keep_scale = 1.0f;
-  be->add_fwd(&job);
-  for (j = 0; j < 37; j++) bits[j] = posenc_i_fbits(y[j]);
-  return posenc_i_st_hash(bits, 37);
-}
-
-/* The bias row kernel on one row with every kind of segment, short ones (single columns) and
- * long ones (vectors, and the alignment steps before them), masked keys in each; the bits are
- * folded into one checksum. */
-#define POSENC_I_ST_BIAS 0x3e94f1c2u
-static uint32_t posenc_i_selftest_bias(const posenc_i_backend *be) {
-  static const int cuts[7] = {5, 9, 12, 16, 96, 120, 130};
-  static const int kinds[7] = {POSENC_I_SEG_LINEAR, POSENC_I_SEG_CONST, POSENC_I_SEG_FILL, POSENC_I_SEG_MASK,
-                               POSENC_I_SEG_LINEAR, POSENC_I_SEG_VALUES, POSENC_I_SEG_CONST};
-  uint8_t keep[130];
-  float row[130], vals[24];
-  posenc_i_bias_seg seg[7];
-  posenc_i_bias_job job;
-  uint32_t h = 0;
-  int j;
-  for (j = 0; j < 130; j++) {
-    row[j] = posenc_i_bitsf(0x3f800000u + (uint32_t)j * 0x01234567u);
-    keep[j] = (uint8_t)(j % 10 != 3);
-  }
-  for (j = 0; j < 24; j++) vals[j] = posenc_i_bitsf(0xbe000000u + (uint32_t)j * 0x00345679u);
-  for (j = 0; j < 7; j++) {
-    seg[j].end = (size_t)cuts[j]; seg[j].kind = kinds[j]; seg[j].v = NULL;
-    seg[j].a = posenc_i_bitsf(j % 2 ? 0x3e99999au : 0x3f3504f3u); seg[j].c = (float)(j * 7 - 40);
-  }
-  seg[4].a = -seg[4].a;
-  seg[5].v = vals;
-  job.row = (unsigned char *)row; job.dtype = POSENC_DTYPE_F32; job.keep = keep;
-  job.begin = 0; job.seg = seg; job.nseg = 7;
-  be->bias_row(&job);
-  for (j = 0; j < 130; j++) h = h * 31u + posenc_i_fbits(row[j]);
-  return h;
-}
-
-POSENC_API posenc_status posenc_selftest(void) {
-  static const int cols[4] = {0, 1, 30, 31}, rot_elems[4] = {0, 1, 13, 23};
-  float got[8 * 32], ref[8 * 32];
-  posenc_sinusoidal_params prm = posenc_sinusoidal_default(32);
-  int r, c, tiny;
-  double chain[10];
-  if (!posenc_i_round_to_nearest()) return POSENC_ERR_SELFTEST;
-  posenc_i_selftest_chain(chain);
-  for (r = 0; r < 10; r++)
-    if (posenc_i_dbits(chain[r]) != posenc_i_st_chain[r]) return POSENC_ERR_SELFTEST;
-  if (posenc_i_sinusoidal_run(posenc_i_select(), &prm, 0, posenc_i_st_pos, 8, got, sizeof got) != POSENC_OK ||
-      posenc_i_sinusoidal_run(&posenc_i_backend_scalar, &prm, 0, posenc_i_st_pos, 8, ref, sizeof ref) != POSENC_OK)
-    return POSENC_ERR_SELFTEST;
-  for (r = 0; r < 8; r++)
-    for (c = 0; c < 4; c++)
-      if (posenc_i_fbits(ref[r * 32 + cols[c]]) != posenc_i_st_bits[r][c]) return POSENC_ERR_SELFTEST;
-  /* every column of the active backend against the scalar reference */
-  if (memcmp(got, ref, sizeof got) != 0) return POSENC_ERR_SELFTEST;
-  for (tiny = 0; tiny < 2; tiny++) {
-    uint32_t rot[2][2][32], rot_ref[2][2][32];
-    int s, t;
-    if (posenc_i_selftest_rotation(posenc_i_select(), tiny, rot) ||
-        posenc_i_selftest_rotation(&posenc_i_backend_scalar, tiny, rot_ref) || memcmp(rot, rot_ref, sizeof rot) != 0)
-      return POSENC_ERR_SELFTEST;
-    if (tiny && posenc_i_st_hash(&rot_ref[0][0][0], 2 * 2 * 32) != POSENC_I_ST_ROT_TINY) return POSENC_ERR_SELFTEST;
-    for (s = 0; s < 2 && !tiny; s++)
-      for (t = 0; t < 2; t++)
-        for (c = 0; c < 4; c++)
-          if (rot_ref[s][t][rot_elems[c]] != posenc_i_st_rot[s][t][c]) return POSENC_ERR_SELFTEST;
-  }
-  /* subnormals: an FTZ/DAZ mode set by the process (or by -ffast-math's start-up code) */
-  if (posenc_i_selftest_add(posenc_i_select()) != POSENC_I_ST_ADD_TINY ||
-      posenc_i_selftest_add(&posenc_i_backend_scalar) != POSENC_I_ST_ADD_TINY)
-    return POSENC_ERR_SELFTEST;
-  if (posenc_i_selftest_bias(posenc_i_select()) != POSENC_I_ST_BIAS ||
-      posenc_i_selftest_bias(&posenc_i_backend_scalar) != POSENC_I_ST_BIAS)
-    return POSENC_ERR_SELFTEST;
-  return POSENC_OK;
-}
-
 /* ---- masked add: dropout hash (documented in the API comment) ------------------------------ */
-static uint64_t posenc_i_mix64(uint64_t z) { /* splitmix64 */
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-static uint32_t posenc_i_lowbias32(uint32_t x) {
-  x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
-  return x;
-}
 /* key(b, t) = high 32 bits of mix64(mix64(mix64(seed) ^ b) ^ t) */
 static uint64_t posenc_i_drop_key_b(uint64_t seed, size_t b) { return posenc_i_mix64(posenc_i_mix64(seed) ^ (uint64_t)b); }
 static uint32_t posenc_i_drop_key(uint64_t key_b, size_t t) { return (uint32_t)(posenc_i_mix64(key_b ^ (uint64_t)t) >> 32); }
-
-/* ---- masked add: the scalar kernels (every SIMD kernel reproduces them bit for bit) -------- */
-static float posenc_i_add_keep(const posenc_i_add_job *job, size_t r, size_t j) {
-  uint32_t h = posenc_i_lowbias32(job->keys[r] ^ (uint32_t)((uint32_t)(job->col0 + j) * 0x9E3779B9u));
-  return h < job->threshold ? 0.0f : job->keep_scale;
-}
-
-POSENC_I_SHARED void posenc_i_scalar_add_fwd(const posenc_i_add_job *job) {
-  size_t xs = posenc_dtype_size(job->x_dtype), ps = posenc_dtype_size(job->p_dtype);
-  size_t ys = posenc_dtype_size(job->y_dtype), r, j;
-  for (r = 0; r < job->nrows; r++) {
-    const unsigned char *x = job->x + (ptrdiff_t)r * job->x_stride, *p = job->p + (ptrdiff_t)r * job->p_stride;
-    unsigned char *y = job->y + (ptrdiff_t)r * job->y_stride;
-    if (!job->keys && job->x_dtype == POSENC_DTYPE_F32 && job->p_dtype == POSENC_DTYPE_F32 &&
-        job->y_dtype == POSENC_DTYPE_F32) { /* the same operations, without the per-element dispatch */
-      for (j = 0; j < job->n; j++) {
-        float a, c, v;
-        memcpy(&a, x + 4 * j, 4); memcpy(&c, p + 4 * j, 4);
-        v = a * job->scale;
-        v = v + c;
-        memcpy(y + 4 * j, &v, 4);
-      }
-      continue;
-    }
-    for (j = 0; j < job->n; j++) {
-      float v = posenc_i_load(x + j * xs, job->x_dtype) * job->scale;
-      v = v + posenc_i_load(p + j * ps, job->p_dtype);
-      if (job->keys) v = v * posenc_i_add_keep(job, r, j);
-      posenc_i_store(y + j * ys, job->y_dtype, v);
-    }
-  }
-}
-
-POSENC_I_SHARED void posenc_i_scalar_add_bwd(const posenc_i_add_job *job) {
-  size_t xs = posenc_dtype_size(job->x_dtype), ys = posenc_dtype_size(job->y_dtype), r, j;
-  for (r = 0; r < job->nrows; r++) {
-    const unsigned char *x = job->x + (ptrdiff_t)r * job->x_stride;
-    unsigned char *y = job->y ? job->y + (ptrdiff_t)r * job->y_stride : NULL;
-    float *gt = job->gt ? job->gt + (ptrdiff_t)r * job->gt_stride : NULL;
-    if (!job->keys && job->x_dtype == POSENC_DTYPE_F32 && y && job->y_dtype == POSENC_DTYPE_F32 && gt) {
-      for (j = 0; j < job->n; j++) { /* the same operations, without the per-element dispatch */
-        float v, w;
-        memcpy(&v, x + 4 * j, 4);
-        w = v * job->scale;
-        memcpy(y + 4 * j, &w, 4);
-        gt[j] = gt[j] + v;
-      }
-      continue;
-    }
-    for (j = 0; j < job->n; j++) {
-      float v = posenc_i_load(x + j * xs, job->x_dtype);
-      if (job->keys) v = v * posenc_i_add_keep(job, r, j);
-      if (y) posenc_i_store(y + j * ys, job->y_dtype, v * job->scale);
-      if (gt) gt[j] = gt[j] + v;
-    }
-  }
-}
 
 /* fl32(sqrt(n)), correctly rounded, without libm: the f32 neighbours of the double root are
  * checked against the exact midpoints (their squares are exact in double for n < 2^48). */
@@ -2917,14 +2867,15 @@ static posenc_status posenc_i_check_tokens(const posenc_embed_tokens *tk) {
 /* 1 if bytes [lo, hi) meet what is read while outputs are written: the token arrays (positions,
  * ids, mask), the tokens struct and the config (a write there would change them after they were
  * checked). */
-static int posenc_i_tokens_meet(const posenc_embed_config *c, const posenc_embed_tokens *tk, size_t lo, size_t hi) {
+static int posenc_i_tokens_meet(const posenc_embed_config *c, const posenc_embed_tokens *tk, const void *o,
+                                size_t bytes) {
   size_t n = tk->batch * tk->tokens, n4 = n <= SIZE_MAX / 4 ? n * 4 : SIZE_MAX - 3; /* n: checked */
-  const unsigned char *out = (const unsigned char *)(uintptr_t)lo;
-  return posenc_i_ranges_meet(out, hi - lo, (const unsigned char *)tk, sizeof *tk) ||
-         (c && posenc_i_ranges_meet(out, hi - lo, (const unsigned char *)c, sizeof *c)) ||
-         (tk->mode == POSENC_POS_IDS && posenc_i_ranges_meet(out, hi - lo, (const unsigned char *)tk->positions, n4)) ||
-         (tk->token_ids && posenc_i_ranges_meet(out, hi - lo, (const unsigned char *)tk->token_ids, n4)) ||
-         (tk->mask && posenc_i_ranges_meet(out, hi - lo, tk->mask, n));
+  const unsigned char *out = (const unsigned char *)o;
+  return posenc_i_ranges_meet(out, bytes, (const unsigned char *)tk, sizeof *tk) ||
+         (c && posenc_i_ranges_meet(out, bytes, (const unsigned char *)c, sizeof *c)) ||
+         (tk->mode == POSENC_POS_IDS && posenc_i_ranges_meet(out, bytes, (const unsigned char *)tk->positions, n4)) ||
+         (tk->token_ids && posenc_i_ranges_meet(out, bytes, (const unsigned char *)tk->token_ids, n4)) ||
+         (tk->mask && posenc_i_ranges_meet(out, bytes, tk->mask, n));
 }
 
 POSENC_API posenc_status posenc_embed_positions(const posenc_embed_tokens *tokens, int32_t *out) {
@@ -2933,8 +2884,7 @@ POSENC_API posenc_status posenc_embed_positions(const posenc_embed_tokens *token
   if (st != POSENC_OK) return st;
   if (!out) return POSENC_ERR_NULL;
   if (tokens->batch * tokens->tokens > (size_t)PTRDIFF_MAX / sizeof *out) return POSENC_ERR_OVERFLOW;
-  if (posenc_i_tokens_meet(NULL, tokens, (size_t)(uintptr_t)out,
-                           (size_t)(uintptr_t)out + tokens->batch * tokens->tokens * sizeof *out))
+  if (posenc_i_tokens_meet(NULL, tokens, out, tokens->batch * tokens->tokens * sizeof *out))
     return POSENC_ERR_ALIAS;
   for (b = 0; b < tokens->batch; b++) { /* validate everything first */
     int64_t count = 0, pos = 0;
@@ -2954,7 +2904,7 @@ typedef struct posenc_i_tens {
   unsigned char *data;
   posenc_dtype dtype;
   size_t es, bs, ts;           /* element size; strides in elements */
-  size_t lo, hi;               /* byte span [lo, hi) as addresses */
+  size_t span;                 /* bytes from data to one past the last element */
 } posenc_i_tens;
 
 typedef struct posenc_i_embed_plan {
@@ -2967,7 +2917,7 @@ typedef struct posenc_i_embed_plan {
   /* table source */
   const unsigned char *P;
   posenc_dtype pdt;
-  size_t pes, pstride, n_rows;
+  size_t pes, pstride, n_rows, pbytes;
   int table;                   /* 1: config.table.data given */
   int sinus;                   /* 1: sinusoidal rows needed (source or OOB fallback) */
   posenc_sinusoidal_params sp; /* dense, validated */
@@ -2979,13 +2929,14 @@ typedef struct posenc_i_embed_plan {
 /* Strides, span and overflow of a [B][T][D] tensor. */
 static posenc_status posenc_i_tens_check(const posenc_embed_tensor *v, size_t B, size_t T, size_t D, posenc_i_tens *o) {
   size_t last;
+  posenc_status st;
   o->data = (unsigned char *)v->data;
   o->dtype = v->dtype;
   o->es = posenc_dtype_size(v->dtype);
   if (o->es == 0) return POSENC_ERR_DTYPE;
   o->ts = v->token_stride ? v->token_stride : D;
   if (o->ts < D) return POSENC_ERR_STRIDE;
-  if (T > 1 && o->ts > (SIZE_MAX - D) / (T - 1)) return POSENC_ERR_OVERFLOW;
+  if ((st = posenc_i_extent(T, D, o->ts, &last)) != POSENC_OK) return st;
   if (v->batch_stride) {
     o->bs = v->batch_stride;
   } else {
@@ -2993,33 +2944,25 @@ static posenc_status posenc_i_tens_check(const posenc_embed_tensor *v, size_t B,
     o->bs = T * o->ts;
   }
   if (o->bs < D) return POSENC_ERR_STRIDE;
-  last = (T - 1) * o->ts + D;
-  if (B > 1 && o->bs > (SIZE_MAX - last) / (B - 1)) return POSENC_ERR_OVERFLOW;
-  last += (B - 1) * o->bs;
-  if (last > SIZE_MAX / o->es || last * o->es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
+  if ((st = posenc_i_extent(B, last, o->bs, &last)) != POSENC_OK) return st;
+  if ((st = posenc_i_bytes(last, o->es, &o->span)) != POSENC_OK) return st;
   if (o->ts > (size_t)PTRDIFF_MAX / o->es || o->bs > (size_t)PTRDIFF_MAX / o->es) return POSENC_ERR_OVERFLOW;
-  o->lo = (size_t)(uintptr_t)o->data;
-  if (o->lo > SIZE_MAX - last * o->es) return POSENC_ERR_OVERFLOW;
-  o->hi = o->lo + last * o->es;
+  if ((size_t)(uintptr_t)o->data > SIZE_MAX - o->span) return POSENC_ERR_OVERFLOW;
   return POSENC_OK;
 }
 
-/* Rows of a written tensor must not overlap each other: with the smaller stride inner, each
- * stride must clear the extent of the level inside it. */
+/* Rows of a written tensor must not overlap each other (posenc_i_strided_extent; its extent
+ * was checked by posenc_i_tens_check, so only ERR_ALIAS can come back). */
 static int posenc_i_tens_self_overlap(const posenc_i_tens *o, size_t B, size_t T, size_t D) {
-  size_t s1 = o->ts, n1 = T, s2 = o->bs, n2 = B;
-  if (n2 > 1 && (n1 == 1 || s2 < s1)) { size_t ts = s1, tn = n1; s1 = s2; n1 = n2; s2 = ts; n2 = tn; }
-  if (n1 > 1 && s1 < D) return 1;
-  if (n2 > 1 && s2 < (n1 - 1) * s1 + D) return 1;
-  return 0;
+  size_t n[2], st[2], ext;
+  n[0] = T; n[1] = B; st[0] = o->ts; st[1] = o->bs;
+  return posenc_i_strided_extent(D, n, st, 2, &ext) != POSENC_OK;
 }
-
-static int posenc_i_spans_overlap(size_t alo, size_t ahi, size_t blo, size_t bhi) { return alo < bhi && blo < ahi; }
 
 /* In place (same data, dtype and strides) or apart; anything else overlapping is ERR_ALIAS. */
 static int posenc_i_tens_alias(const posenc_i_tens *a, const posenc_i_tens *b) {
   if (a->data == b->data && a->dtype == b->dtype && a->ts == b->ts && a->bs == b->bs) return 0;
-  return posenc_i_spans_overlap(a->lo, a->hi, b->lo, b->hi);
+  return posenc_i_ranges_meet(a->data, a->span, b->data, b->span);
 }
 
 /* Everything but the tensors and positions: config, table, sinusoidal source. */
@@ -3058,12 +3001,7 @@ static posenc_status posenc_i_embed_setup(const posenc_embed_config *c, const po
     pl->n_rows = c->table.n_rows;
     pl->pstride = c->table.row_stride ? c->table.row_stride : c->dim;
     if (pl->pstride < c->dim) return POSENC_ERR_STRIDE;
-    if (pl->n_rows - 1 > (SIZE_MAX - c->dim) / pl->pstride) return POSENC_ERR_OVERFLOW;
-    {
-      size_t last = (pl->n_rows - 1) * pl->pstride + c->dim;
-      if (last > SIZE_MAX / pl->pes || last * pl->pes > (size_t)PTRDIFF_MAX ||
-          pl->pstride > (size_t)PTRDIFF_MAX / pl->pes) return POSENC_ERR_OVERFLOW;
-    }
+    if ((st = posenc_i_rows_span(pl->n_rows, c->dim, pl->pstride, pl->pes, &pl->pbytes)) != POSENC_OK) return st;
     if (tk->mode == POSENC_POS_FAIRSEQ && (size_t)tk->padding_id >= pl->n_rows) return POSENC_ERR_PADDING;
   }
   pl->sinus = !pl->table || c->oob == POSENC_OOB_SINUSOIDAL;
@@ -3203,7 +3141,7 @@ static void posenc_i_embed_walk(const posenc_i_embed_plan *pl, const posenc_embe
   size_t b, t;
   const size_t D = pl->D;
   /* non-temporal stores for large outputs (forward y, backward grad_x), not in place */
-  const int stream = pl->y.data && pl->y.data != pl->x.data && (pl->y.hi - pl->y.lo) >= POSENC_STREAM_MIN_BYTES;
+  const int stream = pl->y.data && pl->y.data != pl->x.data && pl->y.span >= POSENC_STREAM_MIN_BYTES;
   for (b = 0; b < pl->B; b++) {
     int64_t count = 0, pos = 0, row = 0, run_row = 0;
     size_t run_t = 0, run_n = 0;
@@ -3256,12 +3194,9 @@ POSENC_API posenc_status posenc_embed_forward(const posenc_embed_config *config,
   st = posenc_i_tens_check(y, pl.B, pl.T, pl.D, &pl.y);
   if (st != POSENC_OK) return st;
   if (posenc_i_tens_self_overlap(&pl.y, pl.B, pl.T, pl.D) || posenc_i_tens_alias(&pl.x, &pl.y) ||
-      posenc_i_tokens_meet(config, tokens, pl.y.lo, pl.y.hi))
+      posenc_i_tokens_meet(config, tokens, pl.y.data, pl.y.span))
     return POSENC_ERR_ALIAS;
-  if (pl.table) {
-    size_t lo = (size_t)(uintptr_t)pl.P, hi = lo + ((pl.n_rows - 1) * pl.pstride + pl.D) * pl.pes;
-    if (posenc_i_spans_overlap(lo, hi, pl.y.lo, pl.y.hi)) return POSENC_ERR_ALIAS;
-  }
+  if (pl.table && posenc_i_ranges_meet(pl.P, pl.pbytes, pl.y.data, pl.y.span)) return POSENC_ERR_ALIAS;
   st = posenc_i_embed_scan(config, tokens, &pl);
   if (st != POSENC_OK) return st;
   posenc_i_embed_walk(&pl, config, tokens, 0, NULL, 0);
@@ -3286,25 +3221,23 @@ POSENC_API posenc_status posenc_embed_backward(const posenc_embed_config *config
     st = posenc_i_tens_check(grad_x, pl.B, pl.T, pl.D, &pl.y);
     if (st != POSENC_OK) return st;
     if (posenc_i_tens_self_overlap(&pl.y, pl.B, pl.T, pl.D) || posenc_i_tens_alias(&pl.x, &pl.y) ||
-        posenc_i_tokens_meet(config, tokens, pl.y.lo, pl.y.hi))
+        posenc_i_tokens_meet(config, tokens, pl.y.data, pl.y.span))
       return POSENC_ERR_ALIAS;
   } else {
     pl.y.data = NULL; pl.y.dtype = POSENC_DTYPE_F32; pl.y.es = 4; pl.y.ts = pl.D; pl.y.bs = pl.D;
-    pl.y.lo = pl.y.hi = 0;
+    pl.y.span = 0;
   }
   if (!pl.table) grad_table = NULL; /* the sinusoidal source has nothing to learn */
   if (grad_table) {
-    size_t lo, hi, last;
+    const unsigned char *g = (const unsigned char *)grad_table;
+    size_t gbytes;
     gts = grad_table_stride ? grad_table_stride : pl.D;
     if (gts < pl.D) return POSENC_ERR_STRIDE;
-    if (pl.n_rows - 1 > (SIZE_MAX - pl.D) / gts) return POSENC_ERR_OVERFLOW;
-    last = (pl.n_rows - 1) * gts + pl.D;
-    if (last > SIZE_MAX / 4 || last * 4 > (size_t)PTRDIFF_MAX || gts > (size_t)PTRDIFF_MAX / 4) return POSENC_ERR_OVERFLOW;
-    lo = (size_t)(uintptr_t)grad_table;
-    if (lo > SIZE_MAX - last * 4) return POSENC_ERR_OVERFLOW;
-    hi = lo + last * 4;
-    if (posenc_i_spans_overlap(lo, hi, pl.x.lo, pl.x.hi) || (pl.y.data && posenc_i_spans_overlap(lo, hi, pl.y.lo, pl.y.hi)) ||
-        posenc_i_tokens_meet(config, tokens, lo, hi))
+    if ((st = posenc_i_rows_span(pl.n_rows, pl.D, gts, 4, &gbytes)) != POSENC_OK) return st;
+    if ((size_t)(uintptr_t)g > SIZE_MAX - gbytes) return POSENC_ERR_OVERFLOW;
+    if (posenc_i_ranges_meet(g, gbytes, pl.x.data, pl.x.span) ||
+        (pl.y.data && posenc_i_ranges_meet(g, gbytes, pl.y.data, pl.y.span)) ||
+        posenc_i_tokens_meet(config, tokens, g, gbytes))
       return POSENC_ERR_ALIAS;
   }
   st = posenc_i_embed_scan(config, tokens, &pl);
@@ -3315,17 +3248,6 @@ POSENC_API posenc_status posenc_embed_backward(const posenc_embed_config *config
 
 /* ---- learnable tables, index encodings, 2-D sin-cos: shared helpers ------------------------
  * Only IEEE basic operations in a fixed order (no libm): the same bits on every platform. */
-
-/* Bytes of n rows of dim elements with a row stride (elements): ((n-1)*stride + dim) * es. */
-static posenc_status posenc_i_tb_span(size_t n, size_t dim, size_t stride, size_t es, size_t *bytes) {
-  size_t last;
-  if (n - 1 > (SIZE_MAX - dim) / stride) return POSENC_ERR_OVERFLOW;
-  last = (n - 1) * stride + dim;
-  if (last > SIZE_MAX / es || last * es > (size_t)PTRDIFF_MAX) return POSENC_ERR_OVERFLOW;
-  if (stride > (size_t)PTRDIFF_MAX / es) return POSENC_ERR_OVERFLOW;
-  *bytes = last * es;
-  return POSENC_OK;
-}
 
 /* An output table of n_rows x dim elements of dtype, row_stride apart (0: dim), in out_bytes:
  * NULL, SIZE, DTYPE, STRIDE, OVERFLOW, BUFFER, checked in that order. */
@@ -3338,7 +3260,7 @@ static posenc_status posenc_i_tb_check_out(const void *out, size_t out_bytes, si
   if (*es == 0) return POSENC_ERR_DTYPE;
   *stride = row_stride ? row_stride : dim;
   if (*stride < dim) return POSENC_ERR_STRIDE;
-  if (posenc_i_tb_span(n_rows, dim, *stride, *es, &need) != POSENC_OK) return POSENC_ERR_OVERFLOW;
+  if (posenc_i_rows_span(n_rows, dim, *stride, *es, &need) != POSENC_OK) return POSENC_ERR_OVERFLOW;
   return out_bytes < need ? POSENC_ERR_BUFFER : POSENC_OK;
 }
 
@@ -3373,23 +3295,12 @@ static void posenc_i_tb_store_odd(unsigned char *dst, posenc_dtype dtype, double
 
 /* ---- truncated normal ---------------------------------------------------------------------- */
 
-/* The splitmix64 finalizer (a bijection of 64-bit integers). */
-static uint64_t posenc_i_tb_mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 /* ln(a) for a in [2^-53, 1]: the atanh series of posenc_i_dd_log's first estimate, in double
  * (a few ulp; only its determinism matters here). */
 static double posenc_i_tb_log(double a) {
-  uint64_t bits = posenc_i_dbits(a);
-  int e = (int)((bits >> 52) & 0x7ff) - 1023, i;
-  double m = posenc_i_bitsd((bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull), s, s2, t;
-  if (m > 1.4142135623730951) { m *= 0.5; e++; }
-  s = (m - 1.0) / (m + 1.0); s2 = s * s; t = 0.0;
-  for (i = 29; i >= 3; i -= 2) t = (t + 1.0 / i) * s2;
-  return (double)e * posenc_i_LN2.hi + ((double)e * posenc_i_LN2.lo + 2.0 * (s + s * t));
+  int e;
+  double r = posenc_i_log_series(a, &e);
+  return (double)e * posenc_i_LN2.hi + ((double)e * posenc_i_LN2.lo + r);
 }
 
 
@@ -3439,7 +3350,7 @@ static double posenc_i_tb_rsqrt_int(uint64_t d) {
 }
 
 /* The i-th standard normal draw of element key e: Box-Muller on the splitmix64 stream of e,
- * x_n = mix(e + (n+1) * golden). Pair t uses u1 = (x_2t >> 11 + 1) * 2^-53 in (0, 1] and
+ * x_n = mix(e + (n+1) * golden), mix = posenc_i_mix64_fin. Pair t uses u1 = (x_2t >> 11 + 1) * 2^-53 in (0, 1] and
  * u2 = (x_2t+1 >> 11) * 2^-53 in [0, 1); r = sqrt(-2 ln u1), draws 2t and 2t+1 are r*cos(2 pi u2)
  * and r*sin(2 pi u2). */
 #define POSENC_I_TB_GOLDEN 0x9e3779b97f4a7c15ull
@@ -3449,8 +3360,8 @@ static double posenc_i_tb_trunc_normal(uint64_t e) {
   static const double quarter[POSENC_UPARTS] = {4.0, 0.0, 0.0, 0.0}; /* one turn = 4 quarter turns */
   int t;
   for (t = 0; t < POSENC_I_TB_MAX_PAIRS; t++) {
-    uint64_t x1 = posenc_i_tb_mix(e + (uint64_t)(2 * t + 1) * POSENC_I_TB_GOLDEN);
-    uint64_t x2 = posenc_i_tb_mix(e + (uint64_t)(2 * t + 2) * POSENC_I_TB_GOLDEN);
+    uint64_t x1 = posenc_i_mix64_fin(e + (uint64_t)(2 * t + 1) * POSENC_I_TB_GOLDEN);
+    uint64_t x2 = posenc_i_mix64_fin(e + (uint64_t)(2 * t + 2) * POSENC_I_TB_GOLDEN);
     double u1 = (double)((x1 >> 11) + 1) * (1.0 / 9007199254740992.0);
     double u2 = (double)(x2 >> 11) * (1.0 / 9007199254740992.0);
     double r2 = -2.0 * posenc_i_tb_log(u1), r, s, c, z;
@@ -3475,12 +3386,12 @@ POSENC_API posenc_status posenc_learned_init(uint64_t seed, double std, size_t n
   if (st != POSENC_OK) return st;
   if (!(std >= 0.0 && std <= 1e30)) return POSENC_ERR_PARAM; /* also NaN */
   if (std == 0.0) std = posenc_i_tb_rsqrt_int((uint64_t)dim);
-  k0 = posenc_i_tb_mix(seed ^ 0x6a09e667f3bcc909ull);
+  k0 = posenc_i_mix64_fin(seed ^ 0x6a09e667f3bcc909ull);
   for (p = 0; p < n_rows; p++) {
     unsigned char *row = (unsigned char *)out + p * stride * es;
-    uint64_t kp = posenc_i_tb_mix(k0 ^ (uint64_t)p);
+    uint64_t kp = posenc_i_mix64_fin(k0 ^ (uint64_t)p);
     for (j = 0; j < dim; j++) {
-      double z = posenc_i_tb_trunc_normal(posenc_i_tb_mix(kp ^ (uint64_t)j));
+      double z = posenc_i_tb_trunc_normal(posenc_i_mix64_fin(kp ^ (uint64_t)j));
       posenc_i_store(row + j * es, dtype, (float)(std * z));
     }
   }
@@ -3526,8 +3437,8 @@ POSENC_API posenc_status posenc_table_resize(const posenc_table *src, size_t new
   sstride = src->row_stride ? src->row_stride : src->dim;
   stride = row_stride ? row_stride : src->dim;
   if (sstride < src->dim || stride < src->dim) return POSENC_ERR_STRIDE;
-  if (posenc_i_tb_span(src->n_rows, src->dim, sstride, ses, &sneed) != POSENC_OK ||
-      posenc_i_tb_span(new_rows, src->dim, stride, es, &need) != POSENC_OK)
+  if (posenc_i_rows_span(src->n_rows, src->dim, sstride, ses, &sneed) != POSENC_OK ||
+      posenc_i_rows_span(new_rows, src->dim, stride, es, &need) != POSENC_OK)
     return POSENC_ERR_OVERFLOW;
   n = src->n_rows;
   /* the index arithmetic below: (2r+1)*n and r*(n-1) with r < new_rows, in 64 bits */
@@ -3622,7 +3533,7 @@ static posenc_status posenc_i_tb_check_2d(const posenc_sincos_2d_params *pr, siz
   grid = pr->grid_h * pr->grid_w;
   if (pr->cls_token && grid == SIZE_MAX) return POSENC_ERR_OVERFLOW;
   *rows = grid + (pr->cls_token ? 1 : 0);
-  st = posenc_i_tb_span(*rows, pr->embed_dim, stride, es, bytes);
+  st = posenc_i_rows_span(*rows, pr->embed_dim, stride, es, bytes);
   if (st != POSENC_OK) return st;
   *half = posenc_sinusoidal_default(pr->embed_dim / 2);
   half->base = pr->base; half->layout = POSENC_LAYOUT_SPLIT; half->dtype = pr->dtype;
@@ -3686,8 +3597,7 @@ static posenc_status posenc_i_table_extent(const posenc_table *t, size_t *stride
   if (posenc_dtype_size(t->dtype) == 0) return POSENC_ERR_DTYPE;
   s = t->row_stride ? t->row_stride : t->dim;
   if (s < t->dim) return POSENC_ERR_STRIDE;
-  if ((t->n_rows - 1) > (SIZE_MAX - t->dim) / s) return POSENC_ERR_OVERFLOW;
-  *extent = (t->n_rows - 1) * s + t->dim;
+  if (posenc_i_extent(t->n_rows, t->dim, s, extent) != POSENC_OK) return POSENC_ERR_OVERFLOW;
   if (*extent > SIZE_MAX / posenc_dtype_size(t->dtype)) return POSENC_ERR_OVERFLOW;
   *stride = s;
   return POSENC_OK;
@@ -3792,7 +3702,7 @@ static void posenc_i_spectrum_summary(const double *sigma, size_t n_rows, size_t
   if (info->k99 == 0) info->k99 = d;
   for (i = 0; i < info->rank; i++) {
     double q = sigma[i] / sum;
-    if (q > 0.0) h -= q * posenc_i_dd_log(q).hi;
+    if (q > 0.0) h -= q * posenc_i_logd(q);
   }
   info->entropy_rank = posenc_i_dd_exp(posenc_i_dd_make(h, 0.0)).hi;
 }
@@ -4088,28 +3998,6 @@ POSENC_API posenc_status posenc_npy_header(posenc_npy_type type, size_t ndim, co
  * Position biases: ALiBi, T5 and DeBERTa buckets, Transformer-XL, masks, attention scales
  * =========================================================================================== */
 
-/* The scalar bias-row kernel: the definition every SIMD kernel reproduces bit for bit. */
-POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job) {
-  const size_t es = job->dtype == POSENC_DTYPE_F32 ? 4 : 2;
-  const float ninf = posenc_i_bitsf(0xff800000u);
-  size_t j = job->begin, k;
-  for (k = 0; k < job->nseg; k++) {
-    const posenc_i_bias_seg *sg = &job->seg[k];
-    const size_t start = j;
-    if (sg->kind == POSENC_I_SEG_MASK && !job->keep) { j = sg->end; continue; }
-    for (; j < sg->end; j++) {
-      unsigned char *p = job->row + j * es;
-      float v;
-      if (sg->kind == POSENC_I_SEG_FILL || (job->keep && job->keep[j] == 0)) v = ninf;
-      else if (sg->kind == POSENC_I_SEG_MASK) continue;
-      else if (sg->kind == POSENC_I_SEG_CONST) v = posenc_i_load(p, job->dtype) + sg->a;
-      else if (sg->kind == POSENC_I_SEG_VALUES) v = posenc_i_load(p, job->dtype) + sg->v[j - start];
-      else v = posenc_i_load(p, job->dtype) + sg->a * (float)((int64_t)sg->c + (int64_t)j);
-      posenc_i_store(p, job->dtype, v);
-    }
-  }
-}
-
 /* ---- score tiles --------------------------------------------------------------------------- */
 typedef struct posenc_i_tile {
   unsigned char *base;
@@ -4124,7 +4012,8 @@ typedef struct posenc_i_tile {
 
 static posenc_status posenc_i_tile_check(const posenc_score_tile *t, const posenc_score_mask *m,
                                          posenc_i_tile *pt) {
-  size_t rs, hs, in_s, in_n, out_s, out_n, ext;
+  size_t rs, hs, n[2], st[2], ext;
+  posenc_status s;
   const posenc_i_backend *be;
   if (!t || !t->scores) return POSENC_ERR_NULL;
   if (t->dtype != POSENC_DTYPE_F32 && t->dtype != POSENC_DTYPE_F16) return POSENC_ERR_DTYPE;
@@ -4137,23 +4026,10 @@ static posenc_status posenc_i_tile_check(const posenc_score_tile *t, const posen
   if (t->head_stride) hs = t->head_stride;
   else if (t->rows > SIZE_MAX / rs) return POSENC_ERR_OVERFLOW;
   else hs = t->rows * rs;
-  /* no overlap: the smaller stride (of the dimensions longer than 1) is the inner one */
-  in_s = 0; in_n = 1; out_s = 0; out_n = 1;
-  if (t->rows > 1 && t->heads > 1) {
-    int rows_inner = rs <= hs;
-    in_s = rows_inner ? rs : hs; in_n = rows_inner ? t->rows : t->heads;
-    out_s = rows_inner ? hs : rs; out_n = rows_inner ? t->heads : t->rows;
-  } else if (t->rows > 1) { in_s = rs; in_n = t->rows; }
-  else if (t->heads > 1) { in_s = hs; in_n = t->heads; }
-  if (in_n > 1 && in_s < t->cols) return POSENC_ERR_ALIAS;
-  if (in_n > 1 && (in_n - 1 > (SIZE_MAX - t->cols) / in_s)) return POSENC_ERR_OVERFLOW;
-  if (out_n > 1 && out_s < (in_n - 1) * in_s + t->cols) return POSENC_ERR_ALIAS;
-  /* extent in elements: (out_n-1)*out_s + (in_n-1)*in_s + cols, then bytes */
-  ext = (in_n - 1) * in_s + t->cols;
-  if (out_n > 1) {
-    if (out_n - 1 > (SIZE_MAX - ext) / out_s) return POSENC_ERR_OVERFLOW;
-    ext += (out_n - 1) * out_s;
-  }
+  /* no overlap (posenc_i_strided_extent; rows before heads, so on equal strides rows are inner) */
+  n[0] = t->rows; n[1] = t->heads; st[0] = rs; st[1] = hs;
+  if ((s = posenc_i_strided_extent(t->cols, n, st, 2, &ext)) != POSENC_OK) return s; /* ALIAS, OVERFLOW */
+  /* extent in elements, then bytes */
   if (ext > (size_t)PTRDIFF_MAX / 4) return POSENC_ERR_OVERFLOW;
   pt->es = t->dtype == POSENC_DTYPE_F32 ? 4 : 2;
   pt->extent = ext * pt->es;
@@ -4729,10 +4605,7 @@ static double posenc_i_nan(void) { return posenc_i_bitsd(0x7ff8000000000000ull);
 
 /* ln(a)/ln(b) as a double-double (a, b > 1) */
 static posenc_i_dd posenc_i_log_ratio(double a, double b) {
-  posenc_i_dd x = posenc_i_dd_log(a), y = posenc_i_dd_log(b), r;
-  double q0 = x.hi / y.hi;
-  r = posenc_i_dd_add(x, posenc_i_dd_mul_d(y, -q0));
-  return posenc_i_dd_make(q0, r.hi / y.hi);
+  return posenc_i_dd_div(posenc_i_dd_log(a), posenc_i_dd_log(b));
 }
 
 POSENC_API double posenc_logn_scale(uint32_t pos, uint32_t train_len) {
@@ -4771,8 +4644,189 @@ POSENC_API double posenc_deepseek_softmax_scale(size_t head_dim, double factor, 
 
 POSENC_API double posenc_llama4_attn_scale(uint32_t pos, uint32_t floor_scale, double attn_scale) {
   if (floor_scale == 0 || !posenc_i_finite(attn_scale)) return posenc_i_nan();
-  return posenc_i_finite_or_nan(posenc_i_dd_log((double)(((uint64_t)pos + 1) / floor_scale) + 1.0).hi * attn_scale +
-                                1.0);
+  return posenc_i_finite_or_nan(posenc_i_logd((double)(((uint64_t)pos + 1) / floor_scale) + 1.0) * attn_scale + 1.0);
+}
+
+/* =============================================================================================
+ * Implementation, 5: self-test
+ * =========================================================================================== */
+
+/* ---- self-test -------------------------------------------------------------------------- */
+/* Exact f32 bits of interleaved d = 32, base 10000 at the positions below (columns 0, 1, 30, 31):
+ * anchors, the last step before an anchor, negative and the largest positions. */
+static const int32_t posenc_i_st_pos[8] = {0, 15, 17, -77, 131071, 16777215, 1 << 30, 2147483647};
+static const uint32_t posenc_i_st_bits[8][4] = {
+  {0x00000000u, 0x3f800000u, 0x00000000u, 0x3f800000u},
+  {0x3f267944u, 0xbf427ae8u, 0x3b2ecfd0u, 0x3f7fffc4u},
+  {0xbf761e25u, 0xbe8ce236u, 0x3b461eb4u, 0x3f7fffb3u},
+  {0xbf7fe08eu, 0xbcfdbf5au, 0xbc6055c4u, 0x3f7ff9dbu},
+  {0xbf13430au, 0xbf51675eu, 0xbf77cb9bu, 0xbe80958du},
+  {0xbf72bf60u, 0xbea29962u, 0xbf5ebf68u, 0x3efc5842u},
+  {0xbf1e091bu, 0x3f4965a3u, 0x3f7ffd8eu, 0xbc0d7b5du},
+  {0xbf399422u, 0xbf30579au, 0xbc8c0523u, 0xbf7ff66du}};
+
+/* The double-precision chain behind one value (base 10000, d = 128, frequency 37): omega_1, the
+ * parts of u_37, the anchor at 2^24 - 16 and 15 recurrence steps. One fused or reassociated operation
+ * anywhere in it changes these bits, even where the f32 results happen to round the same. */
+static void posenc_i_selftest_chain(double out[10]) {
+  double u[48 * POSENC_UPARTS], ss, sc, sp, cp;  /* 48: a multiple of the chunk width above lane 37 */
+  const double *u37 = u + (37 / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK + 37 % POSENC_CHUNK;
+  posenc_i_dd run = posenc_i_TWO_OVER_PI;
+  posenc_i_dd om = posenc_i_dd_exp(posenc_i_dd_div_d(posenc_i_dd_mul_d(posenc_i_dd_log(10000.0), -2.0), 128.0));
+  int j;
+  posenc_i_fill_parts(u, 38, &run, om);
+  out[0] = om.hi; out[1] = om.lo;
+  for (j = 0; j < POSENC_UPARTS; j++) out[2 + j] = u37[j * POSENC_CHUNK];
+  posenc_i_exact_sincos(1.0, u37, POSENC_CHUNK, &ss, &sc);
+  posenc_i_exact_sincos(16777200.0, u37, POSENC_CHUNK, &out[6], &out[7]);
+  out[8] = out[6]; out[9] = out[7];
+  POSENC_I_BACK(out[8], out[9], sp, cp, ss, sc);
+  for (j = 0; j < 15; j++) POSENC_I_STEP(out[8], out[9], sp, cp, 2.0 * sc);
+}
+static const uint64_t posenc_i_st_chain[10] = {
+  0x3febb5fad00ab22cull, 0x3c5a1cecee7dcb1full, 0x3f69657200000000ull, 0x3e0cf8c500000000ull, 0x3cb9f25400000000ull,
+  0x3b6ecf7d00000000ull, 0xbfe5a563ebc9dfbdull, 0x3fe791652a4e162aull, 0xbfe3de4b96bd18a2ull, 0x3fe915b7daec9ffaull};
+
+static int posenc_i_round_to_nearest(void) {
+  /* 1 + 0.75 ulp and -1 - 0.75 ulp both round away from 1 only under round-to-nearest */
+  volatile double one = 1.0, q = 1.6653345369377348e-16, a = one + q, b = -one - q;
+  return a > 1.0 && b < -1.0;
+}
+
+/* Rotation: one head of d = 32 (the first 24 dims rotated) at positions 5 and 16777215, NeoX and
+ * GPT-J, on the fly, into bits[style][token][element]. Inputs k/8 - 1.5, or with `tiny` subnormals
+ * of both signs, whose rotations are subnormal too. A fused x0*c - x1*s changes the first; a
+ * flush-to-zero (FTZ) or denormals-are-zero (DAZ) mode changes the second. Returns 0 on success. */
+static int posenc_i_selftest_rotation(const posenc_i_backend *be, int tiny, uint32_t bits[2][2][32]) {
+  static const int32_t ids[2] = {5, 16777215};
+  posenc_rope rope;
+  posenc_rope_config cfg = posenc_rope_default(32);
+  posenc_rope_positions pos;
+  posenc_rope_tensor t;
+  float x[2][32];
+  int style, tok, e;
+  cfg.rotary_dim = 24;
+  pos.batch = 1; pos.tokens = 2; pos.ids = ids; pos.start = 0;
+  memset(&t, 0, sizeof t);
+  t.data = x; t.dtype = POSENC_DTYPE_F32; t.heads = 1;
+  for (style = 0; style < 2; style++) {
+    cfg.style = (posenc_rope_style)style;
+    if (posenc_rope_init(&rope, &cfg) != POSENC_OK) return 1;
+    for (tok = 0; tok < 2; tok++)
+      for (e = 0; e < 32; e++)
+        x[tok][e] = tiny ? posenc_i_bitsf((uint32_t)(e + 7 * tok) * 0x3579u + 0x40000u + ((uint32_t)(e & 1) << 31))
+                         : (float)(e + 7 * tok) / 8.0f - 1.5f;
+    if (posenc_i_rope_apply(be, &rope, NULL, &pos, &t, NULL, POSENC_ROPE_FORWARD) != POSENC_OK) return 1;
+    for (tok = 0; tok < 2; tok++)
+      for (e = 0; e < 32; e++) bits[style][tok][e] = posenc_i_fbits(x[tok][e]);
+  }
+  return 0;
+}
+/* Expected bits of elements 0, 1, 13 and 23 of the normal inputs, and the checksum of the tiny ones */
+static const uint32_t posenc_i_st_rot[2][2][4] = {
+  {{0xbed9da42u, 0x3f5885b2u, 0xbf8baf05u, 0x3faffb8fu}, {0x3f839bb1u, 0xbf858669u, 0xbecdf435u, 0x3edc9f1fu}},
+  {{0xbfdf3bdcu, 0x3f86305du, 0x3dffae19u, 0x3fb02c18u}, {0xbe8d1f83u, 0x3f405df4u, 0xbf4374bdu, 0x3fe574e6u}}};
+#define POSENC_I_ST_ROT_TINY 0x9260771eu
+
+static uint32_t posenc_i_st_hash(const uint32_t *bits, size_t n) {
+  uint32_t h = 0;
+  size_t j;
+  for (j = 0; j < n; j++) h = h * 31u + bits[j];
+  return h;
+}
+
+/* The masked add on one row of 37 subnormal x and P (a vector body and a tail on every backend):
+ * y = x*0.75 + P is subnormal, so FTZ or DAZ changes it. Returns the checksum of y's bits. */
+#define POSENC_I_ST_ADD_TINY 0x8509c1e4u
+static uint32_t posenc_i_selftest_add(const posenc_i_backend *be) {
+  float x[37], p[37], y[37];
+  uint32_t bits[37];
+  posenc_i_add_job job;
+  int j;
+  for (j = 0; j < 37; j++) {
+    x[j] = posenc_i_bitsf((uint32_t)j * 0x0002f1a3u + 0x00012345u + ((uint32_t)(j % 3 == 1) << 31));
+    p[j] = posenc_i_bitsf((uint32_t)(j + 1) * 0x00000ab1u + ((uint32_t)(j % 5 == 2) << 31));
+  }
+  memset(&job, 0, sizeof job);
+  job.x = (const unsigned char *)x; job.x_dtype = POSENC_DTYPE_F32; job.x_stride = (ptrdiff_t)sizeof x;
+  job.p = (const unsigned char *)p; job.p_dtype = POSENC_DTYPE_F32; job.p_stride = (ptrdiff_t)sizeof p;
+  job.y = (unsigned char *)y; job.y_dtype = POSENC_DTYPE_F32; job.y_stride = (ptrdiff_t)sizeof y;
+  job.nrows = 1; job.n = 37; job.scale = 0.75f; job.keep_scale = 1.0f;
+  be->add_fwd(&job);
+  for (j = 0; j < 37; j++) bits[j] = posenc_i_fbits(y[j]);
+  return posenc_i_st_hash(bits, 37);
+}
+
+/* The bias row kernel on one row with every kind of segment, short ones (single columns) and
+ * long ones (vectors, and the alignment steps before them), masked keys in each; the bits are
+ * folded into one checksum. */
+#define POSENC_I_ST_BIAS 0x3e94f1c2u
+static uint32_t posenc_i_selftest_bias(const posenc_i_backend *be) {
+  static const int cuts[7] = {5, 9, 12, 16, 96, 120, 130};
+  static const int kinds[7] = {POSENC_I_SEG_LINEAR, POSENC_I_SEG_CONST, POSENC_I_SEG_FILL, POSENC_I_SEG_MASK,
+                               POSENC_I_SEG_LINEAR, POSENC_I_SEG_VALUES, POSENC_I_SEG_CONST};
+  uint8_t keep[130];
+  float row[130], vals[24];
+  posenc_i_bias_seg seg[7];
+  posenc_i_bias_job job;
+  uint32_t h = 0;
+  int j;
+  for (j = 0; j < 130; j++) {
+    row[j] = posenc_i_bitsf(0x3f800000u + (uint32_t)j * 0x01234567u);
+    keep[j] = (uint8_t)(j % 10 != 3);
+  }
+  for (j = 0; j < 24; j++) vals[j] = posenc_i_bitsf(0xbe000000u + (uint32_t)j * 0x00345679u);
+  for (j = 0; j < 7; j++) {
+    seg[j].end = (size_t)cuts[j]; seg[j].kind = kinds[j]; seg[j].v = NULL;
+    seg[j].a = posenc_i_bitsf(j % 2 ? 0x3e99999au : 0x3f3504f3u); seg[j].c = (float)(j * 7 - 40);
+  }
+  seg[4].a = -seg[4].a;
+  seg[5].v = vals;
+  job.row = (unsigned char *)row; job.dtype = POSENC_DTYPE_F32; job.keep = keep;
+  job.begin = 0; job.seg = seg; job.nseg = 7;
+  be->bias_row(&job);
+  for (j = 0; j < 130; j++) h = h * 31u + posenc_i_fbits(row[j]);
+  return h;
+}
+
+POSENC_API posenc_status posenc_selftest(void) {
+  static const int cols[4] = {0, 1, 30, 31}, rot_elems[4] = {0, 1, 13, 23};
+  float got[8 * 32], ref[8 * 32];
+  posenc_sinusoidal_params prm = posenc_sinusoidal_default(32);
+  int r, c, tiny;
+  double chain[10];
+  if (!posenc_i_round_to_nearest()) return POSENC_ERR_SELFTEST;
+  posenc_i_selftest_chain(chain);
+  for (r = 0; r < 10; r++)
+    if (posenc_i_dbits(chain[r]) != posenc_i_st_chain[r]) return POSENC_ERR_SELFTEST;
+  if (posenc_i_sinusoidal_run(posenc_i_select(), &prm, 0, posenc_i_st_pos, 8, got, sizeof got) != POSENC_OK ||
+      posenc_i_sinusoidal_run(&posenc_i_backend_scalar, &prm, 0, posenc_i_st_pos, 8, ref, sizeof ref) != POSENC_OK)
+    return POSENC_ERR_SELFTEST;
+  for (r = 0; r < 8; r++)
+    for (c = 0; c < 4; c++)
+      if (posenc_i_fbits(ref[r * 32 + cols[c]]) != posenc_i_st_bits[r][c]) return POSENC_ERR_SELFTEST;
+  /* every column of the active backend against the scalar reference */
+  if (memcmp(got, ref, sizeof got) != 0) return POSENC_ERR_SELFTEST;
+  for (tiny = 0; tiny < 2; tiny++) {
+    uint32_t rot[2][2][32], rot_ref[2][2][32];
+    int s, t;
+    if (posenc_i_selftest_rotation(posenc_i_select(), tiny, rot) ||
+        posenc_i_selftest_rotation(&posenc_i_backend_scalar, tiny, rot_ref) || memcmp(rot, rot_ref, sizeof rot) != 0)
+      return POSENC_ERR_SELFTEST;
+    if (tiny && posenc_i_st_hash(&rot_ref[0][0][0], 2 * 2 * 32) != POSENC_I_ST_ROT_TINY) return POSENC_ERR_SELFTEST;
+    for (s = 0; s < 2 && !tiny; s++)
+      for (t = 0; t < 2; t++)
+        for (c = 0; c < 4; c++)
+          if (rot_ref[s][t][rot_elems[c]] != posenc_i_st_rot[s][t][c]) return POSENC_ERR_SELFTEST;
+  }
+  /* subnormals: an FTZ/DAZ mode set by the process (or by -ffast-math's start-up code) */
+  if (posenc_i_selftest_add(posenc_i_select()) != POSENC_I_ST_ADD_TINY ||
+      posenc_i_selftest_add(&posenc_i_backend_scalar) != POSENC_I_ST_ADD_TINY)
+    return POSENC_ERR_SELFTEST;
+  if (posenc_i_selftest_bias(posenc_i_select()) != POSENC_I_ST_BIAS ||
+      posenc_i_selftest_bias(&posenc_i_backend_scalar) != POSENC_I_ST_BIAS)
+    return POSENC_ERR_SELFTEST;
+  return POSENC_OK;
 }
 
 #ifdef __cplusplus
