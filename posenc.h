@@ -11,7 +11,7 @@
  * Everywhere else just #include "posenc.h". Run-time dispatch over several ISAs: see README.
  *
  * Contracts (README has the details):
- *   - Every backend (scalar, SSE2, AVX2, NEON) returns the same bits for the same input.
+ *   - Every backend (scalar, SSE2, AVX2, AVX-512, NEON) returns the same bits for the same input.
  *   - sin/cos tables are within 0.5 ulp(f32) + 1e-12 of the exact real value
  *     sin(p * base^(-2i/d)) for every |p| < 2^31 (see posenc_sinusoidal_table).
  *   - Bad input returns an error code; nothing is written then. Kernels never allocate,
