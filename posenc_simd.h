@@ -1,9 +1,10 @@
 /* posenc_simd.h - posenc's SIMD kernels: one source, instantiated once per ISA with SIMDe.
  *
  * Each inclusion instantiates one backend, chosen by a macro or by the compiler flags:
- *   POSENC_SIMD_AVX2 (needs -mavx2; -mf16c for its f16 conversions), POSENC_SIMD_SSE2 (x86 with
- *   SSE2), POSENC_SIMD_NEON (aarch64, or armv7 with -mfpu=neon); with none of them defined, the
- *   widest the flags allow.
+ *   POSENC_SIMD_AVX512 (needs -mavx512f -mavx512bw -mavx512dq -mavx512vl), POSENC_SIMD_AVX2
+ *   (needs -mavx2; -mf16c for its f16 conversions), POSENC_SIMD_SSE2 (x86 with SSE2),
+ *   POSENC_SIMD_NEON (aarch64, or armv7 with -mfpu=neon); with none of them defined, the widest
+ *   the flags allow.
  *
  * Single file, no run-time dispatch:
  *     #define POSENC_IMPLEMENTATION
@@ -12,16 +13,19 @@
  * with -DPOSENC_WITH_<ISA> for each (README, "Header-only use").
  *
  * The kernels are written once, against the small vocabulary of vector types and operations
- * defined below over SIMDe, and instantiated at POSENC_I_VBITS bits per vector: 256 for AVX2,
- * 128 for SSE2 and NEON. They test capabilities (SIMDe's SIMDE_X86_*_NATIVE), never
+ * defined below over SIMDe, and instantiated at POSENC_I_VBITS bits per vector: 512 for AVX-512,
+ * 256 for AVX2, 128 for SSE2 and NEON. They test capabilities (SIMDe's SIMDE_X86_*_NATIVE), never
  * an ISA's name.
  *
  * The kernels reproduce posenc_i_scalar_sincos_rows in posenc.h bit for bit: the same IEEE double
  * operations in the same order, never fused (contraction is switched off below), no division,
  * no subnormal operands. Needs SIMDe (Debian: libsimde-dev).
  */
-#if !defined(POSENC_SIMD_AVX2) && !defined(POSENC_SIMD_SSE2) && !defined(POSENC_SIMD_NEON)
-#  if defined(__AVX2__)
+#if !defined(POSENC_SIMD_AVX512) && !defined(POSENC_SIMD_AVX2) && !defined(POSENC_SIMD_SSE2) && \
+    !defined(POSENC_SIMD_NEON)
+#  if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+#    define POSENC_SIMD_AVX512
+#  elif defined(__AVX2__)
 #    define POSENC_SIMD_AVX2
 #  elif defined(__SSE2__) || defined(_M_X64)
 #    define POSENC_SIMD_SSE2
@@ -30,7 +34,16 @@
 #  endif
 #endif
 
-#if defined(POSENC_SIMD_AVX2)
+#if defined(POSENC_SIMD_AVX512)
+#  if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512DQ__) || !defined(__AVX512VL__)
+#    error "POSENC_SIMD_AVX512 needs AVX-512 F, BW, DQ and VL code generation (-mavx512f -mavx512bw -mavx512dq -mavx512vl)"
+#  endif
+#  define POSENC_I_BUILTIN_AVX512
+#  define POSENC_I_SIMD_ISA POSENC_ISA_AVX512
+#  define POSENC_I_K(name) posenc_i_avx512_##name
+#  define POSENC_I_SIMD_BACKEND posenc_i_backend_avx512
+#  define POSENC_I_ISA_VBITS 512
+#elif defined(POSENC_SIMD_AVX2)
 #  if !defined(__AVX2__)
 #    error "POSENC_SIMD_AVX2 needs AVX2 code generation (-mavx2)"
 #  endif
