@@ -136,7 +136,7 @@ extern "C" {
  *          vf_from_bits vf_iota (0, 1, ...) vf_isnan vf_sel vf_zero_where(m, x): 0 where m, else x
  *          vf_swap_pairs (lanes 2i and 2i+1 exchanged: GPT-J)
  *          vfh_zip(s, c): s0 c0 s1 c1 ...; vfh_cat(lo, hi): lo's lanes, then hi's
- *   i32    vi_set1 vi_zero vi_iota vi_add vi_and vi_or vi_xor vi_srli
+ *   i32    vi_set1 vi_zero vi_loadu vi_iota vi_add vi_and vi_or vi_xor vi_srli
  *          vi_mul (products mod 2^32) vi_gt (signed, a vfm_t) vi_sel
  *          vi_hi16: the high 16 bits of every lane (a vh_t); vh_widen_hi: the reverse, low bits 0
  *   16-bit vh_loadu vh_storeu vh_stream (where POSENC_I_VH_STREAM) vh_set1 vh_sel
@@ -238,14 +238,13 @@ POSENC_I_INLINE simde__m256i POSENC_I_K(mul32_256)(simde__m256i a, simde__m256i 
 #  define vf_stream simde_mm_stream_ps
 #  define vf_bits simde_mm_castps_si128
 #  define vf_from_bits simde_mm_castsi128_ps
-#  define vf_iota() simde_mm_setr_ps(0.0f, 1.0f, 2.0f, 3.0f)
 #  define vf_isnan(x) simde_mm_cmpunord_ps((x), (x))
 #  define vf_zero_where simde_mm_andnot_ps
 #  define vf_swap_pairs(x) simde_mm_shuffle_ps((x), (x), 0xB1)
 #  define vfh_zip simde_mm_unpacklo_ps
 #  define vfh_cat simde_mm_movelh_ps
 #  define vi_zero simde_mm_setzero_si128
-#  define vi_iota() simde_mm_setr_epi32(0, 1, 2, 3)
+#  define vi_loadu(p) simde_mm_loadu_si128((const simde__m128i *)(const void *)(p))
 #  define vi_and simde_mm_and_si128
 #  define vi_or simde_mm_or_si128
 #  define vi_xor simde_mm_xor_si128
@@ -298,13 +297,12 @@ POSENC_I_INLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
 #  define vf_stream simde_mm256_stream_ps
 #  define vf_bits simde_mm256_castps_si256
 #  define vf_from_bits simde_mm256_castsi256_ps
-#  define vf_iota() simde_mm256_setr_ps(0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f)
 #  define vf_isnan(x) simde_mm256_cmp_ps((x), (x), SIMDE_CMP_UNORD_Q)
 #  define vf_zero_where simde_mm256_andnot_ps
 #  define vf_swap_pairs(x) simde_mm256_permute_ps((x), 0xB1)
 #  define vfh_cat(lo, hi) simde_mm256_set_m128((hi), (lo))
 #  define vi_zero simde_mm256_setzero_si256
-#  define vi_iota() simde_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+#  define vi_loadu(p) simde_mm256_loadu_si256((const void *)(p))
 #  define vi_and simde_mm256_and_si256
 #  define vi_or simde_mm256_or_si256
 #  define vi_xor simde_mm256_xor_si256
@@ -368,14 +366,12 @@ POSENC_I_INLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
 #  define vf_stream POSENC_I_K(stream_ps)
 #  define vf_bits simde_mm512_castps_si512
 #  define vf_from_bits simde_mm512_castsi512_ps
-#  define vf_iota() simde_mm512_setr_ps(0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, \
-                                        8.0f, 9.0f, 10.0f, 11.0f, 12.0f, 13.0f, 14.0f, 15.0f)
 #  define vf_isnan(x) simde_mm512_cmp_ps_mask((x), (x), SIMDE_CMP_UNORD_Q)
 #  define vf_zero_where(m, x) simde_mm512_maskz_mov_ps((simde__mmask16)~(m), (x))
 #  define vf_swap_pairs(x) simde_mm512_shuffle_ps((x), (x), 0xB1) /* = permute_ps(x, 0xB1), which SIMDe 0.7.4 lacks */
 #  define vfh_cat(lo, hi) simde_mm512_insertf32x8(simde_mm512_castps256_ps512(lo), (hi), 1)
 #  define vi_zero simde_mm512_setzero_si512
-#  define vi_iota() simde_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#  define vi_loadu(p) simde_mm512_loadu_si512((const void *)(p))
 #  define vi_and simde_mm512_and_si512
 #  define vi_or simde_mm512_or_si512
 #  define vi_xor simde_mm512_xor_si512
@@ -440,22 +436,23 @@ POSENC_I_INLINE vdm_t POSENC_I_K(vd_odd)(vi_t q) { return simde_mm512_test_epi64
 POSENC_I_INLINE vf_t POSENC_I_K(vf_sel)(vfm_t m, vf_t t, vf_t f) { return simde_mm512_mask_blend_ps(m, f, t); }
 POSENC_I_INLINE vi_t POSENC_I_K(vi_sel)(vfm_t m, vi_t t, vi_t f) { return simde_mm512_mask_blend_epi32(m, f, t); }
 POSENC_I_INLINE vh_t POSENC_I_K(vh_sel)(vhm_t m, vh_t t, vh_t f) { return simde_mm256_mask_blend_epi16(m, f, t); }
+/* Index vectors are loads from static arrays (as vf_iota below): SIMDe 0.7.4 sets 512-bit
+ * vectors lane by lane, which GCC 12 builds with 16 masked broadcasts and keeps on the stack. */
 /* one two-source permute: s0 c0 s1 c1 ... s7 c7 */
 POSENC_I_INLINE vf_t POSENC_I_K(vfh_zip)(vfh_t s, vfh_t c) {
-  const simde__m512i idx = simde_mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  return simde_mm512_permutex2var_ps(simde_mm512_castps256_ps512(s), idx, simde_mm512_castps256_ps512(c));
+  static const int32_t idx[16] = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23};
+  return simde_mm512_permutex2var_ps(simde_mm512_castps256_ps512(s), vi_loadu(idx), simde_mm512_castps256_ps512(c));
 }
 /* the odd 16-bit halves gathered by one word permute */
 POSENC_I_INLINE vh_t POSENC_I_K(vi_hi16)(vi_t r) {
-  const simde__m512i idx = simde_mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                                 31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
-  return simde_mm512_castsi512_si256(simde_mm512_permutexvar_epi16(idx, r));
+  static const int16_t idx[32] = {1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31};
+  return simde_mm512_castsi512_si256(simde_mm512_permutexvar_epi16(vi_loadu(idx), r));
 }
 /* word i to the high half of lane i, the low halves zeroed by the mask */
 POSENC_I_INLINE vi_t POSENC_I_K(vh_widen_hi)(vh_t h) {
-  const simde__m512i idx = simde_mm512_set_epi16(15, 0, 14, 0, 13, 0, 12, 0, 11, 0, 10, 0, 9, 0, 8, 0,
-                                                 7, 0, 6, 0, 5, 0, 4, 0, 3, 0, 2, 0, 1, 0, 0, 0);
-  return simde_mm512_maskz_permutexvar_epi16((simde__mmask32)0xAAAAAAAAu, idx, simde_mm512_castsi256_si512(h));
+  static const int16_t idx[32] = {0, 0, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7,
+                                  0, 8, 0, 9, 0, 10, 0, 11, 0, 12, 0, 13, 0, 14, 0, 15};
+  return simde_mm512_maskz_permutexvar_epi16((simde__mmask32)0xAAAAAAAAu, vi_loadu(idx), simde_mm512_castsi256_si512(h));
 }
 POSENC_I_INLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
   return simde_mm_movepi8_mask(simde_mm_cmpeq_epi8(simde_mm_loadu_si128((const simde__m128i *)(const void *)keep),
@@ -463,6 +460,19 @@ POSENC_I_INLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
 }
 #endif
 
+/* 0, 1, 2, ... in every lane's order, loaded from static arrays (see the 512-bit index vectors) */
+POSENC_I_INLINE vf_t POSENC_I_K(vf_iota)(void) {
+  static const float iota[16] = {0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f,
+                                 8.0f, 9.0f, 10.0f, 11.0f, 12.0f, 13.0f, 14.0f, 15.0f};
+  return vf_loadu(iota);
+}
+POSENC_I_INLINE vi_t POSENC_I_K(vi_iota)(void) {
+  static const int32_t iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  return vi_loadu(iota);
+}
+
+#define vf_iota POSENC_I_K(vf_iota)
+#define vi_iota POSENC_I_K(vi_iota)
 #define vd_sel POSENC_I_K(vd_sel)
 #define vd_odd POSENC_I_K(vd_odd)
 #define vf_sel POSENC_I_K(vf_sel)
@@ -794,8 +804,9 @@ POSENC_I_INLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, int s
   /* Heads in groups, lanes inside a group: walking all heads per vector of lanes (a 512-byte
    * stride over a 16 KiB token) got a third of the memory bandwidth in prefill. Measured best on
    * AVX2 (bench_rope's prototypes): NeoX two heads at a time (90% of the floor, and the cos/sin
-   * loads shared), GPT-J one (91%). */
-  const size_t group = style == POSENC_ROPE_NEOX ? 2 : 1;
+   * loads shared), GPT-J one (91%). At 512 bits NeoX one head too: two made prefill 20% slower
+   * (Zen 4; decode 15% faster, but only as fast as AVX2 with one). */
+  const size_t group = style == POSENC_ROPE_NEOX && POSENC_I_VBITS < 512 ? 2 : 1;
   size_t j, hd;
   for (hd = 0; hd < heads; hd += group) {
     size_t ng = heads - hd < group ? heads - hd : group;
@@ -1217,6 +1228,7 @@ const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(si
 #undef vi_set1
 #undef vi_zero
 #undef vi_iota
+#undef vi_loadu
 #undef vi_add
 #undef vi_and
 #undef vi_or
