@@ -1112,16 +1112,44 @@ POSENC_I_INLINE void POSENC_I_K(do1)(const posenc_i_bias_job *job, const posenc_
   else { h = posenc_f32_to_f16(x); memcpy(p, &h, 2); }
 }
 
+/* n < FLANES columns from column j: f32 ones alone (do1); f16 ones with the vector code on
+ * zero-padded copies of the row, keep bytes and values: f16 columns alone (converted in software)
+ * made the f16 bias add in L3 39% slower at 512 bits than at 256 (bench_bias, ALiBi+causal, 256
+ * keys), and 20% slower at 256 than this. */
+POSENC_I_INLINE void POSENC_I_K(do_part)(const posenc_i_bias_job *job, const posenc_i_bias_seg *g, size_t j, size_t n,
+                                         size_t start, posenc_dtype dt, int kind) {
+  unsigned char t[POSENC_I_FLANES * 2];
+  uint8_t k[POSENC_I_FLANES];
+  float v[POSENC_I_FLANES];
+  size_t i;
+  if (dt == POSENC_DTYPE_F32) {
+    for (i = 0; i < n; i++) POSENC_I_K(do1)(job, g, j + i, start, dt, kind);
+    return;
+  }
+  memset(t, 0, sizeof t);
+  memcpy(t, job->row + j * 2, n * 2);
+  if (job->keep) { memset(k, 1, sizeof k); memcpy(k, job->keep + j, n); }
+  if (kind == POSENC_I_SEG_VALUES) { memset(v, 0, sizeof v); memcpy(v, g->v + (j - start), n * sizeof(float)); }
+  POSENC_I_K(do_vec)(t, job->keep ? k : NULL, dt, kind, vf_set1(g->a),
+                     vf_add(vf_set1((float)((int64_t)g->c + (int64_t)j)), vf_iota()), v);
+  memcpy(job->row + j * 2, t, n * 2);
+}
+
 /* One segment; kind and dtype are constants at every call site. A long segment starts with
- * single columns up to a vector-aligned address (vectors that straddle cache lines cost about
- * 5% in DRAM on AVX2), then vectors of FLANES columns, then single columns. */
+ * the columns up to a vector-aligned address (vectors that straddle cache lines cost about 5% in
+ * DRAM on AVX2), then vectors of FLANES columns, then the rest (do_part). */
 POSENC_I_INLINE void POSENC_I_K(bias_seg)(const posenc_i_bias_job *job, const posenc_i_bias_seg *g, size_t j,
                                           posenc_dtype dt, int kind) {
   const size_t es = dt == POSENC_DTYPE_F32 ? 4 : 2, end = g->end, start = j;
   const uint8_t *keep = job->keep;
   unsigned char *row = job->row;
-  if (end - j >= 8 * POSENC_I_FLANES && (uintptr_t)row % es == 0)
-    for (; ((uintptr_t)(row + j * es) & (POSENC_I_FLANES * es - 1)) != 0; j++) POSENC_I_K(do1)(job, g, j, start, dt, kind);
+  if (end - j >= 8 * POSENC_I_FLANES && (uintptr_t)row % es == 0) {
+    const size_t mis = ((uintptr_t)(row + j * es) & (POSENC_I_FLANES * es - 1)) / es;
+    if (mis) {
+      POSENC_I_K(do_part)(job, g, j, POSENC_I_FLANES - mis, start, dt, kind);
+      j += POSENC_I_FLANES - mis;
+    }
+  }
   if (end - j >= POSENC_I_FLANES) {
     const vf_t a = vf_set1(g->a);
     const int64_t c = (int64_t)g->c;
@@ -1132,7 +1160,7 @@ POSENC_I_INLINE void POSENC_I_K(bias_seg)(const posenc_i_bias_job *job, const po
     for (; j + POSENC_I_FLANES <= end; j += POSENC_I_FLANES, d = vf_add(d, vf_set1((float)POSENC_I_FLANES)))
       POSENC_I_K(do_vec)(row + j * es, keep ? keep + j : NULL, dt, kind, a, d, POSENC_I_K(vals)(g, kind, j - start));
   }
-  for (; j < end; j++) POSENC_I_K(do1)(job, g, j, start, dt, kind);
+  if (j < end) POSENC_I_K(do_part)(job, g, j, end - j, start, dt, kind);
 }
 
 static void POSENC_I_K(bias_row)(const posenc_i_bias_job *job) {
