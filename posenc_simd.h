@@ -98,6 +98,12 @@
 #  pragma GCC diagnostic push
 #  pragma GCC diagnostic ignored "-Wpsabi"
 #endif
+/* GCC 12's avx512fintrin.h makes _mm512_undefined_*() from self-initialised variables, which its
+ * C++ front end reports wherever a 512-bit intrinsic is inlined (hundreds of -Wuninitialized). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__cplusplus) && POSENC_I_VBITS == 512
+#  pragma GCC diagnostic ignored "-Wuninitialized"
+#  pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include <string.h>
 #if POSENC_I_VBITS == 512
