@@ -305,6 +305,7 @@ typedef struct posenc_rope {
   double inv_freq[POSENC_ROPE_MAX_DIM / 2];       /* omega_i rounded to double (for display) */
   float inv_freq_f32[POSENC_ROPE_MAX_DIM / 2];    /* hf_compat: HF's float32 inv_freq */
   double u_parts[POSENC_ROPE_MAX_DIM / 2 * 4];    /* internal: omega_i * 2/pi in 21-bit parts */
+  double u_step[POSENC_ROPE_MAX_DIM];             /* internal: (sin, cos)(omega_i), the recurrence's step */
 } posenc_rope;
 
 /* head_dim, base 10000, NeoX, no scaling, rotary_dim = head_dim. */
@@ -965,6 +966,8 @@ enum { POSENC_I_PAIRS = 0, POSENC_I_PLANAR = 1 };
 
 typedef struct posenc_i_job {
   const double *u;              /* [chunk][POSENC_UPARTS][POSENC_CHUNK], unused lanes 0 */
+  const double *step;           /* [chunk][2][POSENC_CHUNK]: E(1) = (sin, cos)(omega) of each lane
+                                 * as posenc_i_exact_sincos(1.0, ...) gives it; NULL: computed */
   unsigned nfreq;               /* valid lanes, 1..POSENC_GROUP*POSENC_CHUNK */
   int32_t start;                /* first position when positions is NULL */
   const int32_t *positions;     /* else one position per row */
@@ -1494,7 +1497,12 @@ POSENC_I_SHARED void posenc_i_scalar_sincos_rows(const posenc_i_job *job) {
     const double *u = job->u + (lane / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK + lane % POSENC_CHUNK;
     double ss, sc, k2, s, c, sp, cp;
     size_t row = 0;
-    posenc_i_exact_sincos(1.0, u, POSENC_CHUNK, &ss, &sc);
+    if (job->step) {
+      const double *e = job->step + (lane / POSENC_CHUNK) * 2 * POSENC_CHUNK + lane % POSENC_CHUNK;
+      ss = e[0]; sc = e[POSENC_CHUNK];
+    } else {
+      posenc_i_exact_sincos(1.0, u, POSENC_CHUNK, &ss, &sc);
+    }
     k2 = 2.0 * sc;
     while (row < job->nrows) {
       int64_t p = job->positions ? job->positions[row] : (int64_t)job->start + (int64_t)row;
@@ -2018,7 +2026,7 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
       posenc_i_job job;
       size_t nf = plan.nfreq - f0 < POSENC_GROUP * POSENC_CHUNK ? plan.nfreq - f0 : POSENC_GROUP * POSENC_CHUNK;
       posenc_i_fill_parts(u, nf, &u_run, plan.omega1);
-      job.u = u; job.nfreq = (unsigned)nf;
+      job.u = u; job.step = NULL; job.nfreq = (unsigned)nf;
       job.start = positions ? 0 : (int32_t)((int64_t)start + (int64_t)row0);
       job.positions = positions ? positions + row0 : NULL;
       job.nrows = rows;
@@ -2335,6 +2343,7 @@ POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_c
   rope->pairs = h;
   rope->attention_factor = posenc_i_rope_attention(&c);
   memset(rope->u_parts, 0, sizeof rope->u_parts);
+  memset(rope->u_step, 0, sizeof rope->u_step);
   memset(rope->inv_freq, 0, sizeof rope->inv_freq);
   memset(rope->inv_freq_f32, 0, sizeof rope->inv_freq_f32);
   for (i = 0; i < h; i++) {
@@ -2368,6 +2377,11 @@ POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_c
     if (c.freq_factors) u = posenc_i_dd_div_d(u, (double)c.freq_factors[i]);
     rope->inv_freq[i] = posenc_i_dd_mul(u, posenc_i_PI_OVER_2).hi;
     posenc_i_split_parts(rope->u_parts, i, u);
+    { /* E(1), which every call on the fly would otherwise compute again */
+      const size_t k = (i / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK + i % POSENC_CHUNK;
+      double *e = rope->u_step + (i / POSENC_CHUNK) * 2 * POSENC_CHUNK + i % POSENC_CHUNK;
+      posenc_i_exact_sincos(1.0, rope->u_parts + k, POSENC_CHUNK, &e[0], &e[POSENC_CHUNK]);
+    }
     run = posenc_i_dd_mul(run, om1);
   }
   if (c.hf_compat) memcpy(rope->inv_freq_f32, hf_inv, h * sizeof *hf_inv);
@@ -2505,6 +2519,7 @@ static void posenc_i_rope_rows(const posenc_i_backend *be, const posenc_rope *ro
     posenc_i_job job;
     size_t nf = h - f0 < POSENC_GROUP * POSENC_CHUNK ? h - f0 : POSENC_GROUP * POSENC_CHUNK;
     job.u = rope->u_parts + (f0 / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK;
+    job.step = rope->u_step + (f0 / POSENC_CHUNK) * 2 * POSENC_CHUNK;
     job.nfreq = (unsigned)nf;
     job.start = start;
     job.positions = positions;
@@ -3099,7 +3114,7 @@ static void posenc_i_add_sinus(const posenc_i_embed_plan *pl, size_t b, size_t t
       size_t nf = nfreq - f0 < POSENC_GROUP * POSENC_CHUNK ? nfreq - f0 : POSENC_GROUP * POSENC_CHUNK;
       ptrdiff_t bstride = (ptrdiff_t)(2 * nf * es);
       posenc_i_fill_parts(u, nf, &u_run, pl->splan.omega1);
-      job.u = u; job.nfreq = (unsigned)nf;
+      job.u = u; job.step = NULL; job.nfreq = (unsigned)nf;
       job.start = p0; job.positions = NULL; job.nrows = rows;
       job.out = blk; job.row_stride = bstride;
       job.dtype = pl->sp.dtype; job.stream = 0;
