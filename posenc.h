@@ -1065,10 +1065,72 @@ POSENC_I_SHARED void posenc_i_scalar_add_fwd(const posenc_i_add_job *job);
 POSENC_I_SHARED void posenc_i_scalar_add_bwd(const posenc_i_add_job *job);
 POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job);
 
+/* ---- Exact arithmetic, whatever the including file's flags ----------------------------------
+ * The kernels need every IEEE operation done as written: (x + 1.5*2^52) - 1.5*2^52 rounds x to an
+ * integer and the double-double steps recover rounding errors as b - (s - a), which reassociation
+ * (-fassociative-math, part of -ffast-math and -Ofast) folds to x and 0; -ffinite-math-only folds
+ * the NaN and infinity checks on input away; contraction fuses a*b + c. The implementation and
+ * the kernels of posenc_simd.h lie between POSENC_I_PRECISE_BEGIN and POSENC_I_PRECISE_END, which
+ * switch all of that off for posenc's own functions and give the rest of the file back its flags:
+ *   GCC: push_options and optimize() naming each unsafe flag. A function's FP flags are its own,
+ *     and GCC's inliner (ipa-inline.cc, can_inline_edge_by_limits_p) does not inline a function
+ *     into one with other FP semantics, so code built with -Ofast calls posenc's functions rather
+ *     than absorbing them. (-fcx-limited-range concerns complex division, which posenc has none of;
+ *     -fexcess-precision only x87, which posenc refuses below.)
+ *   clang 12 and later (Apple clang 13): float_control(precise, on, push), which also takes the
+ *     back end's no-nans/no-infs/unsafe-fp-math attributes off posenc's functions (clang's
+ *     test/CodeGen/fp-function-attrs.cpp), then contract(off), since precise means contract(on).
+ *     Not in reach of any pragma: -ffp-contract=fast (which clang's -ffast-math and -Ofast imply)
+ *     fuses in the back end on a target with FMA, and intrinsics that were defined before posenc
+ *     (<immintrin.h>, <arm_neon.h> or SIMDe included first) carry the file's fast-math flags into
+ *     the kernels they are inlined into. Both are refused below where the macros show them.
+ *   MSVC: float_control(precise, on, push) and fp_contract(off), as /fp:precise has them
+ *     (Microsoft's "float_control pragma" page); fp_contract is not on float_control's stack and
+ *     stays off after the implementation, as it is by default since Visual Studio 2022.
+ * Where none of that applies and the macros show an unsafe flag, the implementation does not
+ * compile (below): a build that would be silently wrong stops with the flag and the fix. */
+#if defined(__clang__) && (__clang_major__ >= 13 || (__clang_major__ == 12 && !defined(__apple_build_version__)))
+#  define POSENC_I_PRECISE_BEGIN _Pragma("float_control(precise, on, push)") _Pragma("STDC FP_CONTRACT OFF") \
+    _Pragma("clang fp contract(off)")
+#  define POSENC_I_PRECISE_END _Pragma("float_control(pop)")
+#  define POSENC_I_PRECISE_PRAGMAS
+#elif defined(__clang__)
+#  define POSENC_I_PRECISE_BEGIN _Pragma("STDC FP_CONTRACT OFF") _Pragma("clang fp contract(off)")
+#  define POSENC_I_PRECISE_END
+#elif defined(__GNUC__) && !defined(__INTEL_COMPILER)
+#  define POSENC_I_PRECISE_BEGIN _Pragma("GCC push_options") _Pragma("GCC optimize(\"no-fast-math\", \
+\"no-unsafe-math-optimizations\", \"no-associative-math\", \"no-reciprocal-math\", \"signed-zeros\", \"trapping-math\", \
+\"no-finite-math-only\", \"no-cx-limited-range\", \"fp-contract=off\")")
+#  define POSENC_I_PRECISE_END _Pragma("GCC pop_options")
+#  if __GNUC__ >= 5
+#    define POSENC_I_PRECISE_PRAGMAS
+#  endif
+#elif defined(_MSC_VER)
+#  define POSENC_I_PRECISE_BEGIN __pragma(float_control(precise, on, push)) __pragma(fp_contract(off))
+#  define POSENC_I_PRECISE_END __pragma(float_control(pop))
+#  define POSENC_I_PRECISE_PRAGMAS
+#else
+#  define POSENC_I_PRECISE_BEGIN
+#  define POSENC_I_PRECISE_END
+#endif
+
 #ifdef __cplusplus
 }
 #endif
 #endif /* POSENC_H */
+
+/* Fast-math flags that no pragma of this compiler undoes (see "Exact arithmetic" above): refused
+ * in the files that compile posenc's arithmetic, the implementation and posenc_simd.h. */
+#if (defined(POSENC_IMPLEMENTATION) || defined(POSENC_I_SIMD_ISA)) && \
+    (defined(__FAST_MATH__) || (defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__))
+#  if !defined(POSENC_I_PRECISE_PRAGMAS)
+#    error "posenc: compiled with -ffast-math or -ffinite-math-only (__FAST_MATH__, __FINITE_MATH_ONLY__) by a compiler whose float pragmas posenc cannot use (it needs GCC 5, clang 12, Apple clang 13 or MSVC): build posenc's implementation file without -ffast-math / -Ofast, or add -fno-fast-math for that file"
+#  elif defined(__clang__) && defined(__FAST_MATH__) && !defined(POSENC_FP_CONTRACT_ON) && \
+      (defined(__FMA__) || defined(__FMA4__) || defined(__ARM_FEATURE_FMA) || \
+       !(defined(__i386__) || defined(__x86_64__) || defined(__arm__) || defined(__wasm__)))
+#    error "posenc: clang's -ffast-math / -Ofast include -ffp-contract=fast, which fuses a*b+c on this target (it has FMA) whatever posenc's pragmas say: add -ffp-contract=on after -ffast-math and define POSENC_FP_CONTRACT_ON to say so, or build posenc's implementation file without -ffast-math / -Ofast"
+#  endif
+#endif
 
 /* =============================================================================================
  * Implementation
@@ -1087,19 +1149,13 @@ POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job);
 #  include <stdlib.h>
 #endif
 
-/* Results must not depend on the compiler fusing a*b+c: switch contraction off here. GCC 12's
- * vectorizers (on at -O2) build vfmaddsub from scalar code even under fp-contract=off when the
- * command line says -ffp-contract=fast, so they are switched off too (the kernels are explicit
- * SIMD). */
-#if defined(__clang__)
-#  pragma STDC FP_CONTRACT OFF
-#  pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#  pragma GCC push_options
-#  pragma GCC optimize("fp-contract=off", "no-tree-slp-vectorize", "no-tree-loop-vectorize")
-#  define POSENC_I_POP_OPTIONS
-#elif defined(_MSC_VER)
-#  pragma fp_contract(off)
+/* Exact IEEE arithmetic from here to the end of the implementation, whatever the file's flags
+ * ("Exact arithmetic" above). GCC 12's vectorizers (on at -O2) build vfmaddsub from scalar code
+ * even under fp-contract=off when the command line says -ffp-contract=fast, so they are switched
+ * off too (the kernels are explicit SIMD). */
+POSENC_I_PRECISE_BEGIN
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC optimize("no-tree-slp-vectorize", "no-tree-loop-vectorize")
 #endif
 
 /* GCC and clang predefine __FLT_EVAL_METHOD__; other compilers (MSVC, x64/arm64: 0) define
@@ -4833,9 +4889,6 @@ POSENC_API posenc_status posenc_selftest(void) {
 }
 #endif
 
-#if defined(POSENC_I_POP_OPTIONS)
-#  pragma GCC pop_options
-#  undef POSENC_I_POP_OPTIONS
-#endif
+POSENC_I_PRECISE_END
 
 #endif /* POSENC_IMPLEMENTATION */
