@@ -100,7 +100,8 @@ typedef enum posenc_status {
   POSENC_ERR_ALIAS = -14,    /* buffers overlap, or strides make a tensor overlap itself */
   POSENC_ERR_PADDING = -15,  /* a padding id or padding row is out of range of the table */
   POSENC_ERR_FORMAT = -16,   /* malformed serialized data (a .npy header) */
-  POSENC_ERR_TABLE = -17     /* a table is too small for its configuration (bias rows < buckets) */
+  POSENC_ERR_TABLE = -17,    /* a table is too small for its configuration (bias rows < buckets) */
+  POSENC_ERR_SUBNORMAL = -18 /* self-test: only subnormal values differ (FTZ/DAZ); normal values exact */
 } posenc_status;
 
 /* A short static message for status ("unknown status" for a value not listed above). */
@@ -913,10 +914,51 @@ POSENC_API int posenc_isa_requested(posenc_isa *isa);
 POSENC_API posenc_status posenc_isa_set(posenc_isa isa);
 
 /* Recomputes small canonical cases with the active backend and compares them with embedded
- * goldens. ERR_SELFTEST means this build or this thread's floating-point environment does not
- * produce posenc's results (-ffast-math, a non-default rounding mode, x87 arithmetic, flush-to-zero
- * or denormals-are-zero modes, ...). */
+ * goldens, in this thread's floating-point environment. Returns the status of
+ * posenc_selftest_report:
+ *   OK            every result is posenc's, bit for bit;
+ *   ERR_SUBNORMAL only subnormal values differ: the thread flushes them to zero (flush-to-zero
+ *                 or denormals-are-zero mode, as in a program linked with -ffast-math or -Ofast,
+ *                 whose start-up code sets them). Tables and caches have no subnormal operand,
+ *                 so they are exact. Rotation, the masked add and the bias add differ only where
+ *                 an input, a product or a result is subnormal (nonzero, below 2^-126 in f32):
+ *                 it becomes zero. Every other value is posenc's, bit for bit;
+ *   ERR_SELFTEST  results of normal values differ: this build fuses or reassociates posenc's
+ *                 arithmetic (clang's -ffp-contract=fast), the rounding mode is not to nearest,
+ *                 or the backend disagrees with the goldens. Do not use the results. */
 POSENC_API posenc_status posenc_selftest(void);
+
+/* The self-test's checks, as bits of posenc_selftest_result.failed. */
+typedef enum posenc_selftest_check {
+  POSENC_SELFTEST_ROUNDING = 1 << 0,   /* the rounding mode is not round-to-nearest-even */
+  POSENC_SELFTEST_CONTRACT = 1 << 1,   /* a*b + c is computed with one rounding (fused multiply-add) */
+  POSENC_SELFTEST_REASSOC = 1 << 2,    /* (x + c) - c is not computed as written (reassociation) */
+  POSENC_SELFTEST_VALUES = 1 << 3,     /* a result of normal values differs from its golden, or the
+                                          active backend's from the scalar one's */
+  POSENC_SELFTEST_SUBNORMALS = 1 << 4, /* a result from subnormal inputs differs (rotation, masked
+                                          add, bias add) */
+  POSENC_SELFTEST_FTZ = 1 << 5,        /* the thread flushes subnormal results to zero */
+  POSENC_SELFTEST_DAZ = 1 << 6         /* the thread reads subnormal operands as zero (ARM's FZ
+                                          does both: FTZ and DAZ) */
+} posenc_selftest_check;
+#define POSENC_SELFTEST_CHECKS 7       /* bits above */
+
+typedef struct posenc_selftest_result {
+  posenc_status status;  /* OK, ERR_SUBNORMAL or ERR_SELFTEST, as posenc_selftest returns */
+  unsigned failed;       /* the POSENC_SELFTEST_* bits of every check that failed */
+  int normal_exact;      /* 1: results of normal inputs are posenc's bits (no ROUNDING, CONTRACT,
+                            REASSOC or VALUES bit); 0: do not use them */
+  posenc_isa isa;        /* the backend it checked: the active one */
+} posenc_selftest_result;
+
+/* Runs every check of posenc_selftest, none skipped after a failure, and fills *result.
+ * ERR_SUBNORMAL needs FTZ or DAZ observed and no failure beyond SUBNORMALS, FTZ and DAZ; a
+ * subnormal result that differs while neither mode is set is ERR_SELFTEST. Errors: NULL (result;
+ * nothing is run). */
+POSENC_API posenc_status posenc_selftest_report(posenc_selftest_result *result);
+/* The name of one check bit ("rounding", "contract", "reassoc", "values", "subnormals", "ftz",
+ * "daz"), or "unknown" for anything else. */
+POSENC_API const char *posenc_selftest_check_name(unsigned check);
 
 /* =============================================================================================
  * Internal interface between posenc.h and the per-ISA kernels of posenc_simd.h.
@@ -1257,6 +1299,8 @@ POSENC_API const char *posenc_strerror(posenc_status status) {
     case POSENC_ERR_PADDING: return "padding id or padding row out of range of the table";
     case POSENC_ERR_FORMAT: return "malformed serialized data";
     case POSENC_ERR_TABLE: return "a table is too small for its configuration (rows < buckets, columns < heads)";
+    case POSENC_ERR_SUBNORMAL:
+      return "self-test: flush-to-zero or denormals-are-zero mode: subnormal values differ, normal values are exact";
   }
   return "unknown status";
 }
@@ -4743,10 +4787,44 @@ static const uint64_t posenc_i_st_chain[10] = {
   0x3febb5fad00ab22cull, 0x3c5a1cecee7dcb1full, 0x3f69657200000000ull, 0x3e0cf8c500000000ull, 0x3cb9f25400000000ull,
   0x3b6ecf7d00000000ull, 0xbfe5a563ebc9dfbdull, 0x3fe791652a4e162aull, 0xbfe3de4b96bd18a2ull, 0x3fe915b7daec9ffaull};
 
-static int posenc_i_round_to_nearest(void) {
+/* The arithmetic every kernel relies on, on operands the compiler cannot see (volatile), each
+ * probe independent of the others' failures: the POSENC_SELFTEST_* bits of what fails. */
+static unsigned posenc_i_selftest_arith(void) {
   /* 1 + 0.75 ulp and -1 - 0.75 ulp both round away from 1 only under round-to-nearest */
-  volatile double one = 1.0, q = 1.6653345369377348e-16, a = one + q, b = -one - q;
-  return a > 1.0 && b < -1.0;
+  volatile double one = 1.0, q = 1.6653345369377348e-16, e = 9.313225746154785e-10 /* 2^-30 */, x = 0.3,
+                  dmin = 2.2250738585072014e-308 /* 2^-1022 */, half = 0.5;
+  volatile float fmin = posenc_i_bitsf(0x00800000u) /* 2^-126 */, fhalf = 0.5f,
+                 ftiny = posenc_i_bitsf(1u) /* 2^-149 */, f2p24 = 16777216.0f;
+  volatile double kept, r1, r2;
+  volatile float f;
+  double a, b;
+  unsigned bad = 0;
+  a = one + q; b = -one - q;
+  if (!(a > 1.0 && b < -1.0)) bad |= POSENC_SELFTEST_ROUNDING;
+  /* (1 + 2^-30)(1 - 2^-30) - 1 in one expression, and with the product stored first: fused,
+   * the first is -2^-60 exactly; otherwise both round the product the same way */
+  a = one + e; b = one - e;
+  r1 = a * b - one;
+  a = one + e; b = one - e;  /* read again: the product must not be shared with r1's */
+  kept = a * b;
+  r2 = kept - one;
+  if (posenc_i_dbits(r1) != posenc_i_dbits(r2)) bad |= POSENC_SELFTEST_CONTRACT;
+  /* the magic-number rounding of every kernel, in one expression (which reassociation folds to
+   * 0.3) and with the sum stored first */
+  a = x;
+  r1 = (a + POSENC_I_MAGIC) - POSENC_I_MAGIC;
+  kept = a + POSENC_I_MAGIC;
+  r2 = kept - POSENC_I_MAGIC;
+  if (posenc_i_dbits(r1) != posenc_i_dbits(r2)) bad |= POSENC_SELFTEST_REASSOC;
+  /* a subnormal result of normal operands (2^-127, 2^-1023), and a normal result of a subnormal
+   * operand (2^-149 * 2^24 = 2^-125); judged by their bits, since DAZ would read a subnormal
+   * compared with 0 as 0 */
+  f = fmin * fhalf;
+  r1 = dmin * half;
+  if (posenc_i_fbits(f) == 0 || posenc_i_dbits(r1) == 0) bad |= POSENC_SELFTEST_FTZ;
+  f = ftiny * f2p24;
+  if (posenc_i_fbits(f) == 0) bad |= POSENC_SELFTEST_DAZ;
+  return bad;
 }
 
 /* Rotation: one head of d = 32 (the first 24 dims rotated) at positions 5 and 16777215, NeoX and
@@ -4845,44 +4923,77 @@ static uint32_t posenc_i_selftest_bias(const posenc_i_backend *be) {
   return h;
 }
 
-POSENC_API posenc_status posenc_selftest(void) {
+POSENC_API posenc_status posenc_selftest_report(posenc_selftest_result *result) {
   static const int cols[4] = {0, 1, 30, 31}, rot_elems[4] = {0, 1, 13, 23};
+  const posenc_i_backend *be;
   float got[8 * 32], ref[8 * 32];
   posenc_sinusoidal_params prm = posenc_sinusoidal_default(32);
   int r, c, tiny;
+  unsigned bad;
   double chain[10];
-  if (!posenc_i_round_to_nearest()) return POSENC_ERR_SELFTEST;
+  if (!result) return POSENC_ERR_NULL;
+  be = posenc_i_select();
+  bad = posenc_i_selftest_arith();
   posenc_i_selftest_chain(chain);
   for (r = 0; r < 10; r++)
-    if (posenc_i_dbits(chain[r]) != posenc_i_st_chain[r]) return POSENC_ERR_SELFTEST;
-  if (posenc_i_sinusoidal_run(posenc_i_select(), &prm, 0, posenc_i_st_pos, 8, got, sizeof got) != POSENC_OK ||
-      posenc_i_sinusoidal_run(&posenc_i_backend_scalar, &prm, 0, posenc_i_st_pos, 8, ref, sizeof ref) != POSENC_OK)
-    return POSENC_ERR_SELFTEST;
-  for (r = 0; r < 8; r++)
-    for (c = 0; c < 4; c++)
-      if (posenc_i_fbits(ref[r * 32 + cols[c]]) != posenc_i_st_bits[r][c]) return POSENC_ERR_SELFTEST;
-  /* every column of the active backend against the scalar reference */
-  if (memcmp(got, ref, sizeof got) != 0) return POSENC_ERR_SELFTEST;
+    if (posenc_i_dbits(chain[r]) != posenc_i_st_chain[r]) bad |= POSENC_SELFTEST_VALUES;
+  if (posenc_i_sinusoidal_run(be, &prm, 0, posenc_i_st_pos, 8, got, sizeof got) != POSENC_OK ||
+      posenc_i_sinusoidal_run(&posenc_i_backend_scalar, &prm, 0, posenc_i_st_pos, 8, ref, sizeof ref) != POSENC_OK) {
+    bad |= POSENC_SELFTEST_VALUES;
+  } else {
+    for (r = 0; r < 8; r++)
+      for (c = 0; c < 4; c++)
+        if (posenc_i_fbits(ref[r * 32 + cols[c]]) != posenc_i_st_bits[r][c]) bad |= POSENC_SELFTEST_VALUES;
+    /* every column of the active backend against the scalar reference */
+    if (memcmp(got, ref, sizeof got) != 0) bad |= POSENC_SELFTEST_VALUES;
+  }
+  /* rotation of normal inputs (tiny 0), then of subnormal ones */
   for (tiny = 0; tiny < 2; tiny++) {
     uint32_t rot[2][2][32], rot_ref[2][2][32];
-    int s, t;
-    if (posenc_i_selftest_rotation(posenc_i_select(), tiny, rot) ||
-        posenc_i_selftest_rotation(&posenc_i_backend_scalar, tiny, rot_ref) || memcmp(rot, rot_ref, sizeof rot) != 0)
-      return POSENC_ERR_SELFTEST;
-    if (tiny && posenc_i_st_hash(&rot_ref[0][0][0], 2 * 2 * 32) != POSENC_I_ST_ROT_TINY) return POSENC_ERR_SELFTEST;
-    for (s = 0; s < 2 && !tiny; s++)
+    const unsigned fail = tiny ? POSENC_SELFTEST_SUBNORMALS : POSENC_SELFTEST_VALUES;
+    int st, t;
+    if (posenc_i_selftest_rotation(be, tiny, rot) || posenc_i_selftest_rotation(&posenc_i_backend_scalar, tiny, rot_ref)) {
+      bad |= POSENC_SELFTEST_VALUES;
+      continue;
+    }
+    if (memcmp(rot, rot_ref, sizeof rot) != 0) bad |= fail;
+    if (tiny && posenc_i_st_hash(&rot_ref[0][0][0], 2 * 2 * 32) != POSENC_I_ST_ROT_TINY) bad |= fail;
+    for (st = 0; st < 2 && !tiny; st++)
       for (t = 0; t < 2; t++)
         for (c = 0; c < 4; c++)
-          if (rot_ref[s][t][rot_elems[c]] != posenc_i_st_rot[s][t][c]) return POSENC_ERR_SELFTEST;
+          if (rot_ref[st][t][rot_elems[c]] != posenc_i_st_rot[st][t][c]) bad |= fail;
   }
   /* subnormals: an FTZ/DAZ mode set by the process (or by -ffast-math's start-up code) */
-  if (posenc_i_selftest_add(posenc_i_select()) != POSENC_I_ST_ADD_TINY ||
+  if (posenc_i_selftest_add(be) != POSENC_I_ST_ADD_TINY ||
       posenc_i_selftest_add(&posenc_i_backend_scalar) != POSENC_I_ST_ADD_TINY)
-    return POSENC_ERR_SELFTEST;
-  if (posenc_i_selftest_bias(posenc_i_select()) != POSENC_I_ST_BIAS ||
-      posenc_i_selftest_bias(&posenc_i_backend_scalar) != POSENC_I_ST_BIAS)
-    return POSENC_ERR_SELFTEST;
-  return POSENC_OK;
+    bad |= POSENC_SELFTEST_SUBNORMALS;
+  if (posenc_i_selftest_bias(be) != POSENC_I_ST_BIAS || posenc_i_selftest_bias(&posenc_i_backend_scalar) != POSENC_I_ST_BIAS)
+    bad |= POSENC_SELFTEST_SUBNORMALS;
+  result->failed = bad;
+  result->isa = be->isa;
+  result->normal_exact = !(bad & (POSENC_SELFTEST_ROUNDING | POSENC_SELFTEST_CONTRACT | POSENC_SELFTEST_REASSOC |
+                                  POSENC_SELFTEST_VALUES));
+  if (!bad)
+    result->status = POSENC_OK;
+  else if (result->normal_exact && (bad & (POSENC_SELFTEST_FTZ | POSENC_SELFTEST_DAZ)))
+    result->status = POSENC_ERR_SUBNORMAL;
+  else
+    result->status = POSENC_ERR_SELFTEST;
+  return result->status;
+}
+
+POSENC_API posenc_status posenc_selftest(void) {
+  posenc_selftest_result r;
+  return posenc_selftest_report(&r);
+}
+
+POSENC_API const char *posenc_selftest_check_name(unsigned check) {
+  static const char *const names[POSENC_SELFTEST_CHECKS] = {"rounding", "contract", "reassoc", "values",
+                                                             "subnormals", "ftz", "daz"};
+  int i;
+  for (i = 0; i < POSENC_SELFTEST_CHECKS; i++)
+    if (check == 1u << i) return names[i];
+  return "unknown";
 }
 
 #ifdef __cplusplus

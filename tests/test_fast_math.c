@@ -4,7 +4,9 @@
  * bits of a build without the flags. Checks the sinusoidal and RoPE goldens and that NaN and
  * infinite input is still refused (-ffinite-math-only must not fold those checks away), and prints
  * a digest of further results (biases, scales, learned, resized, index and 2-D tables, spectrum)
- * for the script to compare between builds. TEST_FM_HEADER_ONLY: posenc.h alone (scalar), else
+ * for the script to compare between builds. The self-test must find posenc's arithmetic exact:
+ * at most the flush-to-zero modes that linking with -ffast-math sets (POSENC_ERR_SUBNORMAL, which
+ * changes subnormals only, and no input here is one). TEST_FM_HEADER_ONLY: posenc.h alone (scalar), else
  * posenc_simd.h with the backend the flags allow. Everything this file computes itself is integer
  * arithmetic, so its own flags do not matter. */
 #define POSENC_IMPLEMENTATION
@@ -127,7 +129,12 @@ static void digest(void) {
 }
 
 int main(void) {
+  const unsigned modes = POSENC_SELFTEST_SUBNORMALS | POSENC_SELFTEST_FTZ | POSENC_SELFTEST_DAZ;
+  posenc_selftest_result r;
+  posenc_status st = posenc_selftest_report(&r);
   printf("backend: %s\n", posenc_isa_name(posenc_isa_active()));
+  CHECK((st == POSENC_OK || st == POSENC_ERR_SUBNORMAL) && r.normal_exact == 1 && (r.failed & ~modes) == 0,
+        "self-test: %s, failed 0x%x, normal_exact %d", posenc_strerror(st), r.failed, r.normal_exact);
   golden_check_active();
   rope_goldens();
   refusals();
