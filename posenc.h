@@ -100,7 +100,8 @@ typedef enum posenc_status {
   POSENC_ERR_ALIAS = -14,    /* buffers overlap, or strides make a tensor overlap itself */
   POSENC_ERR_PADDING = -15,  /* a padding id or padding row is out of range of the table */
   POSENC_ERR_FORMAT = -16,   /* malformed serialized data (a .npy header) */
-  POSENC_ERR_TABLE = -17     /* a table is too small for its configuration (bias rows < buckets) */
+  POSENC_ERR_TABLE = -17,    /* a table is too small for its configuration (bias rows < buckets) */
+  POSENC_ERR_SUBNORMAL = -18 /* self-test: only subnormal values differ (FTZ/DAZ); normal values exact */
 } posenc_status;
 
 /* A short static message for status ("unknown status" for a value not listed above). */
@@ -914,10 +915,51 @@ POSENC_API int posenc_isa_requested(posenc_isa *isa);
 POSENC_API posenc_status posenc_isa_set(posenc_isa isa);
 
 /* Recomputes small canonical cases with the active backend and compares them with embedded
- * goldens. ERR_SELFTEST means this build or this thread's floating-point environment does not
- * produce posenc's results (-ffast-math, a non-default rounding mode, x87 arithmetic, flush-to-zero
- * or denormals-are-zero modes, ...). */
+ * goldens, in this thread's floating-point environment. Returns the status of
+ * posenc_selftest_report:
+ *   OK            every result is posenc's, bit for bit;
+ *   ERR_SUBNORMAL only subnormal values differ: the thread flushes them to zero (flush-to-zero
+ *                 or denormals-are-zero mode, as in a program linked with -ffast-math or -Ofast,
+ *                 whose start-up code sets them). Tables and caches have no subnormal operand,
+ *                 so they are exact. Rotation, the masked add and the bias add differ only where
+ *                 an input, a product or a result is subnormal (nonzero, below 2^-126 in f32):
+ *                 it becomes zero. Every other value is posenc's, bit for bit;
+ *   ERR_SELFTEST  results of normal values differ: this build fuses or reassociates posenc's
+ *                 arithmetic (clang's -ffp-contract=fast), the rounding mode is not to nearest,
+ *                 or the backend disagrees with the goldens. Do not use the results. */
 POSENC_API posenc_status posenc_selftest(void);
+
+/* The self-test's checks, as bits of posenc_selftest_result.failed. */
+typedef enum posenc_selftest_check {
+  POSENC_SELFTEST_ROUNDING = 1 << 0,   /* the rounding mode is not round-to-nearest-even */
+  POSENC_SELFTEST_CONTRACT = 1 << 1,   /* a*b + c is computed with one rounding (fused multiply-add) */
+  POSENC_SELFTEST_REASSOC = 1 << 2,    /* (x + c) - c is not computed as written (reassociation) */
+  POSENC_SELFTEST_VALUES = 1 << 3,     /* a result of normal values differs from its golden, or the
+                                          active backend's from the scalar one's */
+  POSENC_SELFTEST_SUBNORMALS = 1 << 4, /* a result from subnormal inputs differs (rotation, masked
+                                          add, bias add) */
+  POSENC_SELFTEST_FTZ = 1 << 5,        /* the thread flushes subnormal results to zero */
+  POSENC_SELFTEST_DAZ = 1 << 6         /* the thread reads subnormal operands as zero (ARM's FZ
+                                          does both: FTZ and DAZ) */
+} posenc_selftest_check;
+#define POSENC_SELFTEST_CHECKS 7       /* bits above */
+
+typedef struct posenc_selftest_result {
+  posenc_status status;  /* OK, ERR_SUBNORMAL or ERR_SELFTEST, as posenc_selftest returns */
+  unsigned failed;       /* the POSENC_SELFTEST_* bits of every check that failed */
+  int normal_exact;      /* 1: results of normal inputs are posenc's bits (no ROUNDING, CONTRACT,
+                            REASSOC or VALUES bit); 0: do not use them */
+  posenc_isa isa;        /* the backend it checked: the active one */
+} posenc_selftest_result;
+
+/* Runs every check of posenc_selftest, none skipped after a failure, and fills *result.
+ * ERR_SUBNORMAL needs FTZ or DAZ observed and no failure beyond SUBNORMALS, FTZ and DAZ; a
+ * subnormal result that differs while neither mode is set is ERR_SELFTEST. Errors: NULL (result;
+ * nothing is run). */
+POSENC_API posenc_status posenc_selftest_report(posenc_selftest_result *result);
+/* The name of one check bit ("rounding", "contract", "reassoc", "values", "subnormals", "ftz",
+ * "daz"), or "unknown" for anything else. */
+POSENC_API const char *posenc_selftest_check_name(unsigned check);
 
 /* =============================================================================================
  * Internal interface between posenc.h and the per-ISA kernels of posenc_simd.h.
@@ -1068,10 +1110,72 @@ POSENC_I_SHARED void posenc_i_scalar_add_fwd(const posenc_i_add_job *job);
 POSENC_I_SHARED void posenc_i_scalar_add_bwd(const posenc_i_add_job *job);
 POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job);
 
+/* ---- Exact arithmetic, whatever the including file's flags ----------------------------------
+ * The kernels need every IEEE operation done as written: (x + 1.5*2^52) - 1.5*2^52 rounds x to an
+ * integer and the double-double steps recover rounding errors as b - (s - a), which reassociation
+ * (-fassociative-math, part of -ffast-math and -Ofast) folds to x and 0; -ffinite-math-only folds
+ * the NaN and infinity checks on input away; contraction fuses a*b + c. The implementation and
+ * the kernels of posenc_simd.h lie between POSENC_I_PRECISE_BEGIN and POSENC_I_PRECISE_END, which
+ * switch all of that off for posenc's own functions and give the rest of the file back its flags:
+ *   GCC: push_options and optimize() naming each unsafe flag. A function's FP flags are its own,
+ *     and GCC's inliner (ipa-inline.cc, can_inline_edge_by_limits_p) does not inline a function
+ *     into one with other FP semantics, so code built with -Ofast calls posenc's functions rather
+ *     than absorbing them. (-fcx-limited-range concerns complex division, which posenc has none of;
+ *     -fexcess-precision only x87, which posenc refuses below.)
+ *   clang 12 and later (Apple clang 13): float_control(precise, on, push), which also takes the
+ *     back end's no-nans/no-infs/unsafe-fp-math attributes off posenc's functions (clang's
+ *     test/CodeGen/fp-function-attrs.cpp), then contract(off), since precise means contract(on).
+ *     Not in reach of any pragma: -ffp-contract=fast (which clang's -ffast-math and -Ofast imply)
+ *     fuses in the back end on a target with FMA, and intrinsics that were defined before posenc
+ *     (<immintrin.h>, <arm_neon.h> or SIMDe included first) carry the file's fast-math flags into
+ *     the kernels they are inlined into. Both are refused below where the macros show them.
+ *   MSVC: float_control(precise, on, push) and fp_contract(off), as /fp:precise has them
+ *     (Microsoft's "float_control pragma" page); fp_contract is not on float_control's stack and
+ *     stays off after the implementation, as it is by default since Visual Studio 2022.
+ * Where none of that applies and the macros show an unsafe flag, the implementation does not
+ * compile (below): a build that would be silently wrong stops with the flag and the fix. */
+#if defined(__clang__) && (__clang_major__ >= 13 || (__clang_major__ == 12 && !defined(__apple_build_version__)))
+#  define POSENC_I_PRECISE_BEGIN _Pragma("float_control(precise, on, push)") _Pragma("STDC FP_CONTRACT OFF") \
+    _Pragma("clang fp contract(off)")
+#  define POSENC_I_PRECISE_END _Pragma("float_control(pop)")
+#  define POSENC_I_PRECISE_PRAGMAS
+#elif defined(__clang__)
+#  define POSENC_I_PRECISE_BEGIN _Pragma("STDC FP_CONTRACT OFF") _Pragma("clang fp contract(off)")
+#  define POSENC_I_PRECISE_END
+#elif defined(__GNUC__) && !defined(__INTEL_COMPILER)
+#  define POSENC_I_PRECISE_BEGIN _Pragma("GCC push_options") _Pragma("GCC optimize(\"no-fast-math\", \
+\"no-unsafe-math-optimizations\", \"no-associative-math\", \"no-reciprocal-math\", \"signed-zeros\", \"trapping-math\", \
+\"no-finite-math-only\", \"no-cx-limited-range\", \"fp-contract=off\")")
+#  define POSENC_I_PRECISE_END _Pragma("GCC pop_options")
+#  if __GNUC__ >= 5
+#    define POSENC_I_PRECISE_PRAGMAS
+#  endif
+#elif defined(_MSC_VER)
+#  define POSENC_I_PRECISE_BEGIN __pragma(float_control(precise, on, push)) __pragma(fp_contract(off))
+#  define POSENC_I_PRECISE_END __pragma(float_control(pop))
+#  define POSENC_I_PRECISE_PRAGMAS
+#else
+#  define POSENC_I_PRECISE_BEGIN
+#  define POSENC_I_PRECISE_END
+#endif
+
 #ifdef __cplusplus
 }
 #endif
 #endif /* POSENC_H */
+
+/* Fast-math flags that no pragma of this compiler undoes (see "Exact arithmetic" above): refused
+ * in the files that compile posenc's arithmetic, the implementation and posenc_simd.h. */
+#if (defined(POSENC_IMPLEMENTATION) || defined(POSENC_I_SIMD_ISA)) && \
+    (defined(__FAST_MATH__) || (defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__))
+#  if !defined(POSENC_I_PRECISE_PRAGMAS)
+#    error "posenc: compiled with -ffast-math or -ffinite-math-only (__FAST_MATH__, __FINITE_MATH_ONLY__) by a compiler whose float pragmas posenc cannot use (it needs GCC 5, clang 12, Apple clang 13 or MSVC): build posenc's implementation file without -ffast-math / -Ofast, or add -fno-fast-math for that file"
+#  elif defined(__clang__) && defined(__FAST_MATH__) && !defined(POSENC_FP_CONTRACT_ON) && \
+      (defined(__FMA__) || defined(__FMA4__) || defined(__ARM_FEATURE_FMA) || \
+       !(defined(__i386__) || defined(__x86_64__) || defined(__arm__) || defined(__wasm__)))
+#    error "posenc: clang's -ffast-math / -Ofast include -ffp-contract=fast, which fuses a*b+c on this target (it has FMA) whatever posenc's pragmas say: add -ffp-contract=on after -ffast-math and define POSENC_FP_CONTRACT_ON to say so, or build posenc's implementation file without -ffast-math / -Ofast"
+#  endif
+#endif
 
 /* =============================================================================================
  * Implementation
@@ -1090,19 +1194,13 @@ POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job);
 #  include <stdlib.h>
 #endif
 
-/* Results must not depend on the compiler fusing a*b+c: switch contraction off here. GCC 12's
- * vectorizers (on at -O2) build vfmaddsub from scalar code even under fp-contract=off when the
- * command line says -ffp-contract=fast, so they are switched off too (the kernels are explicit
- * SIMD). */
-#if defined(__clang__)
-#  pragma STDC FP_CONTRACT OFF
-#  pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#  pragma GCC push_options
-#  pragma GCC optimize("fp-contract=off", "no-tree-slp-vectorize", "no-tree-loop-vectorize")
-#  define POSENC_I_POP_OPTIONS
-#elif defined(_MSC_VER)
-#  pragma fp_contract(off)
+/* Exact IEEE arithmetic from here to the end of the implementation, whatever the file's flags
+ * ("Exact arithmetic" above). GCC 12's vectorizers (on at -O2) build vfmaddsub from scalar code
+ * even under fp-contract=off when the command line says -ffp-contract=fast, so they are switched
+ * off too (the kernels are explicit SIMD). */
+POSENC_I_PRECISE_BEGIN
+#if defined(__GNUC__) && !defined(__clang__)
+#  pragma GCC optimize("no-tree-slp-vectorize", "no-tree-loop-vectorize")
 #endif
 
 /* GCC and clang predefine __FLT_EVAL_METHOD__; other compilers (MSVC, x64/arm64: 0) define
@@ -1204,6 +1302,8 @@ POSENC_API const char *posenc_strerror(posenc_status status) {
     case POSENC_ERR_PADDING: return "padding id or padding row out of range of the table";
     case POSENC_ERR_FORMAT: return "malformed serialized data";
     case POSENC_ERR_TABLE: return "a table is too small for its configuration (rows < buckets, columns < heads)";
+    case POSENC_ERR_SUBNORMAL:
+      return "self-test: flush-to-zero or denormals-are-zero mode: subnormal values differ, normal values are exact";
   }
   return "unknown status";
 }
@@ -4702,10 +4802,44 @@ static const uint64_t posenc_i_st_chain[10] = {
   0x3febb5fad00ab22cull, 0x3c5a1cecee7dcb1full, 0x3f69657200000000ull, 0x3e0cf8c500000000ull, 0x3cb9f25400000000ull,
   0x3b6ecf7d00000000ull, 0xbfe5a563ebc9dfbdull, 0x3fe791652a4e162aull, 0xbfe3de4b96bd18a2ull, 0x3fe915b7daec9ffaull};
 
-static int posenc_i_round_to_nearest(void) {
+/* The arithmetic every kernel relies on, on operands the compiler cannot see (volatile), each
+ * probe independent of the others' failures: the POSENC_SELFTEST_* bits of what fails. */
+static unsigned posenc_i_selftest_arith(void) {
   /* 1 + 0.75 ulp and -1 - 0.75 ulp both round away from 1 only under round-to-nearest */
-  volatile double one = 1.0, q = 1.6653345369377348e-16, a = one + q, b = -one - q;
-  return a > 1.0 && b < -1.0;
+  volatile double one = 1.0, q = 1.6653345369377348e-16, e = 9.313225746154785e-10 /* 2^-30 */, x = 0.3,
+                  dmin = 2.2250738585072014e-308 /* 2^-1022 */, half = 0.5;
+  volatile float fmin = posenc_i_bitsf(0x00800000u) /* 2^-126 */, fhalf = 0.5f,
+                 ftiny = posenc_i_bitsf(1u) /* 2^-149 */, f2p24 = 16777216.0f;
+  volatile double kept, r1, r2;
+  volatile float f;
+  double a, b;
+  unsigned bad = 0;
+  a = one + q; b = -one - q;
+  if (!(a > 1.0 && b < -1.0)) bad |= POSENC_SELFTEST_ROUNDING;
+  /* (1 + 2^-30)(1 - 2^-30) - 1 in one expression, and with the product stored first: fused,
+   * the first is -2^-60 exactly; otherwise both round the product the same way */
+  a = one + e; b = one - e;
+  r1 = a * b - one;
+  a = one + e; b = one - e;  /* read again: the product must not be shared with r1's */
+  kept = a * b;
+  r2 = kept - one;
+  if (posenc_i_dbits(r1) != posenc_i_dbits(r2)) bad |= POSENC_SELFTEST_CONTRACT;
+  /* the magic-number rounding of every kernel, in one expression (which reassociation folds to
+   * 0.3) and with the sum stored first */
+  a = x;
+  r1 = (a + POSENC_I_MAGIC) - POSENC_I_MAGIC;
+  kept = a + POSENC_I_MAGIC;
+  r2 = kept - POSENC_I_MAGIC;
+  if (posenc_i_dbits(r1) != posenc_i_dbits(r2)) bad |= POSENC_SELFTEST_REASSOC;
+  /* a subnormal result of normal operands (2^-127, 2^-1023), and a normal result of a subnormal
+   * operand (2^-149 * 2^24 = 2^-125); judged by their bits, since DAZ would read a subnormal
+   * compared with 0 as 0 */
+  f = fmin * fhalf;
+  r1 = dmin * half;
+  if (posenc_i_fbits(f) == 0 || posenc_i_dbits(r1) == 0) bad |= POSENC_SELFTEST_FTZ;
+  f = ftiny * f2p24;
+  if (posenc_i_fbits(f) == 0) bad |= POSENC_SELFTEST_DAZ;
+  return bad;
 }
 
 /* Rotation: one head of d = 32 (the first 24 dims rotated) at positions 5 and 16777215, NeoX and
@@ -4804,53 +4938,83 @@ static uint32_t posenc_i_selftest_bias(const posenc_i_backend *be) {
   return h;
 }
 
-POSENC_API posenc_status posenc_selftest(void) {
+POSENC_API posenc_status posenc_selftest_report(posenc_selftest_result *result) {
   static const int cols[4] = {0, 1, 30, 31}, rot_elems[4] = {0, 1, 13, 23};
+  const posenc_i_backend *be;
   float got[8 * 32], ref[8 * 32];
   posenc_sinusoidal_params prm = posenc_sinusoidal_default(32);
   int r, c, tiny;
+  unsigned bad;
   double chain[10];
-  if (!posenc_i_round_to_nearest()) return POSENC_ERR_SELFTEST;
+  if (!result) return POSENC_ERR_NULL;
+  be = posenc_i_select();
+  bad = posenc_i_selftest_arith();
   posenc_i_selftest_chain(chain);
   for (r = 0; r < 10; r++)
-    if (posenc_i_dbits(chain[r]) != posenc_i_st_chain[r]) return POSENC_ERR_SELFTEST;
-  if (posenc_i_sinusoidal_run(posenc_i_select(), &prm, 0, posenc_i_st_pos, 8, got, sizeof got) != POSENC_OK ||
-      posenc_i_sinusoidal_run(&posenc_i_backend_scalar, &prm, 0, posenc_i_st_pos, 8, ref, sizeof ref) != POSENC_OK)
-    return POSENC_ERR_SELFTEST;
-  for (r = 0; r < 8; r++)
-    for (c = 0; c < 4; c++)
-      if (posenc_i_fbits(ref[r * 32 + cols[c]]) != posenc_i_st_bits[r][c]) return POSENC_ERR_SELFTEST;
-  /* every column of the active backend against the scalar reference */
-  if (memcmp(got, ref, sizeof got) != 0) return POSENC_ERR_SELFTEST;
+    if (posenc_i_dbits(chain[r]) != posenc_i_st_chain[r]) bad |= POSENC_SELFTEST_VALUES;
+  if (posenc_i_sinusoidal_run(be, &prm, 0, posenc_i_st_pos, 8, got, sizeof got) != POSENC_OK ||
+      posenc_i_sinusoidal_run(&posenc_i_backend_scalar, &prm, 0, posenc_i_st_pos, 8, ref, sizeof ref) != POSENC_OK) {
+    bad |= POSENC_SELFTEST_VALUES;
+  } else {
+    for (r = 0; r < 8; r++)
+      for (c = 0; c < 4; c++)
+        if (posenc_i_fbits(ref[r * 32 + cols[c]]) != posenc_i_st_bits[r][c]) bad |= POSENC_SELFTEST_VALUES;
+    /* every column of the active backend against the scalar reference */
+    if (memcmp(got, ref, sizeof got) != 0) bad |= POSENC_SELFTEST_VALUES;
+  }
+  /* rotation of normal inputs (tiny 0), then of subnormal ones */
   for (tiny = 0; tiny < 2; tiny++) {
     uint32_t rot[2][2][32], rot_ref[2][2][32];
-    int s, t;
-    if (posenc_i_selftest_rotation(posenc_i_select(), tiny, rot) ||
-        posenc_i_selftest_rotation(&posenc_i_backend_scalar, tiny, rot_ref) || memcmp(rot, rot_ref, sizeof rot) != 0)
-      return POSENC_ERR_SELFTEST;
-    if (tiny && posenc_i_st_hash(&rot_ref[0][0][0], 2 * 2 * 32) != POSENC_I_ST_ROT_TINY) return POSENC_ERR_SELFTEST;
-    for (s = 0; s < 2 && !tiny; s++)
+    const unsigned fail = tiny ? POSENC_SELFTEST_SUBNORMALS : POSENC_SELFTEST_VALUES;
+    int st, t;
+    if (posenc_i_selftest_rotation(be, tiny, rot) || posenc_i_selftest_rotation(&posenc_i_backend_scalar, tiny, rot_ref)) {
+      bad |= POSENC_SELFTEST_VALUES;
+      continue;
+    }
+    if (memcmp(rot, rot_ref, sizeof rot) != 0) bad |= fail;
+    if (tiny && posenc_i_st_hash(&rot_ref[0][0][0], 2 * 2 * 32) != POSENC_I_ST_ROT_TINY) bad |= fail;
+    for (st = 0; st < 2 && !tiny; st++)
       for (t = 0; t < 2; t++)
         for (c = 0; c < 4; c++)
-          if (rot_ref[s][t][rot_elems[c]] != posenc_i_st_rot[s][t][c]) return POSENC_ERR_SELFTEST;
+          if (rot_ref[st][t][rot_elems[c]] != posenc_i_st_rot[st][t][c]) bad |= fail;
   }
   /* subnormals: an FTZ/DAZ mode set by the process (or by -ffast-math's start-up code) */
-  if (posenc_i_selftest_add(posenc_i_select()) != POSENC_I_ST_ADD_TINY ||
+  if (posenc_i_selftest_add(be) != POSENC_I_ST_ADD_TINY ||
       posenc_i_selftest_add(&posenc_i_backend_scalar) != POSENC_I_ST_ADD_TINY)
-    return POSENC_ERR_SELFTEST;
-  if (posenc_i_selftest_bias(posenc_i_select()) != POSENC_I_ST_BIAS ||
-      posenc_i_selftest_bias(&posenc_i_backend_scalar) != POSENC_I_ST_BIAS)
-    return POSENC_ERR_SELFTEST;
-  return POSENC_OK;
+    bad |= POSENC_SELFTEST_SUBNORMALS;
+  if (posenc_i_selftest_bias(be) != POSENC_I_ST_BIAS || posenc_i_selftest_bias(&posenc_i_backend_scalar) != POSENC_I_ST_BIAS)
+    bad |= POSENC_SELFTEST_SUBNORMALS;
+  result->failed = bad;
+  result->isa = be->isa;
+  result->normal_exact = !(bad & (POSENC_SELFTEST_ROUNDING | POSENC_SELFTEST_CONTRACT | POSENC_SELFTEST_REASSOC |
+                                  POSENC_SELFTEST_VALUES));
+  if (!bad)
+    result->status = POSENC_OK;
+  else if (result->normal_exact && (bad & (POSENC_SELFTEST_FTZ | POSENC_SELFTEST_DAZ)))
+    result->status = POSENC_ERR_SUBNORMAL;
+  else
+    result->status = POSENC_ERR_SELFTEST;
+  return result->status;
+}
+
+POSENC_API posenc_status posenc_selftest(void) {
+  posenc_selftest_result r;
+  return posenc_selftest_report(&r);
+}
+
+POSENC_API const char *posenc_selftest_check_name(unsigned check) {
+  static const char *const names[POSENC_SELFTEST_CHECKS] = {"rounding", "contract", "reassoc", "values",
+                                                             "subnormals", "ftz", "daz"};
+  int i;
+  for (i = 0; i < POSENC_SELFTEST_CHECKS; i++)
+    if (check == 1u << i) return names[i];
+  return "unknown";
 }
 
 #ifdef __cplusplus
 }
 #endif
 
-#if defined(POSENC_I_POP_OPTIONS)
-#  pragma GCC pop_options
-#  undef POSENC_I_POP_OPTIONS
-#endif
+POSENC_I_PRECISE_END
 
 #endif /* POSENC_IMPLEMENTATION */

@@ -85,15 +85,41 @@
 #  error "POSENC_I_VBITS must be 128, 256 or 512"
 #endif
 
-#if defined(__clang__)
-#  pragma STDC FP_CONTRACT OFF
-#  pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#  pragma GCC push_options
-#  pragma GCC optimize("fp-contract=off") /* not the vectorizers: SIMDe's emulated ops need them (SSE2's emulated 256-bit ops: +23% instructions without) */
+/* Exact IEEE arithmetic in every kernel and in the SIMDe functions they inline, whatever the
+ * file's flags (posenc.h, "Exact arithmetic"); GCC's vectorizers stay on here, unlike in posenc.h:
+ * SIMDe's emulated ops need them (SSE2's emulated 256-bit ops: +23% instructions without). SIMDe
+ * turns -ffast-math into shortcuts of its own (SIMDE_FAST_NANS, _ROUND_MODE, ... in
+ * simde-common.h); posenc asks for none. Functions defined before this point keep the flags they
+ * were compiled with: under clang, intrinsics included earlier would bring fast-math into the
+ * kernels they are inlined into (GCC optimizes an inlined body with the caller's flags). */
+#if defined(SIMDE_COMMON_H) && !defined(POSENC_I_SIMDE_OURS) &&                                   \
+    (defined(SIMDE_FAST_NANS) || defined(SIMDE_FAST_ROUND_MODE) || defined(SIMDE_FAST_ROUND_TIES) || \
+     defined(SIMDE_FAST_CONVERSION_RANGE) || defined(SIMDE_FAST_EXCEPTIONS))
+#  error "posenc_simd.h: SIMDe was included before it with SIMDE_FAST_* set (-ffast-math, -ffinite-math-only or SIMDE_FAST_MATH): include posenc_simd.h first in posenc's implementation file"
 #endif
+#if defined(__clang__) && (defined(__FAST_MATH__) || (defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__)) && \
+    !defined(POSENC_I_SIMDE_OURS) &&                                                                    \
+    (defined(SIMDE_COMMON_H) || defined(__XMMINTRIN_H) || defined(__EMMINTRIN_H) || defined(__IMMINTRIN_H) ||   \
+     defined(__ARM_NEON_H))
+#  error "posenc_simd.h: with clang's -ffast-math or -ffinite-math-only, intrinsics defined before posenc_simd.h (<immintrin.h>, <arm_neon.h> or SIMDe included first) keep those flags inside posenc's kernels: include posenc_simd.h first in posenc's implementation file"
+#endif
+#if !defined(SIMDE_COMMON_H)
+#  define POSENC_I_SIMDE_OURS /* a later instantiation in this file finds SIMDe as it left it */
+#  define SIMDE_NO_FAST_MATH
+#  define SIMDE_NO_FAST_NANS
+#  define SIMDE_NO_FAST_ROUND_MODE
+#  define SIMDE_NO_FAST_ROUND_TIES
+#  define SIMDE_NO_FAST_CONVERSION_RANGE
+#  define SIMDE_NO_FAST_EXCEPTIONS
+#endif
+POSENC_I_PRECISE_BEGIN
 /* Vectors wider than the TU's ISA (SIMDe's emulation, POSENC_I_VBITS above) passed between inline
- * functions: the ABI note is moot (nothing crosses the library boundary but pointers and sizes). */
+ * functions: the ABI warnings are moot (nothing crosses the library boundary but pointers and
+ * sizes). This silences clang's and GCC's -Wpsabi warnings, not GCC's note "the ABI for passing
+ * parameters with 32-byte alignment has changed in GCC 4.6": GCC's x86 back end prints that with
+ * inform() whenever -Wpsabi is on for the file, out of any diagnostic pragma's reach (once per
+ * file, at the first SIMDe function taking such a vector). Every ISA's own width passes no such
+ * vector, so only a POSENC_I_VBITS above the ISA's shows it; -Wno-psabi silences it there. */
 #if defined(__GNUC__)
 #  pragma GCC diagnostic push
 #  pragma GCC diagnostic ignored "-Wpsabi"
@@ -1301,8 +1327,6 @@ const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(si
 #if defined(__GNUC__)
 #  pragma GCC diagnostic pop
 #endif
-#if defined(__GNUC__) && !defined(__clang__)
-#  pragma GCC pop_options
-#endif
+POSENC_I_PRECISE_END
 
 #endif /* POSENC_I_SIMD_ISA */

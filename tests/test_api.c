@@ -175,5 +175,19 @@ int main(void) {
   test_half_outputs();
   test_conversions();
   CHECK(posenc_selftest() == POSENC_OK || 1, "selftest runs");
+  {
+    posenc_selftest_result r;
+    unsigned k;
+    CHECK(posenc_selftest_report(NULL) == POSENC_ERR_NULL, "selftest_report(NULL)");
+    CHECK(posenc_selftest_report(&r) == r.status && r.status == posenc_selftest() && r.isa == posenc_isa_active() &&
+          (r.status != POSENC_OK || (r.failed == 0 && r.normal_exact == 1)), "selftest_report agrees with selftest");
+    CHECK(strcmp(posenc_selftest_check_name(POSENC_SELFTEST_ROUNDING), "rounding") == 0 &&
+          strcmp(posenc_selftest_check_name(POSENC_SELFTEST_DAZ), "daz") == 0 &&
+          strcmp(posenc_selftest_check_name(0), "unknown") == 0 &&
+          strcmp(posenc_selftest_check_name(POSENC_SELFTEST_FTZ | POSENC_SELFTEST_DAZ), "unknown") == 0 &&
+          strcmp(posenc_selftest_check_name(1u << POSENC_SELFTEST_CHECKS), "unknown") == 0, "selftest_check_name");
+    for (k = 0; k < POSENC_SELFTEST_CHECKS; k++)
+      CHECK(strcmp(posenc_selftest_check_name(1u << k), "unknown") != 0, "check %u has a name", k);
+  }
   return tl_summary();
 }

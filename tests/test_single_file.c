@@ -2,8 +2,9 @@
  * backend its compiler flags allow. meson builds it with the default flags, and with
  * -std=gnu11 -mavx2 -mfma and fused-contraction flags where only posenc's own pragmas keep the
  * compiler from fusing multiply-adds: those must reproduce the goldens.
- * Built with POSENC_TEST_EXPECT_SELFTEST_FAIL (-ffast-math; clang's -ffp-contract=fast, which no
- * pragma overrides), the self-test must report that the build changes results. */
+ * Built with -ffast-math too, which posenc's pragmas keep out of its arithmetic: the goldens hold.
+ * Built with POSENC_TEST_EXPECT_SELFTEST_FAIL (clang's -ffp-contract=fast, which no pragma
+ * overrides), the self-test must report that the build changes results. */
 #define POSENC_IMPLEMENTATION
 #include "posenc_simd.h"
 #include "golden_check.h"

@@ -1161,7 +1161,7 @@ static void test_plain_values(void) {
 }
 
 /* ---- status codes -------------------------------------------------------------------------- */
-#define FIRST_CODE POSENC_ERR_TABLE /* the most negative declared status */
+#define FIRST_CODE POSENC_ERR_SUBNORMAL /* the most negative declared status */
 
 static void test_strerror(void) {
   int i, j;
@@ -1517,7 +1517,9 @@ static void test_unreached_checks(void) {
 static void test_reached(void) {
   int i;
   for (i = 1; i <= -(int)FIRST_CODE; i++) {
-    if (i == -(int)POSENC_ERR_SELFTEST) continue; /* needs a broken build: test_single_file -ffast-math */
+    /* the self-test's: a broken build (test_single_file, clang -ffp-contract=fast) and a flush mode
+     * (test_fpenv) */
+    if (i == -(int)POSENC_ERR_SELFTEST || i == -(int)POSENC_ERR_SUBNORMAL) continue;
     CHECK(g_reached[i], "no case returns status %d (%s)", -i, posenc_strerror((posenc_status)-i));
   }
 }
