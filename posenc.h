@@ -923,7 +923,9 @@ POSENC_API posenc_status posenc_isa_set(posenc_isa isa);
  *                 whose start-up code sets them). Tables and caches have no subnormal operand,
  *                 so they are exact. Rotation, the masked add and the bias add differ only where
  *                 an input, a product or a result is subnormal (nonzero, below 2^-126 in f32):
- *                 it becomes zero. Every other value is posenc's, bit for bit;
+ *                 it becomes zero. Where the report has the F16 bit (an emulated CPU; x86's F16C
+ *                 ignores the modes), f16 values below 2^-14 become zero too, in tables, caches
+ *                 and f16 data. Every other value is posenc's, bit for bit;
  *   ERR_SELFTEST  results of normal values differ: this build fuses or reassociates posenc's
  *                 arithmetic (clang's -ffp-contract=fast), the rounding mode is not to nearest,
  *                 or the backend disagrees with the goldens. Do not use the results. */
@@ -939,10 +941,14 @@ typedef enum posenc_selftest_check {
   POSENC_SELFTEST_SUBNORMALS = 1 << 4, /* a result from subnormal inputs differs (rotation, masked
                                           add, bias add) */
   POSENC_SELFTEST_FTZ = 1 << 5,        /* the thread flushes subnormal results to zero */
-  POSENC_SELFTEST_DAZ = 1 << 6         /* the thread reads subnormal operands as zero (ARM's FZ
+  POSENC_SELFTEST_DAZ = 1 << 6,        /* the thread reads subnormal operands as zero (ARM's FZ
                                           does both: FTZ and DAZ) */
+  POSENC_SELFTEST_F16 = 1 << 7         /* the active backend's f16 conversions flush subnormal
+                                          halves (magnitude below 2^-14): f16 tables, caches and
+                                          f16 data differ there. x86's F16C never does (it ignores
+                                          FTZ and DAZ); an emulator may, under FTZ or DAZ */
 } posenc_selftest_check;
-#define POSENC_SELFTEST_CHECKS 7       /* bits above */
+#define POSENC_SELFTEST_CHECKS 8       /* bits above */
 
 typedef struct posenc_selftest_result {
   posenc_status status;  /* OK, ERR_SUBNORMAL or ERR_SELFTEST, as posenc_selftest returns */
@@ -4884,6 +4890,38 @@ static uint32_t posenc_i_st_hash(const uint32_t *bits, size_t n) {
   return h;
 }
 
+/* f16 conversions of subnormal halves (magnitude below 2^-14): a d = 32 table in f16 at positions
+ * 355 and 710, whose column 0 (sin 355 = -3.0e-5, sin 710 = -6.0e-5) rounds to subnormal halves,
+ * and a NeoX rotation of f16 data made of subnormal halves. x86's F16C converts both ways without
+ * regard to FTZ and DAZ (Intel SDM: "MXCSR.FTZ is ignored" for VCVTPS2PH, "MXCSR.DAZ is ignored"
+ * for VCVTPH2PS) and the scalar conversions are integer code, so the active backend must agree
+ * with the scalar one; an emulator can differ (qemu 7.2 flushes them). Returns 1 if they differ. */
+static int posenc_i_selftest_f16(const posenc_i_backend *be) {
+  static const int32_t ids[2] = {355, 710};
+  const posenc_i_backend *pair[2];
+  posenc_sinusoidal_params prm = posenc_sinusoidal_default(32);
+  posenc_rope rope;
+  posenc_rope_config cfg = posenc_rope_default(32);
+  posenc_rope_positions pos;
+  posenc_rope_tensor t;
+  uint16_t table[2][2 * 32], x[2][2 * 32];
+  int which, e;
+  prm.dtype = POSENC_DTYPE_F16;
+  pos.batch = 1; pos.tokens = 2; pos.ids = ids; pos.start = 0;
+  memset(&t, 0, sizeof t);
+  t.dtype = POSENC_DTYPE_F16; t.heads = 1;
+  if (posenc_rope_init(&rope, &cfg) != POSENC_OK) return 1;
+  pair[0] = be; pair[1] = &posenc_i_backend_scalar;
+  for (which = 0; which < 2; which++) {
+    for (e = 0; e < 2 * 32; e++) x[which][e] = (uint16_t)(((unsigned)e * 0x0123u + 0x0011u) % 0x03ffu + 1u + (e % 3 == 1 ? 0x8000u : 0u));
+    t.data = x[which];
+    if (posenc_i_sinusoidal_run(pair[which], &prm, 0, ids, 2, table[which], sizeof table[which]) != POSENC_OK ||
+        posenc_i_rope_apply(pair[which], &rope, NULL, &pos, &t, NULL, POSENC_ROPE_FORWARD) != POSENC_OK)
+      return 1;
+  }
+  return memcmp(table[0], table[1], sizeof table[0]) != 0 || memcmp(x[0], x[1], sizeof x[0]) != 0;
+}
+
 /* The masked add on one row of 37 subnormal x and P (a vector body and a tail on every backend):
  * y = x*0.75 + P is subnormal, so FTZ or DAZ changes it. Returns the checksum of y's bits. */
 #define POSENC_I_ST_ADD_TINY 0x8509c1e4u
@@ -4984,6 +5022,7 @@ POSENC_API posenc_status posenc_selftest_report(posenc_selftest_result *result) 
     bad |= POSENC_SELFTEST_SUBNORMALS;
   if (posenc_i_selftest_bias(be) != POSENC_I_ST_BIAS || posenc_i_selftest_bias(&posenc_i_backend_scalar) != POSENC_I_ST_BIAS)
     bad |= POSENC_SELFTEST_SUBNORMALS;
+  if (posenc_i_selftest_f16(be)) bad |= POSENC_SELFTEST_F16;
   result->failed = bad;
   result->isa = be->isa;
   result->normal_exact = !(bad & (POSENC_SELFTEST_ROUNDING | POSENC_SELFTEST_CONTRACT | POSENC_SELFTEST_REASSOC |
@@ -5004,7 +5043,7 @@ POSENC_API posenc_status posenc_selftest(void) {
 
 POSENC_API const char *posenc_selftest_check_name(unsigned check) {
   static const char *const names[POSENC_SELFTEST_CHECKS] = {"rounding", "contract", "reassoc", "values",
-                                                             "subnormals", "ftz", "daz"};
+                                                             "subnormals", "ftz", "daz", "f16"};
   int i;
   for (i = 0; i < POSENC_SELFTEST_CHECKS; i++)
     if (check == 1u << i) return names[i];

@@ -42,15 +42,19 @@ static inline uint64_t golden_hash(const golden_case *gc, const void *table, siz
   return tl_xxh3_le(table, bytes, posenc_dtype_size(gc->dtype));
 }
 
-/* Checks every golden case on the active backend; returns the number of mismatches. */
-static inline int golden_check_active(void) {
+/* Checks every golden case on the active backend but those whose dtype is skip_dtype (-1: none);
+ * returns the number of mismatches. */
+static inline int golden_check_active_but(int skip_dtype) {
   size_t i;
   int bad = 0;
   for (i = 0; i < GOLDEN_NCASES; i++) {
     size_t bytes = 0;
     posenc_status st;
-    void *table = NULL, *t = golden_compute(&golden_cases[i], &bytes, &st, &table);
-    uint64_t h = t ? golden_hash(&golden_cases[i], table, bytes) : 0;
+    void *table = NULL, *t;
+    uint64_t h;
+    if ((int)golden_cases[i].dtype == skip_dtype) continue;
+    t = golden_compute(&golden_cases[i], &bytes, &st, &table);
+    h = t ? golden_hash(&golden_cases[i], table, bytes) : 0;
     CHECK(t != NULL && h == golden_cases[i].xxh3, "%s: golden case '%s': status %s, xxh3 0x%016llx, want 0x%016llx",
           posenc_isa_name(posenc_isa_active()), golden_cases[i].name, posenc_strerror(st),
           (unsigned long long)h, (unsigned long long)golden_cases[i].xxh3);
@@ -59,5 +63,6 @@ static inline int golden_check_active(void) {
   }
   return bad;
 }
+static inline int golden_check_active(void) { return golden_check_active_but(-1); }
 
 #endif

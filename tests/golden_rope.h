@@ -169,15 +169,19 @@ static inline void *rope_golden_compute(const rope_golden_case *gc, size_t *byte
   return out;
 }
 
-/* Every case on the active backend; returns the number of mismatches. */
-static inline int rope_golden_check_active(void) {
+/* Every case on the active backend but those whose dtype is skip_dtype (-1: none); returns the
+ * number of mismatches. */
+static inline int rope_golden_check_active_but(int skip_dtype) {
   size_t i;
   int bad = 0;
   for (i = 0; i < ROPE_GOLDEN_NCASES; i++) {
     size_t bytes = 0, elem = 0;
     posenc_status st;
-    void *t = rope_golden_compute(&rope_golden_cases[i], &bytes, &elem, &st);
-    uint64_t h = t ? tl_xxh3_le(t, bytes, elem) : 0;
+    void *t;
+    uint64_t h;
+    if ((int)rope_golden_cases[i].dtype == skip_dtype) continue;
+    t = rope_golden_compute(&rope_golden_cases[i], &bytes, &elem, &st);
+    h = t ? tl_xxh3_le(t, bytes, elem) : 0;
     CHECK(t != NULL && h == rope_golden_cases[i].xxh3, "%s: rope golden '%s': status %s, xxh3 0x%016llx, want 0x%016llx",
           posenc_isa_name(posenc_isa_active()), rope_golden_cases[i].name, posenc_strerror(st), (unsigned long long)h,
           (unsigned long long)rope_golden_cases[i].xxh3);
@@ -186,5 +190,6 @@ static inline int rope_golden_check_active(void) {
   }
   return bad;
 }
+static inline int rope_golden_check_active(void) { return rope_golden_check_active_but(-1); }
 
 #endif

@@ -67,19 +67,28 @@ static unsigned report_bits(unsigned modes) {
 
 /* The self-test on every backend this CPU runs, in the environment as it is now: want its status,
  * and want_failed the report's bits (the mode's, with POSENC_SELFTEST_SUBNORMALS). Under a flush
- * mode, the goldens of normal values must hold all the same. */
+ * mode, the goldens of normal values must hold all the same.
+ *
+ * The report may add POSENC_SELFTEST_F16 under a flush mode, on a backend whose f16 conversions
+ * are the CPU's: real x86 F16C ignores FTZ and DAZ, but qemu 7.2's emulation of it (CI's i686
+ * stage) flushes subnormal halves. Then the f16 goldens, whose tables hold such halves, are not
+ * checked; every other golden is. Where F16 is not reported, every golden must hold. */
 static void selftest_each_backend(posenc_status want, unsigned want_failed, const char *env) {
   BK_FOR_EACH(it) {
     posenc_selftest_result r;
     posenc_status got = posenc_selftest();
+    unsigned f16 = 0;
     CHECK(got == want, "%s, backend %s: posenc_selftest() = %d (%s), want %d", env, posenc_isa_name(it.isa), (int)got,
           posenc_strerror(got), (int)want);
-    CHECK(posenc_selftest_report(&r) == want && r.status == want && r.failed == want_failed && r.normal_exact == 1 &&
-          r.isa == it.isa, "%s, backend %s: report status %d, failed 0x%x (want 0x%x), normal_exact %d", env,
-          posenc_isa_name(it.isa), (int)r.status, r.failed, want_failed, r.normal_exact);
+    if (posenc_selftest_report(&r) == want && want_failed && it.isa != POSENC_ISA_SCALAR) f16 = r.failed & POSENC_SELFTEST_F16;
+    CHECK(r.status == want && r.failed == (want_failed | f16) && r.normal_exact == 1 && r.isa == it.isa,
+          "%s, backend %s: report status %d, failed 0x%x (want 0x%x), normal_exact %d", env, posenc_isa_name(it.isa),
+          (int)r.status, r.failed, want_failed, r.normal_exact);
+    if (f16) printf("%s, backend %s: its f16 conversions flush subnormal halves here (emulated?)\n", env,
+                    posenc_isa_name(it.isa));
     if (want_failed) { /* caches and rotations of normal values keep their bits */
-      golden_check_active();
-      rope_golden_check_active();
+      golden_check_active_but(f16 ? (int)POSENC_DTYPE_F16 : -1);
+      rope_golden_check_active_but(f16 ? (int)POSENC_DTYPE_F16 : -1);
     }
   }
 }
