@@ -357,8 +357,7 @@ POSENC_I_INLINE vdm_t POSENC_I_K(vd_odd)(vi_t q) {
 }
 POSENC_I_INLINE vf_t POSENC_I_K(vf_sel)(vfm_t m, vf_t t, vf_t f) { return simde_mm256_blendv_ps(f, t, m); }
 POSENC_I_INLINE vi_t POSENC_I_K(vi_sel)(vfm_t m, vi_t t, vi_t f) {
-  const simde__m256i mi = simde_mm256_castps_si256(m);
-  return simde_mm256_or_si256(simde_mm256_and_si256(mi, t), simde_mm256_andnot_si256(mi, f));
+  return simde_mm256_castps_si256(simde_mm256_blendv_ps(simde_mm256_castsi256_ps(f), simde_mm256_castsi256_ps(t), m));
 }
 POSENC_I_INLINE vh_t POSENC_I_K(vh_sel)(vhm_t m, vh_t t, vh_t f) {
   return simde_mm_or_si128(simde_mm_and_si128(m, t), simde_mm_andnot_si128(m, f));
