@@ -888,11 +888,13 @@ POSENC_API posenc_status posenc_logn_scales(uint32_t train_len, int32_t first, s
   X(avx2,   AVX2,   2,   posenc_i_cpu_has(POSENC_I_CPU_AVX2 | POSENC_I_CPU_F16C), "x86 x86_64:-mavx2 -mf16c") \
   X(neon,   NEON,   1,   posenc_i_cpu_has(POSENC_I_CPU_NEON),                   "aarch64:|arm:-mfpu=neon") \
   X(avx512, AVX512, 3,   posenc_i_cpu_has(POSENC_I_CPU_AVX512 | POSENC_I_CPU_F16C),                  \
-    "x86 x86_64:-mavx512f -mavx512bw -mavx512dq -mavx512vl -mf16c")
+    "x86 x86_64:-mavx512f -mavx512bw -mavx512dq -mavx512vl -mf16c")                                   \
+  X(avx512bf16, AVX512BF16, 4, posenc_i_cpu_has(POSENC_I_CPU_AVX512 | POSENC_I_CPU_F16C | POSENC_I_CPU_BF16), \
+    "x86 x86_64:-mavx512f -mavx512bw -mavx512dq -mavx512vl -mf16c -mavx512bf16")
 
 typedef enum posenc_isa {
 #define POSENC_I_ISA_ENUM(name, NAME, prio, detect, build) POSENC_ISA_##NAME,
-  POSENC_I_ISA_TABLE(POSENC_I_ISA_ENUM) /* SCALAR = 0, SSE2, AVX2, NEON, AVX512 = 4 */
+  POSENC_I_ISA_TABLE(POSENC_I_ISA_ENUM) /* SCALAR = 0, SSE2, AVX2, NEON, AVX512 = 4, AVX512BF16 = 5 */
 #undef POSENC_I_ISA_ENUM
   POSENC_ISA_COUNT,     /* backends in the table */
   POSENC_ISA_AUTO = -1  /* for posenc_isa_set: the best available */
@@ -1793,7 +1795,8 @@ enum {
   POSENC_I_CPU_AVX2 = 1 << 1,   /* AVX and AVX2, YMM state enabled by the OS */
   POSENC_I_CPU_F16C = 1 << 2,
   POSENC_I_CPU_AVX512 = 1 << 3, /* AVX-512 F, BW, DQ and VL; opmask and ZMM state enabled by the OS */
-  POSENC_I_CPU_NEON = 1 << 4
+  POSENC_I_CPU_NEON = 1 << 4,
+  POSENC_I_CPU_BF16 = 1 << 5    /* AVX512_BF16 (its instructions need the AVX-512 state above) */
 };
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
@@ -1807,7 +1810,7 @@ static uint64_t posenc_i_xcr0(void) {
 
 static unsigned posenc_i_cpu_features(void) {
   /* CPUID.1: EDX 26 SSE2, ECX 27 OSXSAVE, 28 AVX, 29 F16C; CPUID.(7,0):EBX 5 AVX2, 16 AVX512F,
-   * 17 AVX512DQ, 30 AVX512BW, 31 AVX512VL. XCR0 bits 1-2: XMM and YMM state; 5-7: opmask, the
+   * 17 AVX512DQ, 30 AVX512BW, 31 AVX512VL; CPUID.(7,1):EAX 5 AVX512_BF16. XCR0 bits 1-2: XMM and YMM state; 5-7: opmask, the
    * upper halves of ZMM0-15, and ZMM16-31 (Intel SDM vol. 1, 13.3 and 15.2). */
   unsigned a, b, c, d, f = 0, max = (unsigned)__get_cpuid_max(0, NULL);
   uint64_t xcr0 = 0;
@@ -1821,6 +1824,10 @@ static unsigned posenc_i_cpu_features(void) {
   __cpuid_count(7, 0, a, b, c, d);
   if (b & (1u << 5)) f |= POSENC_I_CPU_AVX2;
   if ((b & 0xC0030000u) == 0xC0030000u && (xcr0 & 0xE6) == 0xE6) f |= POSENC_I_CPU_AVX512;
+  if (a >= 1) { /* a: the highest subleaf of leaf 7 */
+    __cpuid_count(7, 1, a, b, c, d);
+    if (a & (1u << 5)) f |= POSENC_I_CPU_BF16;
+  }
   return f;
 }
 #elif defined(__aarch64__) || defined(_M_ARM64)

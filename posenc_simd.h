@@ -21,9 +21,12 @@
  * operations in the same order, never fused (contraction is switched off below), no division,
  * no subnormal operands. Needs SIMDe (Debian: libsimde-dev).
  */
-#if !defined(POSENC_SIMD_AVX512) && !defined(POSENC_SIMD_AVX2) && !defined(POSENC_SIMD_SSE2) && \
+#if !defined(POSENC_SIMD_AVX512BF16) && !defined(POSENC_SIMD_AVX512) && !defined(POSENC_SIMD_AVX2) && !defined(POSENC_SIMD_SSE2) && \
     !defined(POSENC_SIMD_NEON)
-#  if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+#  if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__) && \
+      defined(__AVX512BF16__)
+#    define POSENC_SIMD_AVX512BF16
+#  elif defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
 #    define POSENC_SIMD_AVX512
 #  elif defined(__AVX2__)
 #    define POSENC_SIMD_AVX2
@@ -34,7 +37,18 @@
 #  endif
 #endif
 
-#if defined(POSENC_SIMD_AVX512)
+#if defined(POSENC_SIMD_AVX512BF16)
+#  if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512DQ__) || !defined(__AVX512VL__) || \
+      !defined(__AVX512BF16__)
+#    error "POSENC_SIMD_AVX512BF16 needs AVX-512 F, BW, DQ, VL and BF16 code generation (-mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512bf16)"
+#  endif
+#  define POSENC_I_BUILTIN_AVX512BF16
+#  define POSENC_I_SIMD_ISA POSENC_ISA_AVX512BF16
+#  define POSENC_I_K(name) posenc_i_avx512bf16_##name
+#  define POSENC_I_SIMD_BACKEND posenc_i_backend_avx512bf16
+#  define POSENC_I_ISA_VBITS 512
+#  define POSENC_I_CVT_BF16 /* VCVTNEPS2BF16 (SIMDe 0.7 has no portable form of it) */
+#elif defined(POSENC_SIMD_AVX512)
 #  if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512DQ__) || !defined(__AVX512VL__)
 #    error "POSENC_SIMD_AVX512 needs AVX-512 F, BW, DQ and VL code generation (-mavx512f -mavx512bw -mavx512dq -mavx512vl)"
 #  endif
@@ -357,8 +371,7 @@ POSENC_I_INLINE vdm_t POSENC_I_K(vd_odd)(vi_t q) {
 }
 POSENC_I_INLINE vf_t POSENC_I_K(vf_sel)(vfm_t m, vf_t t, vf_t f) { return simde_mm256_blendv_ps(f, t, m); }
 POSENC_I_INLINE vi_t POSENC_I_K(vi_sel)(vfm_t m, vi_t t, vi_t f) {
-  const simde__m256i mi = simde_mm256_castps_si256(m);
-  return simde_mm256_or_si256(simde_mm256_and_si256(mi, t), simde_mm256_andnot_si256(mi, f));
+  return simde_mm256_castps_si256(simde_mm256_blendv_ps(simde_mm256_castsi256_ps(f), simde_mm256_castsi256_ps(t), m));
 }
 POSENC_I_INLINE vh_t POSENC_I_K(vh_sel)(vhm_t m, vh_t t, vh_t f) {
   return simde_mm_or_si128(simde_mm_and_si128(m, t), simde_mm_andnot_si128(m, f));
@@ -524,7 +537,13 @@ POSENC_I_INLINE vf_t POSENC_I_K(load)(const unsigned char *p, posenc_dtype dtype
 /* f32 -> bf16, round to nearest even; NaN stays a quiet NaN (as posenc_f32_to_bf16), unless the
  * caller knows no NaN reaches here (nan_free, a constant). */
 POSENC_I_INLINE vh_t POSENC_I_K(bf16)(vf_t x, int nan_free) {
-  const vi_t b = vf_bits(x);
+  vi_t b;
+#if defined(POSENC_I_CVT_BF16) && POSENC_I_VBITS == 512
+  /* VCVTNEPS2BF16 rounds as below and quiets a NaN the same way ((bits >> 16) | 0x40), but reads
+   * a subnormal as zero (Intel SDM, VCVTNEPS2BF16): vectors with one take the integer path. */
+  if (!_mm512_fpclass_ps_mask(x, 0x20)) return (vh_t)_mm512_cvtneps_pbh(x);
+#endif
+  b = vf_bits(x);
   vi_t r = vi_add(vi_add(b, vi_set1(0x7fff)), vi_and(vi_srli(b, 16), vi_set1(1)));
   if (!nan_free) r = vi_sel(vf_isnan(x), vi_or(b, vi_set1(0x400000)), r); /* high half: top | 0x40 */
   return vi_hi16(r);

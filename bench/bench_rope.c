@@ -61,7 +61,7 @@
 #define BENCH_DECODE_BUDGET_S 2.0
 #define BENCH_MIN_ROUNDS 5
 #define BENCH_MAX_ROUNDS 2000
-#define BENCH_MAX_METHODS 24
+#define BENCH_MAX_METHODS (8 + 4 * POSENC_ISA_COUNT) /* the peers, and up to 4 rows per backend */
 #define BENCH_CHECK_TOKENS 40     /* correctness checks: crosses an anchor and an on-the-fly block */
 #define BENCH_CHECK_START 5
 

@@ -381,7 +381,8 @@ def test_info():
 # What each x86 backend needs, as Linux's /proc/cpuinfo names the features. The kernel clears
 # a flag whose register state it does not save (no XSAVE of YMM/ZMM: no avx2, no avx512f).
 X86_BACKEND_FLAGS = {'sse2': ['sse2'], 'avx2': ['avx', 'avx2', 'f16c'],
-                     'avx512': ['avx512f', 'avx512bw', 'avx512dq', 'avx512vl', 'f16c']}
+                     'avx512': ['avx512f', 'avx512bw', 'avx512dq', 'avx512vl', 'f16c'],
+                     'avx512bf16': ['avx512f', 'avx512bw', 'avx512dq', 'avx512vl', 'f16c', 'avx512_bf16']}
 
 
 def test_detection_matches_cpuinfo():
