@@ -401,9 +401,13 @@ typedef enum posenc_rope_direction {
  * NULL: cos/sin are computed on the fly, once per token and reused across heads (no memory
  * but the struct); else read from the cache. Both give the same bits, on every backend, except
  * that a NaN output's sign and payload may differ (a pair holding NaNs of both signs, or Inf).
+ * Positions: on the fly, any int32 position; a negative one rotates by the negative angle (as
+ * llama.cpp's K-shift does after a context shift), so FORWARD at -p is INVERSE at p. With a
+ * cache, row r holds position r: a position must be in [0, n_rows).
  * Errors: NULL, SIZE (batch, tokens, heads or the cache's n_rows 0), DIM, DTYPE, LAYOUT, STRIDE
- * (the cache's), OVERFLOW, PARAM (unknown direction), POSITION (a position < 0 or >= the cache's
- * n_rows, past INT32_MAX, or beyond 2^50 quarter turns), ALIAS (q and k overlap, a tensor
+ * (the cache's), OVERFLOW, PARAM (unknown direction), POSITION (with a cache: a position < 0 or
+ * >= its n_rows; start + tokens - 1 past INT32_MAX; on the fly: |p| * omega beyond 2^50 quarter
+ * turns), ALIAS (q and k overlap, a tensor
  * overlaps itself, q or k overlaps the cache, the ids, or the *rope, *positions or *cache structs).
  * On error nothing is written. */
 POSENC_API posenc_status posenc_rope_apply(const posenc_rope *rope, const posenc_rope_cache_view *cache,
@@ -1300,7 +1304,7 @@ POSENC_API const char *posenc_strerror(posenc_status status) {
     case POSENC_ERR_LAYOUT: return "unknown layout";
     case POSENC_ERR_DTYPE: return "unknown dtype";
     case POSENC_ERR_BASE: return "base must be finite and in [1e-30, 1e30]";
-    case POSENC_ERR_POSITION: return "position out of range (negative or past a cache, past INT32_MAX, or too far for the exact reduction)";
+    case POSENC_ERR_POSITION: return "position out of range (outside a cache's rows, past INT32_MAX, or too far for the exact reduction)";
     case POSENC_ERR_STRIDE: return "row stride is smaller than a row";
     case POSENC_ERR_ISA: return "ISA unknown, not compiled in, or not supported by this CPU";
     case POSENC_ERR_SELFTEST: return "self-test failed: this build or FP environment changes results";

@@ -808,10 +808,13 @@ static unsigned char *run_rot(const char *name, const posenc_rope *rope, const p
   return lib;
 }
 
+/* Positions for rotations on the fly: within +-20000, negative ones too (on the fly, a negative
+ * position rotates by the negative angle: llama.cpp's K-shift after a context shift does that),
+ * and with_max the extremes +-(2^24 - 1), 0 and 131071. */
 static void make_ids(int32_t *ids, size_t n, int with_max) {
   size_t i;
-  for (i = 0; i < n; i++) ids[i] = (int32_t)(lcg() % 20000u);
-  if (with_max && n > 2) { ids[0] = 16777215; ids[n - 1] = 0; ids[n / 2] = 131071; }
+  for (i = 0; i < n; i++) ids[i] = (int32_t)(lcg() % 40001u) - 20000;
+  if (with_max && n > 3) { ids[0] = 16777215; ids[1] = -16777215; ids[n - 1] = 0; ids[n / 2] = 131071; }
 }
 
 static posenc_rope make_rope(size_t D, size_t rot, posenc_rope_style style, double base) {
@@ -910,12 +913,22 @@ static void test_rotation_shapes(void) {
     b = run_rot("ids 1000+t", &rope, NULL, &p2, &q, &k, FWD, NULL, NULL);
     CHECK(memcmp(a, b, nb) == 0, "start and explicit ids differ");
     free(a); free(b);
+    /* a start below 0, the tokens crossing position 0 */
+    for (t = 0; t < B * T; t++) ids[t] = -4 + (int32_t)(t % T);
+    p1.start = -4;
+    save = lcg_state;
+    a = run_rot("start -4", &rope, NULL, &p1, &q, &k, FWD, NULL, &nb);
+    lcg_state = save;
+    b = run_rot("ids -4+t", &rope, NULL, &p2, &q, &k, FWD, NULL, NULL);
+    CHECK(memcmp(a, b, nb) == 0, "start -4 and explicit ids differ");
+    free(a); free(b);
     {
-      posenc_rope_positions pd = {2, 1, NULL, 16777215}, pe = {3, 1, NULL, 0};
+      posenc_rope_positions pd = {2, 1, NULL, 16777215}, pn = {2, 1, NULL, -16777215}, pe = {3, 1, NULL, 0};
       tview qd = dense_view(0, 8, 1, D, BF16), kd = dense_view(0, 2, 1, D, BF16);
       int32_t di3[3] = {5, 16777215, 77};
       kd.off = tview_end(&qd, 3, 1, D);
       free(run_rot("decode start 2^24-1", &rope, NULL, &pd, &qd, &kd, FWD, NULL, NULL));
+      free(run_rot("decode start -(2^24-1)", &rope, NULL, &pn, &qd, &kd, FWD, NULL, NULL));
       pe.ids = di3;
       free(run_rot("decode ids, batch 3", &rope, NULL, &pe, &qd, &kd, FWD, NULL, NULL));
     }
@@ -1119,14 +1132,16 @@ static void test_properties(void) {
         memcpy(y, x, sizeof x);
         rotate1(&rope, y, 1, p, FWD);
         memcpy(z, y, sizeof y);
-        rotate1(&rope, z, 1, p, INV);
+        /* INVERSE at p, or FORWARD at -p: the same rotation (R(-angle)) */
+        rotate1(&rope, z, 1, r % 2 ? -p : p, r % 2 ? FWD : INV);
         for (j = 0; j < h; j++) {
           size_t e0 = si ? 2 * j : j, e1 = si ? 2 * j + 1 : j + h;
           double s1 = fabs(x[e0]) + fabs(x[e1]);
           /* norm of each pair scales by A */
           double n0 = sqrt((double)x[e0] * x[e0] + (double)x[e1] * x[e1]), n1 = sqrt((double)y[e0] * y[e0] + (double)y[e1] * y[e1]);
           double en = fabs(n1 - A * n0), bn = sqrt(2.0) * eps * (A > 1 ? A : 1) * s1 + 1e-300;
-          /* inverse(forward(x)) = A^2 x (INVERSE is the transpose; for A = 1 it undoes FORWARD) */
+          /* inverse(forward(x)) = A^2 x (INVERSE is the transpose; for A = 1 it undoes FORWARD);
+           * so is forward at -p after forward at p */
           double e_rt = fabs(z[e0] - A * A * x[e0]) > fabs(z[e1] - A * A * x[e1]) ? fabs(z[e0] - A * A * x[e0]) : fabs(z[e1] - A * A * x[e1]);
           double brt = 4.0 * eps * A * (A > 1 ? A : 1) * s1 + 1e-300;
           if (s1 > 0 && en / (eps * s1) > worst_norm) worst_norm = en / (eps * s1);
@@ -1136,7 +1151,8 @@ static void test_properties(void) {
         }
       }
       CHECK(badn == 0, "style %d A %g: %d pairs change norm beyond the bound", si, A, badn);
-      CHECK(badr == 0, "style %d A %g: %d pairs: inverse(forward(x)) != A^2 x within the bound", si, A, badr);
+      CHECK(badr == 0, "style %d A %g: %d pairs: inverse(forward(x)) or forward(-p, forward(p, x)) != A^2 x within the bound",
+            si, A, badr);
       printf("  properties style %d A %.1f: max |norm error| %.3f, max |inverse(forward) - A^2 x| %.3f (units of 2^-22 (|x0|+|x1|))\n",
              si, A, worst_norm, worst_rt);
     }
