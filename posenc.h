@@ -298,6 +298,37 @@ typedef struct posenc_rope_config {
   int hf_compat;                 /* 1: reproduce HF's float32 inv_freq and angle (see above) */
 } posenc_rope_config;
 
+/* ggml's RoPE parameters, as ggml_rope_ext (and ggml_rope_multi) take them; llama.cpp fills
+ * them from its hparams (formulas.md section 2). */
+typedef struct posenc_ggml_rope_params {
+  int mode;                  /* GGML_ROPE_TYPE_NORMAL 0 (GPT-J pairs), NEOX 2, MROPE 8, IMROPE 40 */
+  size_t head_dim;           /* ne0 of the tensor */
+  int n_dims;                /* the rotated elements, from the start of the head */
+  int n_ctx_orig;            /* YaRN's original context (used when ext_factor != 0) */
+  float freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow;
+  const float *freq_factors; /* ggml's optional c tensor (rope_freqs, LongRoPE factors), or NULL */
+  int sections[4];           /* MROPE/IMROPE: t, h, w pair counts (the 4th must be 0) */
+} posenc_ggml_rope_params;
+
+/* The posenc config that computes what ggml's CPU rope computes (with exact arithmetic where
+ * ggml uses float32 cosf/sinf and repeated products). ggml's parameters differ from posenc's in
+ * meaning, not only in name:
+ *   - freq_scale is 1/factor. ext_factor 0 is linear scaling (none if freq_scale is 1); ext_factor
+ *     1 is YaRN with factor 1/freq_scale, original_max_pos n_ctx_orig and ggml's betas;
+ *   - attn_factor multiplies the variant's magnitude: with YaRN, ggml applies
+ *     attn_factor * (1 + 0.1 ln(1/freq_scale)), where posenc's attention_factor replaces the
+ *     magnitude; the config gets that product;
+ *   - ggml's beta_fast 0 puts every pair past the correction range, so YaRN then interpolates no
+ *     frequency (only the magnitude applies): the config is unscaled, with that magnitude. posenc's
+ *     0 means HF's default, 32.
+ * ggml computes YaRN's correction range in float32, posenc in double: a bound within float
+ * rounding of an integer may round to another pair. Errors: NULL, DIM (head_dim < 2, n_dims odd,
+ * <= 0 or > head_dim), PARAM (mode VISION or unknown, ext_factor other than 0 and 1, with YaRN
+ * beta_slow 0 while beta_fast is not, or n_ctx_orig <= 0; freq_scale or attn_factor not finite or
+ * <= 0; M-RoPE sections negative or a 4th section); the values are checked again by
+ * posenc_rope_init. On error *config is untouched. */
+POSENC_API posenc_status posenc_rope_config_from_ggml(const posenc_ggml_rope_params *ggml, posenc_rope_config *config);
+
 /* Read-only after posenc_rope_init. */
 typedef struct posenc_rope {
   posenc_rope_config config;     /* a copy; the factor pointers are read again only by set_seq_len */
@@ -2418,6 +2449,58 @@ POSENC_API posenc_rope_config posenc_rope_default(size_t head_dim) {
   c.scaling = POSENC_ROPE_SCALING_NONE;
   c.mrope = POSENC_ROPE_MROPE_NONE;
   return c;
+}
+
+POSENC_API posenc_status posenc_rope_config_from_ggml(const posenc_ggml_rope_params *g, posenc_rope_config *config) {
+  posenc_rope_config c;
+  int i;
+  if (!g || !config) return POSENC_ERR_NULL;
+  if (g->head_dim < 2 || g->n_dims <= 0 || g->n_dims % 2 != 0 || (size_t)g->n_dims > g->head_dim) return POSENC_ERR_DIM;
+  if (!posenc_i_finite(g->freq_scale) || g->freq_scale <= 0.0f || !posenc_i_finite(g->attn_factor) ||
+      g->attn_factor <= 0.0f)
+    return POSENC_ERR_PARAM;
+  c = posenc_rope_default(g->head_dim);
+  c.rotary_dim = (size_t)g->n_dims;
+  c.base = g->freq_base;
+  c.freq_factors = g->freq_factors;
+  switch (g->mode) {
+    case 0: c.style = POSENC_ROPE_GPTJ; break;
+    case 2: c.style = POSENC_ROPE_NEOX; break;
+    case 8: c.mrope = POSENC_ROPE_MROPE_SECTIONS; break;
+    case 40: c.mrope = POSENC_ROPE_MROPE_INTERLEAVED; break;
+    default: return POSENC_ERR_PARAM; /* VISION (24) restarts the frequencies per section: not a posenc variant */
+  }
+  if (c.mrope != POSENC_ROPE_MROPE_NONE) {
+    if (g->sections[3] != 0) return POSENC_ERR_PARAM;
+    for (i = 0; i < 3; i++) {
+      if (g->sections[i] < 0) return POSENC_ERR_PARAM;
+      c.mrope_section[i] = (uint32_t)g->sections[i];
+    }
+  }
+  if (g->ext_factor == 0.0f) { /* cos/sin of freq_scale * theta, times attn_factor */
+    if (g->freq_scale != 1.0f) {
+      c.scaling = POSENC_ROPE_SCALING_LINEAR;
+      c.factor = 1.0 / (double)g->freq_scale;
+    }
+    c.attention_factor = g->attn_factor;
+  } else if (g->ext_factor == 1.0f) { /* rope_yarn: ramp mix, magnitude attn_factor * (1 + 0.1 ln(1/fs)) */
+    double magnitude = (double)g->attn_factor * (1.0 + 0.1 * posenc_i_logd(1.0 / (double)g->freq_scale));
+    if (g->n_ctx_orig <= 0) return POSENC_ERR_PARAM;
+    if (!(magnitude > 0.0)) return POSENC_ERR_PARAM; /* freq_scale above e^10: no rotation's length is left */
+    if (g->beta_fast != 0.0f) {
+      if (g->beta_slow == 0.0f) return POSENC_ERR_PARAM; /* ggml's high bound n_dims - 1: no posenc beta says it */
+      c.scaling = POSENC_ROPE_SCALING_YARN;
+      c.factor = 1.0 / (double)g->freq_scale;
+      c.original_max_pos = (uint32_t)g->n_ctx_orig;
+      c.beta_fast = g->beta_fast;
+      c.beta_slow = g->beta_slow;
+    }
+    c.attention_factor = magnitude;
+  } else {
+    return POSENC_ERR_PARAM; /* a partial ramp mix has no posenc variant */
+  }
+  *config = c;
+  return POSENC_OK;
 }
 
 /* 1 if a factor list the frequencies are computed from lies inside *rope, which init overwrites

@@ -1614,6 +1614,119 @@ static void test_bad_apply(void) {
  *    ZeroDivisionError there). Expected: POSENC_ERR_PARAM.
  * 2. posenc_rope_apply without a cache, ids {INT32_MAX, 5}: posenc_i_rope_apply's test for
  *    consecutive ids computes ids[0] + (int32_t)tt in int32: signed overflow (UBSan reports it). */
+/* ============================================================================================
+ * ggml's parameters (formulas.md section 2.2): posenc_rope_config_from_ggml's config against
+ * ggml's rope_yarn computed in long double from ggml's own parameters
+ * ========================================================================================== */
+/* cos and sin of pair i at position p, the way ggml_compute_forward_rope_flt defines them, in
+ * exact arithmetic: theta_extrap = p * base^(-2i/n) / ff[i], YaRN's ramp mix of it with
+ * freq_scale * theta_extrap, times attn_factor (times 1 + 0.1 ln(1/freq_scale) with YaRN). */
+static void ggml_ref(const posenc_ggml_rope_params *g, int32_t p, size_t i, ld *c, ld *s) {
+  ld n = (ld)g->n_dims, base = (ld)g->freq_base, fs = (ld)g->freq_scale, mscale = (ld)g->attn_factor;
+  ld extrap = (ld)p * powl(base, -2.0L * (ld)i / n) / (g->freq_factors ? (ld)g->freq_factors[i] : 1.0L);
+  ld theta = fs * extrap;
+  if (g->ext_factor != 0.0f) {
+    /* ggml_rope_yarn_corr_dims; beta 0 makes a bound +inf */
+    ld lo = g->beta_fast == 0.0f ? (ld)INFINITY
+                                 : floorl(n * logl((ld)g->n_ctx_orig / ((ld)g->beta_fast * 2.0L * PI_L)) / (2.0L * logl(base)));
+    ld hi = g->beta_slow == 0.0f ? (ld)INFINITY
+                                 : ceill(n * logl((ld)g->n_ctx_orig / ((ld)g->beta_slow * 2.0L * PI_L)) / (2.0L * logl(base)));
+    ld y, mix;
+    if (lo < 0.0L) lo = 0.0L;
+    if (hi > n - 1.0L) hi = n - 1.0L;
+    y = isinf(lo) ? -(ld)INFINITY : ((ld)i - lo) / (hi - lo > 0.001L ? hi - lo : 0.001L);
+    mix = (1.0L - (y < 0.0L ? 0.0L : y > 1.0L ? 1.0L : y)) * (ld)g->ext_factor;
+    theta = theta * (1.0L - mix) + extrap * mix;
+    mscale *= 1.0L + 0.1L * logl(1.0L / fs);
+  }
+  *c = mscale * cosl(theta);
+  *s = mscale * sinl(theta);
+}
+
+static void check_ggml(const char *name, const posenc_ggml_rope_params *g) {
+  static const int32_t ps[6] = {0, 1, 7, 1000, 65535, 131071};
+  posenc_rope_config cfg;
+  posenc_rope rope;
+  posenc_rope_cache_spec sp = {HALF, F32, POSENC_ROPE_MAX_DIM};
+  float row[6][POSENC_ROPE_MAX_DIM];
+  size_t h = (size_t)g->n_dims / 2, i, r;
+  ld worst = 0.0L, A = 0.0L;
+  posenc_status st = posenc_rope_config_from_ggml(g, &cfg);
+  CHECK(st == POSENC_OK, "%s: from_ggml: %s", name, posenc_strerror(st));
+  if (st != POSENC_OK) return;
+  CHECK((st = posenc_rope_init(&rope, &cfg)) == POSENC_OK, "%s: init: %s", name, posenc_strerror(st));
+  CHECK(cfg.style == (g->mode == 0 ? GPTJ : NEOX) && cfg.rotary_dim == (size_t)g->n_dims && cfg.head_dim == g->head_dim,
+        "%s: style or dims", name);
+  if (st != POSENC_OK) return;
+  posenc_rope_cache_rows(&rope, &sp, ps, 6, row, sizeof row);
+  for (r = 0; r < 6; r++)
+    for (i = 0; i < h; i++) {
+      ld c, s, e;
+      ggml_ref(g, ps[r], i, &c, &s);
+      e = fabsl((ld)row[r][i] - c) > fabsl((ld)row[r][h + i] - s) ? fabsl((ld)row[r][i] - c) : fabsl((ld)row[r][h + i] - s);
+      if (e > worst) worst = e;
+      if (fabsl(c) > A) A = fabsl(c);
+    }
+  /* posenc is within an f32 rounding of the exact value (plus the reference's own long double
+   * angle error at 131071); a misread parameter is off by 1e-2 and more */
+  CHECK(worst <= 1.2e-7L * (A > 1.0L ? A : 1.0L), "%s: |posenc - ggml's exact values| = %.3Lg", name, worst);
+  printf("  ggml %s: max |posenc - exact ggml| %.3Lg (magnitude %.4Lf)\n", name, worst, A);
+}
+
+static void test_ggml_params(void) {
+  float ff[64];
+  posenc_ggml_rope_params g, b;
+  posenc_rope_config cfg, snap;
+  int i;
+  for (i = 0; i < 64; i++) ff[i] = i < 16 ? 1.0f : i < 40 ? 1.0f + (float)(i - 16) / 8.0f : 4.0f; /* llama3-like */
+  memset(&g, 0, sizeof g);
+  g.mode = 0; g.head_dim = 128; g.n_dims = 128; g.freq_base = 10000.0f; g.freq_scale = 1.0f; g.attn_factor = 1.0f;
+  check_ggml("ggml_rope defaults, NORMAL", &g);
+  g.mode = 2; g.freq_base = 500000.0f; g.freq_scale = 0.25f; g.attn_factor = 1.25f;
+  check_ggml("NEOX linear 4, attn 1.25", &g);
+  /* llama.cpp's YaRN: ext_factor 1, betas 32/1; attn_factor multiplies YaRN's magnitude */
+  g.freq_base = 1000000.0f; g.freq_scale = 0.25f; g.ext_factor = 1.0f; g.attn_factor = 0.8f; g.n_ctx_orig = 32768;
+  g.beta_fast = 32.0f; g.beta_slow = 1.0f;
+  check_ggml("NEOX YaRN 4, attn 0.8, betas 32/1", &g);
+  g.n_dims = 96; g.mode = 0; g.beta_fast = 24.0f; g.beta_slow = 2.0f;
+  check_ggml("NORMAL YaRN partial 96/128, betas 24/2", &g);
+  /* beta_fast 0: no pair is interpolated; the magnitude stays */
+  g.beta_fast = 0.0f; g.beta_slow = 0.0f;
+  check_ggml("YaRN betas 0/0 (extrapolation)", &g);
+  g.mode = 2; g.ext_factor = 0.0f; g.freq_scale = 1.0f; g.attn_factor = 1.0f; g.n_dims = 128; g.freq_factors = ff;
+  check_ggml("NEOX freq_factors", &g);
+  g.freq_factors = NULL; g.mode = 8; g.sections[0] = 24; g.sections[1] = 20; g.sections[2] = 20;
+  CHECK(posenc_rope_config_from_ggml(&g, &cfg) == POSENC_OK && cfg.mrope == POSENC_ROPE_MROPE_SECTIONS &&
+        cfg.mrope_section[0] == 24 && cfg.mrope_section[2] == 20 && cfg.style == NEOX, "MROPE sections");
+  g.mode = 40;
+  CHECK(posenc_rope_config_from_ggml(&g, &cfg) == POSENC_OK && cfg.mrope == POSENC_ROPE_MROPE_INTERLEAVED, "IMROPE");
+  g.mode = 2; g.sections[0] = g.sections[1] = g.sections[2] = 0;
+
+  /* errors leave the config untouched */
+  memset(&snap, 0x5a, sizeof snap);
+#define GGML_BAD(edit, code) do { b = g; edit; cfg = snap; \
+    CHECK(posenc_rope_config_from_ggml(&b, &cfg) == (code) && memcmp(&cfg, &snap, sizeof cfg) == 0, "from_ggml: %s", #edit); } while (0)
+  CHECK(posenc_rope_config_from_ggml(NULL, &cfg) == POSENC_ERR_NULL, "from_ggml NULL params");
+  CHECK(posenc_rope_config_from_ggml(&g, NULL) == POSENC_ERR_NULL, "from_ggml NULL config");
+  GGML_BAD(b.n_dims = 127, POSENC_ERR_DIM);
+  GGML_BAD(b.n_dims = 130, POSENC_ERR_DIM);
+  GGML_BAD(b.n_dims = 0, POSENC_ERR_DIM);
+  GGML_BAD(b.head_dim = 1, POSENC_ERR_DIM);
+  GGML_BAD(b.mode = 24, POSENC_ERR_PARAM);
+  GGML_BAD(b.mode = 1, POSENC_ERR_PARAM);
+  GGML_BAD(b.ext_factor = 0.5f, POSENC_ERR_PARAM);
+  GGML_BAD(b.freq_scale = 0.0f, POSENC_ERR_PARAM);
+  GGML_BAD(b.freq_scale = (float)INFINITY, POSENC_ERR_PARAM);
+  GGML_BAD(b.attn_factor = 0.0f, POSENC_ERR_PARAM);
+  GGML_BAD(b.attn_factor = (float)NAN, POSENC_ERR_PARAM);
+  GGML_BAD((b.ext_factor = 1.0f, b.n_ctx_orig = 0), POSENC_ERR_PARAM);
+  GGML_BAD((b.ext_factor = 1.0f, b.beta_fast = 32.0f, b.beta_slow = 0.0f), POSENC_ERR_PARAM);
+  GGML_BAD((b.ext_factor = 1.0f, b.freq_scale = 1e5f), POSENC_ERR_PARAM);
+  GGML_BAD((b.mode = 8, b.sections[0] = 64, b.sections[3] = 2), POSENC_ERR_PARAM);
+  GGML_BAD((b.mode = 8, b.sections[0] = -1), POSENC_ERR_PARAM);
+#undef GGML_BAD
+}
+
 static void test_known_bugs(void) {
   {
     posenc_rope r;
@@ -1680,6 +1793,7 @@ int main(void) {
   test_bad_cache();
   test_bad_apply();
   test_known_bugs();
+  test_ggml_params();
   /* the rotation suite on every backend: each compared bit for bit with the plain reference */
   BK_FOR_EACH(it) {
     int before = tl_failed;
