@@ -128,6 +128,31 @@ static int resolve_target(struct target *t) {
   return 0;
 }
 
+/* 1 if two resolved targets are one file under two names ("q.npy" and "./q.npy", a hard link, a
+ * symbolic link): both would be written and the last rename would win. An existing file is known
+ * by its device and inode; a new one by its directory's real path and its own name. */
+static int same_file(const struct target *a, const struct target *b) {
+  struct stat sa, sb;
+  int ea = stat(a->file, &sa) != 0, eb = stat(b->file, &sb) != 0;
+  if (!ea && !eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  if (ea && eb) {
+    const char *na = strrchr(a->file, '/'), *nb = strrchr(b->file, '/');
+    char *da, *db;
+    int same;
+    if (strcmp(na ? na + 1 : a->file, nb ? nb + 1 : b->file) != 0) return 0;
+    da = na ? strndup(a->file, (size_t)(na - a->file) + 1) : strdup(".");
+    db = nb ? strndup(b->file, (size_t)(nb - b->file) + 1) : strdup(".");
+    {
+      char *ra = da ? realpath(da, NULL) : NULL, *rb = db ? realpath(db, NULL) : NULL;
+      same = ra && rb && strcmp(ra, rb) == 0;
+      free(ra); free(rb);
+    }
+    free(da); free(db);
+    return same;
+  }
+  return 0;
+}
+
 /* ---- replacing a regular file ---------------------------------------------------------------- */
 
 /* "dir/.posenc-XXXXXX" for "dir/name": the same directory, so rename() cannot cross file
@@ -221,6 +246,15 @@ int write_outputs(const struct output_file *outputs, size_t n_outputs) {
   }
   for (i = 0; i < n_outputs && rc == 0; i++)
     if (outputs[i].path) rc = resolve_target(&targets[i]);
+  for (i = 0; i < n_outputs && rc == 0; i++) {
+    size_t j;
+    for (j = i + 1; j < n_outputs && rc == 0 && targets[i].file; j++)
+      if (targets[j].file && same_file(&targets[i], &targets[j])) {
+        cli_error("%s and %s are the same file: each output needs its own", quoted(targets[i].path),
+                  quoted(targets[j].path));
+        rc = -1;
+      }
+  }
   for (i = 0; i < n_outputs && rc == 0; i++)
     if (outputs[i].path && targets[i].fd < 0) rc = write_temporary(&targets[i], outputs[i].spans, outputs[i].count);
   for (i = 0; i < n_outputs && rc == 0; i++)

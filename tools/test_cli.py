@@ -1639,6 +1639,37 @@ def test_rope_usage_from_input():
         assert listing() == before, f'{args}: directory changed'
 
 
+def test_rope_outputs_one_file_two_names():
+    """-o and --k-out naming one file in two ways (./name, a hard link, a symbolic link) fail before
+    anything is written: otherwise both are written and the last rename wins."""
+    xp = save_npy('nx.npy', np.ones((3, 1, 8), np.float32))
+    q_out = os.path.join(WORKDIR, 'nq.npy')
+    hard, soft = os.path.join(WORKDIR, 'nh.npy'), os.path.join(WORKDIR, 'ns.npy')
+    for k_out in (os.path.join(WORKDIR, '.', 'nq.npy'), os.path.join(WORKDIR, 'sub', '..', 'nq.npy')):
+        os.makedirs(os.path.join(WORKDIR, 'sub'), exist_ok=True)
+        before = listing()
+        proc = run(['rope', 'apply', '--in', xp, '--k', xp, '--k-out', k_out, '-o', q_out])
+        assert proc.returncode == 1, f'{k_out}: exit {proc.returncode}: {proc.stderr!r}'
+        assert_one_error_line(proc.stderr, 'same file')
+        assert listing() == before, f'{k_out}: directory changed: {before} -> {listing()}'
+        os.rmdir(os.path.join(WORKDIR, 'sub'))
+    with open(q_out, 'wb') as f:
+        f.write(b'precious')
+    os.link(q_out, hard)
+    os.symlink(q_out, soft)
+    for k_out in (hard, soft):
+        proc = run(['rope', 'apply', '--in', xp, '--k', xp, '--k-out', k_out, '-o', q_out])
+        assert proc.returncode == 1, f'{k_out}: exit {proc.returncode}: {proc.stderr!r}'
+        assert_one_error_line(proc.stderr, 'same file')
+        with open(q_out, 'rb') as f:
+            assert f.read() == b'precious', f'{k_out}: output replaced'
+    # two different files still work
+    proc = run(['rope', 'apply', '--in', xp, '--k', xp, '--k-out', os.path.join(WORKDIR, 'nk.npy'), '-o', q_out])
+    assert proc.returncode == 0, proc.stderr
+    for path in (q_out, hard, soft, os.path.join(WORKDIR, 'nk.npy')):
+        os.remove(path)
+
+
 def test_rope_outputs_all_or_nothing():
     """-o and --k-out: when K's output cannot be written, Q's file is not created either."""
     xp = save_npy('ax.npy', np.ones((3, 1, 8), np.float32))
@@ -1746,6 +1777,7 @@ def run_rope_cases(results, available_isas):
             results.case(f'rope usage error ({mode}): {shlex.join(args)}', test_rope_bad_args, args, needle, mode)
     results.case('rope apply: options vs --in are usage errors', test_rope_usage_from_input)
     results.case('rope apply: outputs all-or-nothing, in place', test_rope_outputs_all_or_nothing)
+    results.case('rope apply: -o and --k-out naming one file twice', test_rope_outputs_one_file_two_names)
     results.case('rope help', test_rope_help)
     for d, base, scaling, n, same, worst in HF_FIGURES:
         print(f'figure: hf-compat d={d} base {base:g} {scaling} p<{n}: {same:.2f}% bit-identical with numpy '
