@@ -446,6 +446,23 @@ POSENC_API posenc_status posenc_rope_apply(const posenc_rope *rope, const posenc
                                            const posenc_rope_tensor *q, const posenc_rope_tensor *k,
                                            posenc_rope_direction direction);
 
+/* Out of place: rotates q_in into q_out (and k_in into k_out; both NULL or neither), each tensor
+ * with its own dtype and strides, as an engine rotates its f32 activations into an f16 or bf16
+ * buffer in the same pass. An output needs its input's head count; elements past rotary_dim are
+ * copied, converted. Values are those of converting the input to f32, rotating in f32 as
+ * posenc_rope_apply does and rounding to the output's dtype once, so an f32 input gives the bits
+ * of rotating it in place and then converting. An output may be its input (the same memory,
+ * dtype and strides: in place), else it must not overlap it; nothing written may overlap what
+ * the other rotation reads or writes (Q and K may share a fused buffer's rows, as in place).
+ * Errors: those of posenc_rope_apply, and NULL (q_out; k_in without k_out or the reverse), SIZE
+ * (an output's heads differ from its input's), ALIAS (an output overlapping its input without
+ * being it, or the other tensors). On error nothing is written. */
+POSENC_API posenc_status posenc_rope_apply_out(const posenc_rope *rope, const posenc_rope_cache_view *cache,
+                                               const posenc_rope_positions *positions,
+                                               const posenc_rope_tensor *q_in, const posenc_rope_tensor *q_out,
+                                               const posenc_rope_tensor *k_in, const posenc_rope_tensor *k_out,
+                                               posenc_rope_direction direction);
+
 /* ---------------------------------------------------------------------------------------------
  * Absolute encodings end to end: position tables, masked add (forward, dropout, backward),
  * learnable tables, 2-D sin-cos, index encodings, spectrum analysis, .npy headers.
@@ -1073,12 +1090,15 @@ typedef struct posenc_i_job {
  * c[j], s[j]. GPTJ: pairs (2j, 2j+1), rows expanded to 2*pairs: c = (c0 c0 c1 c1 ...),
  * s = (-s0 s0 -s1 s1 ...), so that out = x*c + swap(x)*s. The inverse is prepared as -s. */
 typedef struct posenc_i_rot_job {
-  unsigned char *x;             /* head 0, element 0 */
-  ptrdiff_t head_stride;        /* bytes */
+  const unsigned char *src;     /* the input's head 0, element 0 */
+  ptrdiff_t src_head_stride;    /* bytes */
+  posenc_dtype src_dtype;
+  unsigned char *dst;           /* the output's (src itself in place) */
+  ptrdiff_t dst_head_stride;
+  posenc_dtype dst_dtype;
   size_t heads;
   size_t pairs;
   int style;                    /* posenc_rope_style */
-  posenc_dtype dtype;
   const float *c, *s;
 } posenc_i_rot_job;
 
@@ -1675,14 +1695,15 @@ static float posenc_i_load(const unsigned char *src, posenc_dtype dtype) {
 
 /* The scalar rotation kernel: the definition every SIMD rotation reproduces bit for bit. */
 POSENC_I_SHARED void posenc_i_scalar_rotate(const posenc_i_rot_job *job) {
-  size_t es = posenc_dtype_size(job->dtype), h, j;
+  size_t ses = posenc_dtype_size(job->src_dtype), des = posenc_dtype_size(job->dst_dtype), h, j;
   for (h = 0; h < job->heads; h++) {
-    unsigned char *x = job->x + (ptrdiff_t)h * job->head_stride;
+    const unsigned char *x = job->src + (ptrdiff_t)h * job->src_head_stride;
+    unsigned char *y = job->dst + (ptrdiff_t)h * job->dst_head_stride;
     for (j = 0; j < job->pairs; j++) {
       /* NEOX: (j, j + pairs) with c[j], s[j]; GPTJ: (2j, 2j + 1) with the expanded rows */
       size_t e0 = job->style == POSENC_ROPE_NEOX ? j : 2 * j;
       size_t e1 = job->style == POSENC_ROPE_NEOX ? j + job->pairs : 2 * j + 1;
-      float x0 = posenc_i_load(x + e0 * es, job->dtype), x1 = posenc_i_load(x + e1 * es, job->dtype), o0, o1;
+      float x0 = posenc_i_load(x + e0 * ses, job->src_dtype), x1 = posenc_i_load(x + e1 * ses, job->src_dtype), o0, o1;
       if (job->style == POSENC_ROPE_NEOX) {
         o0 = x0 * job->c[j] - x1 * job->s[j];
         o1 = x1 * job->c[j] + x0 * job->s[j];
@@ -1690,8 +1711,8 @@ POSENC_I_SHARED void posenc_i_scalar_rotate(const posenc_i_rot_job *job) {
         o0 = x0 * job->c[e0] + x1 * job->s[e0];   /* s[e0] = -sin */
         o1 = x1 * job->c[e1] + x0 * job->s[e1];
       }
-      posenc_i_store(x + e0 * es, job->dtype, o0);
-      posenc_i_store(x + e1 * es, job->dtype, o1);
+      posenc_i_store(y + e0 * des, job->dst_dtype, o0);
+      posenc_i_store(y + e1 * des, job->dst_dtype, o1);
     }
   }
 }
@@ -2897,19 +2918,57 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
 
 #define POSENC_I_ROPE_BLOCK 2048 /* floats of on-the-fly cos/sin rows kept on the stack */
 
-static posenc_status posenc_i_rope_apply(const posenc_i_backend *be, const posenc_rope *rope,
-                                         const posenc_rope_cache_view *cache, const posenc_rope_positions *pos,
-                                         const posenc_rope_tensor *q, const posenc_rope_tensor *k,
-                                         posenc_rope_direction direction) {
-  posenc_i_tview tv[2];
-  size_t D, h, B, T, naxes, nt_max, b, t0, i, ntensors = k ? 2 : 1, crow_bytes = 0;
+/* One tensor's rotation: read from in, written to out (in place: the same tensor). */
+typedef struct posenc_i_rot_io {
+  posenc_i_tview in, out;
+  int in_place;
+} posenc_i_rot_io;
+
+/* Checks an input and its output tensor. The output is the input itself (in place: the same
+ * memory, dtype and strides) or lies apart from it. */
+static posenc_status posenc_i_rope_check_io(const posenc_rope_tensor *in, const posenc_rope_tensor *out, size_t D,
+                                            size_t B, size_t T, posenc_i_rot_io *io) {
+  posenc_status st;
+  if (!in || !out) return POSENC_ERR_NULL;
+  if ((st = posenc_i_rope_check_tensor(in, D, B, T, &io->in)) != POSENC_OK) return st;
+  if (out == in) io->out = io->in;
+  else if ((st = posenc_i_rope_check_tensor(out, D, B, T, &io->out)) != POSENC_OK) return st;
+  if (io->out.heads != io->in.heads) return POSENC_ERR_SIZE;
+  io->in_place = io->out.data == io->in.data && io->out.dtype == io->in.dtype && io->out.hs == io->in.hs &&
+                 io->out.ts == io->in.ts && (B == 1 || io->out.bs == io->in.bs);
+  if (!io->in_place && posenc_i_ranges_meet(io->in.data, io->in.span, io->out.data, io->out.span))
+    return POSENC_ERR_ALIAS;
+  return POSENC_OK;
+}
+
+/* Out of place with rotary_dim < head_dim: elements d .. D-1 of every head of token (b, t) are
+ * copied, converted to the output's dtype (the scalar conversions: the same bits everywhere). */
+static void posenc_i_rope_copy_rest(const posenc_i_rot_io *io, size_t b, size_t t, size_t d, size_t D) {
+  const posenc_i_tview *in = &io->in, *out = &io->out;
+  size_t hd, e;
+  for (hd = 0; hd < in->heads; hd++) {
+    const unsigned char *x = in->data + (b * in->bs + t * in->ts + hd * in->hs + d) * in->es;
+    unsigned char *y = out->data + (b * out->bs + t * out->ts + hd * out->hs + d) * out->es;
+    if (in->dtype == out->dtype) memcpy(y, x, (D - d) * in->es);
+    else
+      for (e = 0; e < D - d; e++) posenc_i_store(y + e * out->es, out->dtype, posenc_i_load(x + e * in->es, in->dtype));
+  }
+}
+
+/* Rotates n tensors (Q, and K if n = 2) from ins[i] into outs[i], which may be ins[i] itself. */
+static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_rope *rope,
+                                       const posenc_rope_cache_view *cache, const posenc_rope_positions *pos,
+                                       const posenc_rope_tensor *const ins[2], const posenc_rope_tensor *const outs[2],
+                                       size_t ntensors, posenc_rope_direction direction) {
+  posenc_i_rot_io io[2];
+  size_t D, h, B, T, naxes, nt_max, b, t0, i, crow_bytes = 0;
   const posenc_rope_cache_spec half_f32 = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F32, 0};
   const posenc_rope_cache_spec *spec = cache ? &cache->spec : &half_f32;
   float cbuf[POSENC_ROPE_MAX_DIM], sbuf[POSENC_ROPE_MAX_DIM], block[POSENC_I_ROPE_BLOCK];
   void (*rotate)(const posenc_i_rot_job *) = be->rotate;
   posenc_status st;
 
-  if (!rope || !pos || !q) return POSENC_ERR_NULL;
+  if (!rope || !pos || !ins[0]) return POSENC_ERR_NULL;
   if ((unsigned)direction > POSENC_ROPE_INVERSE) return POSENC_ERR_PARAM;
   if (!posenc_i_rope_valid(rope)) return POSENC_ERR_DIM;
   h = rope->pairs;
@@ -2918,23 +2977,28 @@ static posenc_status posenc_i_rope_apply(const posenc_i_backend *be, const posen
   if (B == 0 || T == 0) return POSENC_ERR_SIZE;
   if (B > SIZE_MAX / 3 / T) return POSENC_ERR_OVERFLOW;
   naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
-  for (i = 0; i < ntensors; i++) {
-    st = posenc_i_rope_check_tensor(i ? k : q, D, B, T, &tv[i]);
-    if (st != POSENC_OK) return st;
-  }
-  if (k && !posenc_i_rope_disjoint(&tv[0], &tv[1], D, B, T)) return POSENC_ERR_ALIAS;
-  if (pos->ids) { /* ids are read again while q and k are rotated: a write there would change them */
+  for (i = 0; i < ntensors; i++)
+    if ((st = posenc_i_rope_check_io(ins[i], outs[i], D, B, T, &io[i])) != POSENC_OK) return st;
+  /* what one rotation writes, the other neither reads nor writes (a fused QKV buffer's rows may
+   * interleave them) */
+  if (ntensors == 2 && (!posenc_i_rope_disjoint(&io[0].out, &io[1].out, D, B, T) ||
+                        !posenc_i_rope_disjoint(&io[0].out, &io[1].in, D, B, T) ||
+                        !posenc_i_rope_disjoint(&io[1].out, &io[0].in, D, B, T)))
+    return POSENC_ERR_ALIAS;
+  if (pos->ids) { /* ids are read again while the outputs are written: a write there would change them */
     size_t n = naxes * B * T;
     if (n > (size_t)PTRDIFF_MAX / sizeof *pos->ids) return POSENC_ERR_OVERFLOW;
     for (i = 0; i < ntensors; i++)
-      if (posenc_i_ranges_meet((const unsigned char *)pos->ids, n * sizeof *pos->ids, tv[i].data, tv[i].span))
+      if (posenc_i_ranges_meet((const unsigned char *)pos->ids, n * sizeof *pos->ids, io[i].out.data, io[i].out.span))
         return POSENC_ERR_ALIAS;
   }
-  for (i = 0; i < ntensors; i++) /* the structs are read again while rotating */
-    if (posenc_i_ranges_meet((const unsigned char *)rope, sizeof *rope, tv[i].data, tv[i].span) ||
-        posenc_i_ranges_meet((const unsigned char *)pos, sizeof *pos, tv[i].data, tv[i].span) ||
-        (cache && posenc_i_ranges_meet((const unsigned char *)cache, sizeof *cache, tv[i].data, tv[i].span)))
+  for (i = 0; i < ntensors; i++) { /* the structs are read again while rotating */
+    const posenc_i_tview *o = &io[i].out;
+    if (posenc_i_ranges_meet((const unsigned char *)rope, sizeof *rope, o->data, o->span) ||
+        posenc_i_ranges_meet((const unsigned char *)pos, sizeof *pos, o->data, o->span) ||
+        (cache && posenc_i_ranges_meet((const unsigned char *)cache, sizeof *cache, o->data, o->span)))
       return POSENC_ERR_ALIAS;
+  }
   if (cache) {
     size_t cbytes, cstride;
     if (!cache->data) return POSENC_ERR_NULL;
@@ -2942,7 +3006,7 @@ static posenc_status posenc_i_rope_apply(const posenc_i_backend *be, const posen
     if (st != POSENC_OK) return st;
     crow_bytes = cstride * posenc_dtype_size(cache->spec.dtype);
     for (i = 0; i < ntensors; i++)
-      if (posenc_i_ranges_meet((const unsigned char *)cache->data, cbytes, tv[i].data, tv[i].span))
+      if (posenc_i_ranges_meet((const unsigned char *)cache->data, cbytes, io[i].out.data, io[i].out.span))
         return POSENC_ERR_ALIAS;
   }
   { /* positions: in the cache, or within reach of the exact reduction */
@@ -2992,15 +3056,20 @@ static posenc_status posenc_i_rope_apply(const posenc_i_backend *be, const posen
         }
         posenc_i_rope_prepare(be, rope, spec, rows, direction == POSENC_ROPE_INVERSE, cbuf, sbuf, &c, &s);
         for (i = 0; i < ntensors; i++) {
+          const posenc_i_tview *in = &io[i].in, *out = &io[i].out;
           posenc_i_rot_job job;
-          job.x = tv[i].data + (b * tv[i].bs + t * tv[i].ts) * tv[i].es;
-          job.head_stride = (ptrdiff_t)(tv[i].hs * tv[i].es);
-          job.heads = tv[i].heads;
+          job.src = in->data + (b * in->bs + t * in->ts) * in->es;
+          job.src_head_stride = (ptrdiff_t)(in->hs * in->es);
+          job.src_dtype = in->dtype;
+          job.dst = out->data + (b * out->bs + t * out->ts) * out->es;
+          job.dst_head_stride = (ptrdiff_t)(out->hs * out->es);
+          job.dst_dtype = out->dtype;
+          job.heads = in->heads;
           job.pairs = h;
           job.style = rope->config.style;
-          job.dtype = tv[i].dtype;
           job.c = c; job.s = s;
           rotate(&job);
+          if (!io[i].in_place && 2 * h < D) posenc_i_rope_copy_rest(&io[i], b, t, 2 * h, D);
         }
       }
     }
@@ -3008,11 +3077,29 @@ static posenc_status posenc_i_rope_apply(const posenc_i_backend *be, const posen
   return POSENC_OK;
 }
 
+static posenc_status posenc_i_rope_apply(const posenc_i_backend *be, const posenc_rope *rope,
+                                         const posenc_rope_cache_view *cache, const posenc_rope_positions *pos,
+                                         const posenc_rope_tensor *q, const posenc_rope_tensor *k,
+                                         posenc_rope_direction direction) {
+  const posenc_rope_tensor *const t[2] = {q, k};
+  return posenc_i_rope_run(be, rope, cache, pos, t, t, k ? 2 : 1, direction);
+}
+
 POSENC_API posenc_status posenc_rope_apply(const posenc_rope *rope, const posenc_rope_cache_view *cache,
                                            const posenc_rope_positions *positions,
                                            const posenc_rope_tensor *q, const posenc_rope_tensor *k,
                                            posenc_rope_direction direction) {
   return posenc_i_rope_apply(posenc_i_select(), rope, cache, positions, q, k, direction);
+}
+
+POSENC_API posenc_status posenc_rope_apply_out(const posenc_rope *rope, const posenc_rope_cache_view *cache,
+                                               const posenc_rope_positions *positions,
+                                               const posenc_rope_tensor *q_in, const posenc_rope_tensor *q_out,
+                                               const posenc_rope_tensor *k_in, const posenc_rope_tensor *k_out,
+                                               posenc_rope_direction direction) {
+  const posenc_rope_tensor *const ins[2] = {q_in, k_in}, *const outs[2] = {q_out, k_out};
+  if (!q_out || !k_in != !k_out) return POSENC_ERR_NULL;
+  return posenc_i_rope_run(posenc_i_select(), rope, cache, positions, ins, outs, k_in ? 2 : 1, direction);
 }
 
 

@@ -831,40 +831,54 @@ static void POSENC_I_K(sincos_rows)(const posenc_i_job *job) {
 }
 
 /* ---- RoPE rotation: FLANES f32 lanes per vector -------------------------------------------- */
+/* Every rotation reads its input (src, of dtype sdt) and writes its output (dst, of dtype ddt):
+ * the same place in place, another tensor out of place. Loads come before the stores they feed. */
+
 /* FLANES NeoX pairs: (x0, x1) -> (x0*c - x1*s, x1*c + x0*s), the scalar kernel's operations. */
-POSENC_I_INLINE void POSENC_I_K(neox)(unsigned char *p0, unsigned char *p1, vf_t cv, vf_t sv, posenc_dtype dtype) {
-  vf_t x0 = POSENC_I_K(load)(p0, dtype), x1 = POSENC_I_K(load)(p1, dtype);
-  POSENC_I_K(store)(p0, vf_sub(vf_mul(x0, cv), vf_mul(x1, sv)), dtype);
-  POSENC_I_K(store)(p1, vf_add(vf_mul(x1, cv), vf_mul(x0, sv)), dtype);
+POSENC_I_INLINE void POSENC_I_K(neox)(const unsigned char *i0, const unsigned char *i1, unsigned char *o0,
+                                      unsigned char *o1, vf_t cv, vf_t sv, posenc_dtype sdt, posenc_dtype ddt) {
+  vf_t x0 = POSENC_I_K(load)(i0, sdt), x1 = POSENC_I_K(load)(i1, sdt);
+  POSENC_I_K(store)(o0, vf_sub(vf_mul(x0, cv), vf_mul(x1, sv)), ddt);
+  POSENC_I_K(store)(o1, vf_add(vf_mul(x1, cv), vf_mul(x0, sv)), ddt);
 }
 
 /* FLANES/2 GPT-J pairs: x*c + swap(x)*s with the expanded rows (s = -sin, sin, ...). */
-POSENC_I_INLINE void POSENC_I_K(gptj)(unsigned char *p, vf_t cv, vf_t sv, posenc_dtype dtype) {
-  vf_t x = POSENC_I_K(load)(p, dtype), xs = vf_swap_pairs(x);
-  POSENC_I_K(store)(p, vf_add(vf_mul(x, cv), vf_mul(xs, sv)), dtype);
+POSENC_I_INLINE void POSENC_I_K(gptj)(const unsigned char *in, unsigned char *out, vf_t cv, vf_t sv,
+                                      posenc_dtype sdt, posenc_dtype ddt) {
+  vf_t x = POSENC_I_K(load)(in, sdt), xs = vf_swap_pairs(x);
+  POSENC_I_K(store)(out, vf_add(vf_mul(x, cv), vf_mul(xs, sv)), ddt);
 }
+
+/* Where lane j of a head and its NeoX partner j + h (GPT-J: none) lie in a tensor. */
+typedef struct POSENC_I_K(rot_side) {
+  const unsigned char *src; ptrdiff_t shs; size_t ses;  /* input: head 0, head stride, element size */
+  unsigned char *dst; ptrdiff_t dhs; size_t des;        /* output */
+} POSENC_I_K(rot_side);
 
 /* FLANES lanes at lane j of `heads` heads (NeoX: lanes j.. and their partners at j+h; GPT-J:
  * FLANES/2 pairs). Everything the loop reads lives in locals: stores through the data pointers
  * could alias the job. */
-POSENC_I_INLINE void POSENC_I_K(rotate_lanes)(unsigned char *x, ptrdiff_t head_stride, size_t heads,
-                                              size_t off0, size_t off1, vf_t cv, vf_t sv,
-                                              int style, posenc_dtype dtype) {
+POSENC_I_INLINE void POSENC_I_K(rotate_lanes)(const POSENC_I_K(rot_side) *t, size_t heads, size_t j, size_t h,
+                                              vf_t cv, vf_t sv, int style, posenc_dtype sdt, posenc_dtype ddt) {
   size_t hd;
   for (hd = 0; hd < heads; hd++) { /* indexed, not stepped: no pointer past the last head */
-    unsigned char *xh = x + (ptrdiff_t)hd * head_stride;
-    if (style == POSENC_ROPE_NEOX) POSENC_I_K(neox)(xh + off0, xh + off1, cv, sv, dtype);
-    else POSENC_I_K(gptj)(xh + off0, cv, sv, dtype);
+    const unsigned char *in = t->src + (ptrdiff_t)hd * t->shs;
+    unsigned char *out = t->dst + (ptrdiff_t)hd * t->dhs;
+    if (style == POSENC_ROPE_NEOX)
+      POSENC_I_K(neox)(in + j * t->ses, in + (h + j) * t->ses, out + j * t->des, out + (h + j) * t->des, cv, sv, sdt, ddt);
+    else
+      POSENC_I_K(gptj)(in + j * t->ses, out + j * t->des, cv, sv, sdt, ddt);
   }
 }
 
-POSENC_I_INLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, int style, posenc_dtype dtype) {
-  const size_t es = dtype == POSENC_DTYPE_F32 ? 4 : 2, h = job->pairs, heads = job->heads;
+POSENC_I_INLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, int style, posenc_dtype sdt,
+                                              posenc_dtype ddt) {
+  const size_t ses = sdt == POSENC_DTYPE_F32 ? 4 : 2, des = ddt == POSENC_DTYPE_F32 ? 4 : 2;
+  const size_t h = job->pairs, heads = job->heads;
   const size_t n = style == POSENC_ROPE_NEOX ? h : 2 * h; /* lanes per head */
   const size_t nv = n - n % POSENC_I_FLANES, rest = n - nv;
-  const ptrdiff_t hs = job->head_stride;
-  unsigned char *const x0 = job->x;
   const float *const c = job->c, *const s = job->s;
+  POSENC_I_K(rot_side) side;
   /* Heads in groups, lanes inside a group: walking all heads per vector of lanes (a 512-byte
    * stride over a 16 KiB token) got a third of the memory bandwidth in prefill. Measured best on
    * AVX2 (bench_rope's prototypes): NeoX two heads at a time (90% of the floor, and the cos/sin
@@ -872,42 +886,54 @@ POSENC_I_INLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, int s
    * (Zen 4; decode 15% faster, but only as fast as AVX2 with one). */
   const size_t group = style == POSENC_ROPE_NEOX && POSENC_I_VBITS < 512 ? 2 : 1;
   size_t j, hd;
+  side.shs = job->src_head_stride; side.ses = ses;
+  side.dhs = job->dst_head_stride; side.des = des;
   for (hd = 0; hd < heads; hd += group) {
     size_t ng = heads - hd < group ? heads - hd : group;
-    unsigned char *xg = x0 + (ptrdiff_t)hd * hs;
+    side.src = job->src + (ptrdiff_t)hd * job->src_head_stride;
+    side.dst = job->dst + (ptrdiff_t)hd * job->dst_head_stride;
     POSENC_I_UNROLL
     for (j = 0; j < nv; j += POSENC_I_FLANES)
-      POSENC_I_K(rotate_lanes)(xg, hs, ng, j * es, (h + j) * es, vf_loadu(c + j), vf_loadu(s + j), style, dtype);
+      POSENC_I_K(rotate_lanes)(&side, ng, j, h, vf_loadu(c + j), vf_loadu(s + j), style, sdt, ddt);
   }
-  if (rest) { /* the last lanes: the same vector code on a zero-padded copy */
+  if (rest) { /* the last lanes: the same vector code on zero-padded copies */
     float ct[POSENC_I_FLANES], st[POSENC_I_FLANES];
-    unsigned char t[2 * POSENC_I_FLANES * 4]; /* NeoX: the partners at t + FLANES * 4 */
-    const size_t half = POSENC_I_FLANES * 4;
+    unsigned char in[2 * POSENC_I_FLANES * 4], out[2 * POSENC_I_FLANES * 4]; /* NeoX: partners at lane FLANES */
     memset(ct, 0, sizeof ct); memset(st, 0, sizeof st);
     memcpy(ct, c + nv, rest * sizeof(float));
     memcpy(st, s + nv, rest * sizeof(float));
+    side.shs = side.dhs = 0;
+    side.src = in; side.dst = out;
     for (hd = 0; hd < heads; hd++) {
-      unsigned char *x = x0 + (ptrdiff_t)hd * hs;
-      memset(t, 0, sizeof t);
-      memcpy(t, x + nv * es, rest * es);
-      if (style == POSENC_ROPE_NEOX) memcpy(t + half, x + (h + nv) * es, rest * es);
-      POSENC_I_K(rotate_lanes)(t, 0, 1, 0, half, vf_loadu(ct), vf_loadu(st), style, dtype);
-      memcpy(x + nv * es, t, rest * es);
-      if (style == POSENC_ROPE_NEOX) memcpy(x + (h + nv) * es, t + half, rest * es);
+      const unsigned char *x = job->src + (ptrdiff_t)hd * job->src_head_stride;
+      unsigned char *y = job->dst + (ptrdiff_t)hd * job->dst_head_stride;
+      memset(in, 0, sizeof in);
+      memcpy(in, x + nv * ses, rest * ses);
+      if (style == POSENC_ROPE_NEOX) memcpy(in + POSENC_I_FLANES * ses, x + (h + nv) * ses, rest * ses);
+      POSENC_I_K(rotate_lanes)(&side, 1, 0, POSENC_I_FLANES, vf_loadu(ct), vf_loadu(st), style, sdt, ddt);
+      memcpy(y + nv * des, out, rest * des);
+      if (style == POSENC_ROPE_NEOX) memcpy(y + (h + nv) * des, out + POSENC_I_FLANES * des, rest * des);
     }
   }
 }
 
+/* One instance per style and pair of dtypes: in place is sdt == ddt. */
 static void POSENC_I_K(rotate)(const posenc_i_rot_job *job) {
-#define POSENC_I_ROT_CASE(style, dtype) case (style) * 3 + (dtype): POSENC_I_K(rotate_heads)(job, style, dtype); break
-  switch (job->style * 3 + job->dtype) {
-    POSENC_I_ROT_CASE(POSENC_ROPE_NEOX, POSENC_DTYPE_F32);
-    POSENC_I_ROT_CASE(POSENC_ROPE_NEOX, POSENC_DTYPE_F16);
-    POSENC_I_ROT_CASE(POSENC_ROPE_NEOX, POSENC_DTYPE_BF16);
-    POSENC_I_ROT_CASE(POSENC_ROPE_GPTJ, POSENC_DTYPE_F32);
-    POSENC_I_ROT_CASE(POSENC_ROPE_GPTJ, POSENC_DTYPE_F16);
-    default: POSENC_I_K(rotate_heads)(job, POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16); break;
+#define POSENC_I_ROT_CASE(style, sdt, ddt) \
+  case ((style) * 3 + (sdt)) * 3 + (ddt): POSENC_I_K(rotate_heads)(job, style, sdt, ddt); break
+#define POSENC_I_ROT_CASES(style, sdt) POSENC_I_ROT_CASE(style, sdt, POSENC_DTYPE_F32); \
+  POSENC_I_ROT_CASE(style, sdt, POSENC_DTYPE_F16); POSENC_I_ROT_CASE(style, sdt, POSENC_DTYPE_BF16)
+  switch ((job->style * 3 + job->src_dtype) * 3 + job->dst_dtype) {
+    POSENC_I_ROT_CASES(POSENC_ROPE_NEOX, POSENC_DTYPE_F32);
+    POSENC_I_ROT_CASES(POSENC_ROPE_NEOX, POSENC_DTYPE_F16);
+    POSENC_I_ROT_CASES(POSENC_ROPE_NEOX, POSENC_DTYPE_BF16);
+    POSENC_I_ROT_CASES(POSENC_ROPE_GPTJ, POSENC_DTYPE_F32);
+    POSENC_I_ROT_CASES(POSENC_ROPE_GPTJ, POSENC_DTYPE_F16);
+    POSENC_I_ROT_CASE(POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16, POSENC_DTYPE_F32);
+    POSENC_I_ROT_CASE(POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16, POSENC_DTYPE_F16);
+    default: POSENC_I_K(rotate_heads)(job, POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16, POSENC_DTYPE_BF16); break;
   }
+#undef POSENC_I_ROT_CASES
 #undef POSENC_I_ROT_CASE
 }
 

@@ -808,6 +808,77 @@ static unsigned char *run_rot(const char *name, const posenc_rope *rope, const p
   return lib;
 }
 
+/* posenc_rope_apply_out from the inputs `in` (views qi, ki) into the outputs `out` (qo, ko; k NULL:
+ * Q alone), against the reference: each input converted to f32, rotated by ref_apply, rounded to
+ * the output's dtype. Bytes of the output buffer that no output element covers keep the canary. */
+static void run_rot_out(const char *name, const posenc_rope *rope, const posenc_rope_cache_view *cv,
+                        const posenc_rope_positions *pp, const tview *qi, const tview *qo, const tview *ki,
+                        const tview *ko, posenc_rope_direction dir) {
+  const size_t D = rope->config.head_dim, B = pp->batch, T = pp->tokens;
+  const tview *ins[2], *outs[2];
+  tview ref_v[2];
+  size_t in_bytes = tview_end(qi, B, T, D), out_bytes = tview_end(qo, B, T, D), ref_off = 0, b, t, hd, e;
+  int m, n = ki ? 2 : 1, bad = 0;
+  unsigned char *in, *out, *ref, *covered;
+  posenc_rope_tensor qit, qot, kit, kot;
+  posenc_status st;
+  ins[0] = qi; outs[0] = qo; ins[1] = ki; outs[1] = ko;
+  if (ki && tview_end(ki, B, T, D) > in_bytes) in_bytes = tview_end(ki, B, T, D);
+  if (ko && tview_end(ko, B, T, D) > out_bytes) out_bytes = tview_end(ko, B, T, D);
+  in = (unsigned char *)malloc(in_bytes);
+  out = (unsigned char *)malloc(out_bytes + GUARD);
+  covered = (unsigned char *)calloc(out_bytes + GUARD, 1);
+  ref = (unsigned char *)malloc((B * T * (qi->heads + (ki ? ki->heads : 0)) * D) * 4);
+  {
+    tview views[2];
+    views[0] = *qi;
+    if (ki) views[1] = *ki;
+    fill_buffer(in, in_bytes, views, n, B, T, D);
+  }
+  memset(out, CANARY, out_bytes + GUARD);
+  /* the reference: dense f32 copies [b][t][head][D], rotated by ref_apply */
+  for (m = 0; m < n; m++) {
+    const tview *v = ins[m];
+    ref_v[m] = dense_view(ref_off, v->heads, T, D, F32);
+    for (b = 0; b < B; b++)
+      for (t = 0; t < T; t++)
+        for (hd = 0; hd < v->heads; hd++)
+          for (e = 0; e < D; e++) {
+            float x = tl_load(in + v->off + (b * v->bs + t * v->ts + hd * v->hs + e) * posenc_dtype_size(v->dt), v->dt);
+            memcpy(ref + ref_off + (((b * T + t) * v->heads + hd) * D + e) * 4, &x, 4);
+          }
+    ref_off += B * T * v->heads * D * 4;
+  }
+  ref_apply(rope, cv, pp, ref, ref_v, n, dir);
+  qit = to_tensor(in, qi); qot = to_tensor(out, qo);
+  if (ki) { kit = to_tensor(in, ki); kot = to_tensor(out, ko); }
+  st = posenc_rope_apply_out(rope, cv, pp, &qit, &qot, ki ? &kit : NULL, ki ? &kot : NULL, dir);
+  CHECK(st == POSENC_OK, "%s: apply_out %s", name, posenc_strerror(st));
+  for (m = 0; m < n; m++) {
+    const tview *v = outs[m];
+    size_t es = posenc_dtype_size(v->dt);
+    for (b = 0; b < B; b++)
+      for (t = 0; t < T; t++)
+        for (hd = 0; hd < v->heads; hd++)
+          for (e = 0; e < D; e++) {
+            size_t at = v->off + (b * v->bs + t * v->ts + hd * v->hs + e) * es;
+            unsigned char want[4];
+            float r;
+            memcpy(&r, ref + ref_v[m].off + (((b * T + t) * v->heads + hd) * D + e) * 4, 4);
+            tl_store(want, v->dt, r);
+            if (memcmp(out + at, want, es) != 0 && bad++ < 3)
+              CHECK(0, "%s [%s]: tensor %d b%lu t%lu head %lu elem %lu differs from the reference", name,
+                    posenc_isa_name(posenc_isa_active()), m, (unsigned long)b, (unsigned long)t, (unsigned long)hd,
+                    (unsigned long)e);
+            memset(covered + at, 1, es);
+          }
+  }
+  for (e = 0; e < out_bytes + GUARD; e++)
+    if (!covered[e] && out[e] != CANARY) { CHECK(0, "%s: wrote outside the outputs (byte %lu)", name, (unsigned long)e); break; }
+  CHECK(bad == 0, "%s: %d elements differ", name, bad);
+  free(in); free(out); free(ref); free(covered);
+}
+
 /* Positions for rotations on the fly: within +-20000, negative ones too (on the fly, a negative
  * position rotates by the negative angle: llama.cpp's K-shift after a context shift does that),
  * and with_max the extremes +-(2^24 - 1), 0 and 131071. */
@@ -970,6 +1041,105 @@ static void test_rotation_shapes(void) {
     tview q;
     q.off = 0; q.heads = 3; q.hs = 47; q.ts = 3 * 47 + 5; q.bs = 3 * (3 * 47 + 5) + 11; q.dt = F16; q.zero_strides = 0;
     free(run_rot("head gaps f16", &rope, NULL, &pp, &q, NULL, FWD, NULL, NULL));
+  }
+}
+
+/* Out of place: every pair of dtypes, both styles, partial rotary, GQA with K, strided outputs with
+ * gaps, a cache; in place through apply_out; a fused QKV input into separate outputs. */
+static void test_rotation_out(void) {
+  static const posenc_dtype dts[3] = {F32, F16, BF16};
+  int32_t ids[2 * 5];
+  int si, a, c;
+  char nm[160];
+  for (si = 0; si < 2; si++)
+    for (a = 0; a < 3; a++)
+      for (c = 0; c < 3; c++) {
+        size_t B = 2, T = 5, D = 80;
+        posenc_rope rope = make_rope(D, si ? 48 : 64, (posenc_rope_style)si, 10000.0);
+        posenc_rope_positions pp;
+        tview qi = dense_view(0, 4, T, D, dts[a]), ki, qo, ko;
+        ki = dense_view(tview_end(&qi, B, T, D), 2, T, D, dts[c]);
+        /* outputs: Q dense in the other dtype, K in a [batch][heads][tokens] "cache" with gaps */
+        qo = dense_view(0, 4, T, D, dts[c]);
+        ko.off = tview_end(&qo, B, T, D) + 8; ko.heads = 2; ko.dt = dts[a]; ko.zero_strides = 0;
+        ko.ts = D + 3; ko.hs = T * ko.ts + 5; ko.bs = 2 * ko.hs + 7;
+        make_ids(ids, B * T, 1);
+        pp.batch = B; pp.tokens = T; pp.ids = ids; pp.start = 0;
+        sprintf(nm, "out %s q %s->%s k %s->%s", si ? "gptj 48/80" : "neox 64/80", posenc_dtype_name(dts[a]),
+                posenc_dtype_name(dts[c]), posenc_dtype_name(dts[c]), posenc_dtype_name(dts[a]));
+        run_rot_out(nm, &rope, NULL, &pp, &qi, &qo, &ki, &ko, c == 1 ? INV : FWD);
+      }
+  { /* from a cache, Q alone, decode */
+    posenc_rope rope = make_rope(128, 128, NEOX, 500000.0);
+    posenc_rope_cache_view cv;
+    posenc_rope_positions pp = {1, 1, NULL, 299};
+    tview qi = dense_view(0, 32, 1, 128, F32), qo = dense_view(0, 32, 1, 128, BF16);
+    void *cache = make_cache(&rope, HALF, F32, 0, 300, &cv);
+    run_rot_out("out cached decode f32->bf16", &rope, &cv, &pp, &qi, &qo, NULL, NULL, FWD);
+    free(cache);
+  }
+  { /* a fused QKV input [tokens][(Hq + 2Hk) * D] into a bf16 Q and an f16 K cache */
+    size_t T = 7, Hq = 4, Hk = 2, D = 64, row = (Hq + 2 * Hk) * D;
+    posenc_rope rope = make_rope(D, 64, GPTJ, 10000.0);
+    posenc_rope_positions pp = {1, 7, NULL, 1000};
+    tview qi, ki, qo = dense_view(0, Hq, T, D, BF16), ko;
+    qi.off = 0; qi.heads = Hq; qi.hs = D; qi.ts = row; qi.bs = T * row; qi.dt = F32; qi.zero_strides = 0;
+    ki = qi; ki.heads = Hk; ki.off = Hq * D * 4;
+    ko = dense_view(tview_end(&qo, 1, T, D), Hk, T, D, F16);
+    run_rot_out("out fused QKV f32 -> bf16 Q, f16 K", &rope, NULL, &pp, &qi, &qo, &ki, &ko, FWD);
+  }
+}
+
+/* apply_out's own errors, nothing written; in place through it equals posenc_rope_apply. */
+static void test_rotation_out_errors(void) {
+  posenc_rope rope = make_rope(64, 64, NEOX, 10000.0);
+  posenc_rope_positions pp = {1, 3, NULL, 5};
+  float qb[3 * 2 * 64], kb[3 * 64], qo[3 * 2 * 64], ko[3 * 64], snap[3 * 2 * 64], ref[3 * 2 * 64];
+  posenc_rope_tensor qi = {qb, F32, 2, 0, 0, 0}, ki = {kb, F32, 1, 0, 0, 0}, qot = {qo, F32, 2, 0, 0, 0},
+                     kot = {ko, F32, 1, 0, 0, 0}, t2;
+  size_t i;
+  for (i = 0; i < 3 * 2 * 64; i++) qb[i] = lcg_val();
+  for (i = 0; i < 3 * 64; i++) kb[i] = lcg_val();
+  memset(qo, 0, sizeof qo); memset(ko, 0, sizeof ko);
+  memcpy(snap, qo, sizeof qo);
+#define OUT_BAD(call, code) do { posenc_status s_ = (call); \
+    CHECK(s_ == (code), "%s -> %s, want %s", #call, posenc_strerror(s_), posenc_strerror(code)); \
+    CHECK(memcmp(qo, snap, sizeof qo) == 0 && memcmp(ko, snap, sizeof ko) == 0, "%s wrote", #call); } while (0)
+  OUT_BAD(posenc_rope_apply_out(&rope, NULL, &pp, &qi, NULL, NULL, NULL, FWD), POSENC_ERR_NULL);
+  OUT_BAD(posenc_rope_apply_out(&rope, NULL, &pp, NULL, &qot, NULL, NULL, FWD), POSENC_ERR_NULL);
+  OUT_BAD(posenc_rope_apply_out(&rope, NULL, &pp, &qi, &qot, &ki, NULL, FWD), POSENC_ERR_NULL);
+  OUT_BAD(posenc_rope_apply_out(&rope, NULL, &pp, &qi, &qot, NULL, &kot, FWD), POSENC_ERR_NULL);
+  t2 = qot; t2.heads = 1; OUT_BAD(posenc_rope_apply_out(&rope, NULL, &pp, &qi, &t2, NULL, NULL, FWD), POSENC_ERR_SIZE);
+  t2 = qot; t2.dtype = (posenc_dtype)3; OUT_BAD(posenc_rope_apply_out(&rope, NULL, &pp, &qi, &t2, NULL, NULL, FWD), POSENC_ERR_DTYPE);
+  /* an output overlapping its input without being it: shifted by one element, or other strides */
+  t2 = qi; t2.data = qb + 1; t2.heads = 1;
+  {
+    posenc_rope_tensor q1 = qi;
+    q1.heads = 1;
+    for (i = 0; i < 3 * 2 * 64; i++) ref[i] = qb[i];
+    CHECK(posenc_rope_apply_out(&rope, NULL, &pp, &q1, &t2, NULL, NULL, FWD) == POSENC_ERR_ALIAS &&
+          memcmp(qb, ref, sizeof qb) == 0, "shifted output: ALIAS, input unchanged");
+    t2 = qi; t2.dtype = BF16;
+    CHECK(posenc_rope_apply_out(&rope, NULL, &pp, &qi, &t2, NULL, NULL, FWD) == POSENC_ERR_ALIAS &&
+          memcmp(qb, ref, sizeof qb) == 0, "same memory in another dtype: ALIAS, input unchanged");
+  }
+  /* Q's output over K's input, K's output over Q's input */
+  t2 = qot; t2.data = kb; t2.heads = 1; ki.heads = 1;
+  {
+    posenc_rope_tensor q1 = qi;
+    q1.heads = 1;
+    OUT_BAD(posenc_rope_apply_out(&rope, NULL, &pp, &q1, &t2, &ki, &kot, FWD), POSENC_ERR_ALIAS);
+    t2 = kot; t2.data = qb;
+    OUT_BAD(posenc_rope_apply_out(&rope, NULL, &pp, &qi, &qot, &ki, &t2, FWD), POSENC_ERR_ALIAS);
+  }
+#undef OUT_BAD
+  /* in place through apply_out (a copy of the struct) = posenc_rope_apply */
+  memcpy(ref, qb, sizeof qb);
+  {
+    posenc_rope_tensor same = qi, r = {ref, F32, 2, 0, 0, 0};
+    CHECK(posenc_rope_apply_out(&rope, NULL, &pp, &qi, &same, NULL, NULL, FWD) == POSENC_OK &&
+          posenc_rope_apply(&rope, NULL, &pp, &r, NULL, FWD) == POSENC_OK && memcmp(qb, ref, sizeof qb) == 0,
+          "apply_out in place = apply");
   }
 }
 
@@ -1794,11 +1964,13 @@ int main(void) {
   test_bad_apply();
   test_known_bugs();
   test_ggml_params();
+  test_rotation_out_errors();
   /* the rotation suite on every backend: each compared bit for bit with the plain reference */
   BK_FOR_EACH(it) {
     int before = tl_failed;
     test_rotation_shapes();
     test_rotation_cached();
+    test_rotation_out();
     test_mrope();
     test_properties();
     test_misaligned();
