@@ -463,6 +463,43 @@ POSENC_API posenc_status posenc_rope_apply_out(const posenc_rope *rope, const po
                                                const posenc_rope_tensor *k_in, const posenc_rope_tensor *k_out,
                                                posenc_rope_direction direction);
 
+/* A KV cache's storage, as posenc_rope_store_kv writes it: a slot per cached token holding
+ * `heads` rows of head_dim elements, K in one array and V in another with the same layout.
+ * Slots come in blocks of block_size (vLLM's paged cache; 0: one run of n_slots slots, as
+ * llama.cpp's per-layer K and V). Slot s is slot s % block_size of block s / block_size.
+ * Strides are in elements, 0 for the dense defaults: head_stride head_dim, slot_stride
+ * heads*head_dim, block_stride one block's extent, (block_size-1)*slot_stride +
+ * (heads-1)*head_stride + head_dim. So [block][slot][head][dim] (vLLM's flash layout) is the
+ * default, and [block][head][slot][dim] is head_stride block_size*head_dim, slot_stride head_dim. */
+typedef struct posenc_kv_cache {
+  void *k;                   /* K's storage */
+  void *v;                   /* V's, or NULL (K only) */
+  posenc_dtype dtype;        /* of both */
+  size_t heads;              /* KV heads: K's and V's head count */
+  size_t n_slots;            /* slots in each array (a multiple of block_size) */
+  size_t block_size;         /* slots per block; 0: none */
+  size_t head_stride, slot_stride, block_stride;
+} posenc_kv_cache;
+
+/* Rotate-and-store, as an engine's attention step writes its KV cache: Q rotated in place (q may
+ * be NULL), K rotated into kv->k and V (v, with kv->v; both or neither) copied into kv->v, each
+ * token into its slot, converted to the cache's dtype, in one pass; cos/sin are made once per
+ * token for Q and K. slots: one per token (batch*tokens, row-major), the slot its K and V go to,
+ * negative to skip the token (padding, vLLM's -1 in slot_mapping; its Q is still rotated); NULL:
+ * the token's position (batch 1, no M-RoPE: a contiguous cache indexed by position). Always the
+ * forward rotation. K's values are posenc_rope_apply_out's; V's are converted by the same
+ * rounding. A slot given twice receives the last token's. The cache arrays must not overlap each
+ * other, the inputs, ids, slots, or the rope, positions and cache structs.
+ * Errors: those of posenc_rope_apply, and NULL (kv, k, kv->k; v without kv->v or the reverse),
+ * SIZE (n_slots 0, block_size not dividing n_slots, kv->heads not K's or V's head count), DTYPE,
+ * STRIDE (a cache stride that makes slots or heads overlap), OVERFLOW, PARAM (slots NULL with
+ * batch > 1 or M-RoPE), POSITION (a slot >= n_slots; slots NULL: a position < 0 or >= n_slots),
+ * ALIAS. On error nothing is written. */
+POSENC_API posenc_status posenc_rope_store_kv(const posenc_rope *rope, const posenc_rope_cache_view *cache,
+                                              const posenc_rope_positions *positions, const posenc_rope_tensor *q,
+                                              const posenc_rope_tensor *k, const posenc_rope_tensor *v,
+                                              const posenc_kv_cache *kv, const int64_t *slots);
+
 /* ---------------------------------------------------------------------------------------------
  * Absolute encodings end to end: position tables, masked add (forward, dropout, backward),
  * learnable tables, 2-D sin-cos, index encodings, spectrum analysis, .npy headers.
@@ -1152,6 +1189,8 @@ typedef struct posenc_i_backend {
   void (*rotate)(const posenc_i_rot_job *job);
   /* n values of a dtype to f32, negated if negate (exact either way) */
   void (*to_f32)(const unsigned char *src, posenc_dtype dtype, float *dst, size_t n, int negate);
+  /* n values from one dtype to another, rounded to nearest even (the same dtype: copied) */
+  void (*convert)(const unsigned char *src, posenc_dtype sdt, unsigned char *dst, posenc_dtype ddt, size_t n);
   void (*add_fwd)(const posenc_i_add_job *job);  /* masked add rows */
   void (*add_bwd)(const posenc_i_add_job *job);  /* its backward */
   void (*bias_row)(const posenc_i_bias_job *job);
@@ -1169,6 +1208,8 @@ POSENC_I_SHARED void posenc_i_scalar_sincos_rows(const posenc_i_job *job);
 POSENC_I_SHARED void posenc_i_scalar_rotate(const posenc_i_rot_job *job);
 POSENC_I_SHARED void posenc_i_scalar_to_f32(const unsigned char *src, posenc_dtype dtype, float *dst, size_t n,
                                             int negate);
+POSENC_I_SHARED void posenc_i_scalar_convert(const unsigned char *src, posenc_dtype sdt, unsigned char *dst,
+                                             posenc_dtype ddt, size_t n);
 POSENC_I_SHARED void posenc_i_scalar_add_fwd(const posenc_i_add_job *job);
 POSENC_I_SHARED void posenc_i_scalar_add_bwd(const posenc_i_add_job *job);
 POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job);
@@ -1722,6 +1763,13 @@ POSENC_I_SHARED void posenc_i_scalar_to_f32(const unsigned char *src, posenc_dty
   for (i = 0; i < n; i++) dst[i] = negate ? -posenc_i_load(src + i * es, dtype) : posenc_i_load(src + i * es, dtype);
 }
 
+POSENC_I_SHARED void posenc_i_scalar_convert(const unsigned char *src, posenc_dtype sdt, unsigned char *dst,
+                                             posenc_dtype ddt, size_t n) {
+  size_t ses = posenc_dtype_size(sdt), des = posenc_dtype_size(ddt), i;
+  if (sdt == ddt) { memcpy(dst, src, n * ses); return; }
+  for (i = 0; i < n; i++) posenc_i_store(dst + i * des, ddt, posenc_i_load(src + i * ses, sdt));
+}
+
 /* ---- masked add: the scalar kernels (every SIMD kernel reproduces them bit for bit) -------- */
 static float posenc_i_add_keep(const posenc_i_add_job *job, size_t r, size_t j) {
   uint32_t h = posenc_i_lowbias32(job->keys[r] ^ (uint32_t)((uint32_t)(job->col0 + j) * 0x9E3779B9u));
@@ -1808,7 +1856,7 @@ POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job) {
 
 const posenc_i_backend posenc_i_backend_scalar = {POSENC_ISA_SCALAR, posenc_i_scalar_sincos_rows,
                                                   posenc_i_scalar_rotate, posenc_i_scalar_to_f32,
-                                                  posenc_i_scalar_add_fwd, posenc_i_scalar_add_bwd,
+                                                  posenc_i_scalar_convert, posenc_i_scalar_add_fwd, posenc_i_scalar_add_bwd,
                                                   posenc_i_scalar_bias_row};
 
 /* ---- backends: which are compiled in ------------------------------------------------------
@@ -2918,11 +2966,20 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
 
 #define POSENC_I_ROPE_BLOCK 2048 /* floats of on-the-fly cos/sin rows kept on the stack */
 
-/* One tensor's rotation: read from in, written to out (in place: the same tensor). */
+/* One tensor's pass: read from in, rotated (or, V, copied) and written to out: a tensor (in place:
+ * in itself), or a KV cache array whose slot per token the plan gives. */
 typedef struct posenc_i_rot_io {
-  posenc_i_tview in, out;
+  posenc_i_tview in, out;  /* a cache array's out: data, dtype, es, hs and span only */
   int in_place;
+  int rotate;              /* 0: copied, converted */
+  int to_slots;            /* out is a KV cache array */
 } posenc_i_rot_io;
+
+/* Where a token's slot lies in a KV cache array (posenc_kv_cache), in elements. */
+typedef struct posenc_i_slot_plan {
+  const int64_t *slots;    /* per token; NULL: the position */
+  size_t block_size, slot_stride, block_stride;
+} posenc_i_slot_plan;
 
 /* Checks an input and its output tensor. The output is the input itself (in place: the same
  * memory, dtype and strides) or lies apart from it. */
@@ -2936,63 +2993,64 @@ static posenc_status posenc_i_rope_check_io(const posenc_rope_tensor *in, const 
   if (io->out.heads != io->in.heads) return POSENC_ERR_SIZE;
   io->in_place = io->out.data == io->in.data && io->out.dtype == io->in.dtype && io->out.hs == io->in.hs &&
                  io->out.ts == io->in.ts && (B == 1 || io->out.bs == io->in.bs);
+  io->rotate = 1;
+  io->to_slots = 0;
   if (!io->in_place && posenc_i_ranges_meet(io->in.data, io->in.span, io->out.data, io->out.span))
     return POSENC_ERR_ALIAS;
   return POSENC_OK;
 }
 
-/* Out of place with rotary_dim < head_dim: elements d .. D-1 of every head of token (b, t) are
- * copied, converted to the output's dtype (the scalar conversions: the same bits everywhere). */
-static void posenc_i_rope_copy_rest(const posenc_i_rot_io *io, size_t b, size_t t, size_t d, size_t D) {
-  const posenc_i_tview *in = &io->in, *out = &io->out;
-  size_t hd, e;
-  for (hd = 0; hd < in->heads; hd++) {
-    const unsigned char *x = in->data + (b * in->bs + t * in->ts + hd * in->hs + d) * in->es;
-    unsigned char *y = out->data + (b * out->bs + t * out->ts + hd * out->hs + d) * out->es;
-    if (in->dtype == out->dtype) memcpy(y, x, (D - d) * in->es);
-    else
-      for (e = 0; e < D - d; e++) posenc_i_store(y + e * out->es, out->dtype, posenc_i_load(x + e * in->es, in->dtype));
-  }
+/* 1 if a pass's output and another view (an input or output) share no element: tensors may
+ * interleave a fused buffer's rows; a cache array must lie apart. */
+static int posenc_i_io_apart(const posenc_i_tview *out, int out_slots, const posenc_i_tview *other, int other_slots,
+                             size_t D, size_t B, size_t T) {
+  if (out_slots || other_slots) return !posenc_i_ranges_meet(out->data, out->span, other->data, other->span);
+  return posenc_i_rope_disjoint(out, other, D, B, T);
 }
 
-/* Rotates n tensors (Q, and K if n = 2) from ins[i] into outs[i], which may be ins[i] itself. */
+/* Elements d .. D-1 of every head of one token, from src to dst in their dtypes. */
+static void posenc_i_rope_copy_heads(const posenc_i_backend *be, const posenc_i_rot_io *io, const unsigned char *src,
+                                     unsigned char *dst, size_t d, size_t D) {
+  size_t hd;
+  for (hd = 0; hd < io->in.heads; hd++)
+    be->convert(src + (hd * io->in.hs + d) * io->in.es, io->in.dtype, dst + (hd * io->out.hs + d) * io->out.es,
+                io->out.dtype, D - d);
+}
+
+/* The position axis 0 of token (b, t). */
+static int32_t posenc_i_rope_position(const posenc_rope_positions *pos, size_t b, size_t t) {
+  return pos->ids ? pos->ids[b * pos->tokens + t] : (int32_t)((int64_t)pos->start + (int64_t)t);
+}
+
+/* Runs n passes (Q, K, V) token by token over validated views: cos/sin once per token. */
 static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_rope *rope,
                                        const posenc_rope_cache_view *cache, const posenc_rope_positions *pos,
-                                       const posenc_rope_tensor *const ins[2], const posenc_rope_tensor *const outs[2],
-                                       size_t ntensors, posenc_rope_direction direction) {
-  posenc_i_rot_io io[2];
-  size_t D, h, B, T, naxes, nt_max, b, t0, i, crow_bytes = 0;
+                                       const posenc_i_rot_io *io, size_t n, const posenc_i_slot_plan *plan,
+                                       posenc_rope_direction direction) {
+  size_t D = rope->config.head_dim, h = rope->pairs, B = pos->batch, T = pos->tokens, naxes, nt_max, b, t0, i, j;
+  size_t crow_bytes = 0;
   const posenc_rope_cache_spec half_f32 = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F32, 0};
   const posenc_rope_cache_spec *spec = cache ? &cache->spec : &half_f32;
   float cbuf[POSENC_ROPE_MAX_DIM], sbuf[POSENC_ROPE_MAX_DIM], block[POSENC_I_ROPE_BLOCK];
   void (*rotate)(const posenc_i_rot_job *) = be->rotate;
   posenc_status st;
 
-  if (!rope || !pos || !ins[0]) return POSENC_ERR_NULL;
-  if ((unsigned)direction > POSENC_ROPE_INVERSE) return POSENC_ERR_PARAM;
-  if (!posenc_i_rope_valid(rope)) return POSENC_ERR_DIM;
-  h = rope->pairs;
-  D = rope->config.head_dim;
-  B = pos->batch; T = pos->tokens;
-  if (B == 0 || T == 0) return POSENC_ERR_SIZE;
-  if (B > SIZE_MAX / 3 / T) return POSENC_ERR_OVERFLOW;
   naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
-  for (i = 0; i < ntensors; i++)
-    if ((st = posenc_i_rope_check_io(ins[i], outs[i], D, B, T, &io[i])) != POSENC_OK) return st;
-  /* what one rotation writes, the other neither reads nor writes (a fused QKV buffer's rows may
+  /* what one pass writes, no other pass reads or writes (a fused QKV buffer's rows may
    * interleave them) */
-  if (ntensors == 2 && (!posenc_i_rope_disjoint(&io[0].out, &io[1].out, D, B, T) ||
-                        !posenc_i_rope_disjoint(&io[0].out, &io[1].in, D, B, T) ||
-                        !posenc_i_rope_disjoint(&io[1].out, &io[0].in, D, B, T)))
-    return POSENC_ERR_ALIAS;
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++)
+      if (j != i && (!posenc_i_io_apart(&io[i].out, io[i].to_slots, &io[j].in, 0, D, B, T) ||
+                     (j > i && !posenc_i_io_apart(&io[i].out, io[i].to_slots, &io[j].out, io[j].to_slots, D, B, T))))
+        return POSENC_ERR_ALIAS;
   if (pos->ids) { /* ids are read again while the outputs are written: a write there would change them */
-    size_t n = naxes * B * T;
-    if (n > (size_t)PTRDIFF_MAX / sizeof *pos->ids) return POSENC_ERR_OVERFLOW;
-    for (i = 0; i < ntensors; i++)
-      if (posenc_i_ranges_meet((const unsigned char *)pos->ids, n * sizeof *pos->ids, io[i].out.data, io[i].out.span))
+    size_t nid = naxes * B * T;
+    if (nid > (size_t)PTRDIFF_MAX / sizeof *pos->ids) return POSENC_ERR_OVERFLOW;
+    for (i = 0; i < n; i++)
+      if (posenc_i_ranges_meet((const unsigned char *)pos->ids, nid * sizeof *pos->ids, io[i].out.data, io[i].out.span))
         return POSENC_ERR_ALIAS;
   }
-  for (i = 0; i < ntensors; i++) { /* the structs are read again while rotating */
+  for (i = 0; i < n; i++) { /* the structs are read again while rotating */
     const posenc_i_tview *o = &io[i].out;
     if (posenc_i_ranges_meet((const unsigned char *)rope, sizeof *rope, o->data, o->span) ||
         posenc_i_ranges_meet((const unsigned char *)pos, sizeof *pos, o->data, o->span) ||
@@ -3005,15 +3063,15 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
     st = posenc_i_rope_check_spec(rope, &cache->spec, cache->n_rows, &cbytes, &cstride);
     if (st != POSENC_OK) return st;
     crow_bytes = cstride * posenc_dtype_size(cache->spec.dtype);
-    for (i = 0; i < ntensors; i++)
+    for (i = 0; i < n; i++)
       if (posenc_i_ranges_meet((const unsigned char *)cache->data, cbytes, io[i].out.data, io[i].out.span))
         return POSENC_ERR_ALIAS;
   }
   { /* positions: in the cache, or within reach of the exact reduction */
     double max_abs = 0.0;
     if (pos->ids) {
-      size_t n = naxes * B * T;
-      for (i = 0; i < n; i++) {
+      size_t nid = naxes * B * T;
+      for (i = 0; i < nid; i++) {
         int32_t p = pos->ids[i];
         double a = p < 0 ? -(double)p : (double)p;
         if (cache && (p < 0 || (size_t)p >= cache->n_rows)) return POSENC_ERR_POSITION;
@@ -3055,21 +3113,37 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
           }
         }
         posenc_i_rope_prepare(be, rope, spec, rows, direction == POSENC_ROPE_INVERSE, cbuf, sbuf, &c, &s);
-        for (i = 0; i < ntensors; i++) {
+        for (i = 0; i < n; i++) {
           const posenc_i_tview *in = &io[i].in, *out = &io[i].out;
-          posenc_i_rot_job job;
-          job.src = in->data + (b * in->bs + t * in->ts) * in->es;
-          job.src_head_stride = (ptrdiff_t)(in->hs * in->es);
-          job.src_dtype = in->dtype;
-          job.dst = out->data + (b * out->bs + t * out->ts) * out->es;
-          job.dst_head_stride = (ptrdiff_t)(out->hs * out->es);
-          job.dst_dtype = out->dtype;
-          job.heads = in->heads;
-          job.pairs = h;
-          job.style = rope->config.style;
-          job.c = c; job.s = s;
-          rotate(&job);
-          if (!io[i].in_place && 2 * h < D) posenc_i_rope_copy_rest(&io[i], b, t, 2 * h, D);
+          const unsigned char *src = in->data + (b * in->bs + t * in->ts) * in->es;
+          unsigned char *dst;
+          if (io[i].to_slots) {
+            int64_t slot = plan->slots ? plan->slots[b * T + t] : (int64_t)posenc_i_rope_position(pos, b, t);
+            size_t sl = (size_t)slot;
+            if (slot < 0) continue; /* a padding token: no slot */
+            dst = out->data + (plan->block_size ? sl / plan->block_size * plan->block_stride +
+                                                      sl % plan->block_size * plan->slot_stride
+                                                : sl * plan->slot_stride) * out->es;
+          } else {
+            dst = out->data + (b * out->bs + t * out->ts) * out->es;
+          }
+          if (io[i].rotate) {
+            posenc_i_rot_job job;
+            job.src = src;
+            job.src_head_stride = (ptrdiff_t)(in->hs * in->es);
+            job.src_dtype = in->dtype;
+            job.dst = dst;
+            job.dst_head_stride = (ptrdiff_t)(out->hs * out->es);
+            job.dst_dtype = out->dtype;
+            job.heads = in->heads;
+            job.pairs = h;
+            job.style = rope->config.style;
+            job.c = c; job.s = s;
+            rotate(&job);
+            if (!io[i].in_place && 2 * h < D) posenc_i_rope_copy_heads(be, &io[i], src, dst, 2 * h, D);
+          } else {
+            posenc_i_rope_copy_heads(be, &io[i], src, dst, 0, D);
+          }
         }
       }
     }
@@ -3077,12 +3151,40 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
   return POSENC_OK;
 }
 
+/* The checks every rotation makes first: rope, positions, direction. */
+static posenc_status posenc_i_rope_check_call(const posenc_rope *rope, const posenc_rope_positions *pos,
+                                              posenc_rope_direction direction) {
+  if (!rope || !pos) return POSENC_ERR_NULL;
+  if ((unsigned)direction > POSENC_ROPE_INVERSE) return POSENC_ERR_PARAM;
+  if (!posenc_i_rope_valid(rope)) return POSENC_ERR_DIM;
+  if (pos->batch == 0 || pos->tokens == 0) return POSENC_ERR_SIZE;
+  if (pos->batch > SIZE_MAX / 3 / pos->tokens) return POSENC_ERR_OVERFLOW;
+  return POSENC_OK;
+}
+
+/* Q (and K) from ins[i] into outs[i], which may be ins[i] itself. */
+static posenc_status posenc_i_rope_inout(const posenc_i_backend *be, const posenc_rope *rope,
+                                         const posenc_rope_cache_view *cache, const posenc_rope_positions *pos,
+                                         const posenc_rope_tensor *const ins[2], const posenc_rope_tensor *const outs[2],
+                                         size_t n, posenc_rope_direction direction) {
+  posenc_i_rot_io io[2];
+  posenc_status st;
+  size_t i;
+  if (!ins[0]) return POSENC_ERR_NULL;
+  if ((st = posenc_i_rope_check_call(rope, pos, direction)) != POSENC_OK) return st;
+  for (i = 0; i < n; i++)
+    if ((st = posenc_i_rope_check_io(ins[i], outs[i], rope->config.head_dim, pos->batch, pos->tokens, &io[i])) !=
+        POSENC_OK)
+      return st;
+  return posenc_i_rope_run(be, rope, cache, pos, io, n, NULL, direction);
+}
+
 static posenc_status posenc_i_rope_apply(const posenc_i_backend *be, const posenc_rope *rope,
                                          const posenc_rope_cache_view *cache, const posenc_rope_positions *pos,
                                          const posenc_rope_tensor *q, const posenc_rope_tensor *k,
                                          posenc_rope_direction direction) {
   const posenc_rope_tensor *const t[2] = {q, k};
-  return posenc_i_rope_run(be, rope, cache, pos, t, t, k ? 2 : 1, direction);
+  return posenc_i_rope_inout(be, rope, cache, pos, t, t, k ? 2 : 1, direction);
 }
 
 POSENC_API posenc_status posenc_rope_apply(const posenc_rope *rope, const posenc_rope_cache_view *cache,
@@ -3099,7 +3201,87 @@ POSENC_API posenc_status posenc_rope_apply_out(const posenc_rope *rope, const po
                                                posenc_rope_direction direction) {
   const posenc_rope_tensor *const ins[2] = {q_in, k_in}, *const outs[2] = {q_out, k_out};
   if (!q_out || !k_in != !k_out) return POSENC_ERR_NULL;
-  return posenc_i_rope_run(posenc_i_select(), rope, cache, positions, ins, outs, k_in ? 2 : 1, direction);
+  return posenc_i_rope_inout(posenc_i_select(), rope, cache, positions, ins, outs, k_in ? 2 : 1, direction);
+}
+
+/* A KV cache array as the output view of a pass over `in` (heads and dtype checked by the caller):
+ * its span, with the plan's strides. */
+static posenc_status posenc_i_kv_array(const posenc_kv_cache *kv, void *data, const posenc_i_slot_plan *plan,
+                                       size_t D, posenc_i_tview *out) {
+  size_t nb[3], st[3], ext, nblocks = kv->block_size ? kv->n_slots / kv->block_size : 1;
+  posenc_status s;
+  out->data = (unsigned char *)data;
+  out->dtype = kv->dtype;
+  out->es = posenc_dtype_size(kv->dtype);
+  out->heads = kv->heads;
+  out->hs = kv->head_stride ? kv->head_stride : D;
+  out->bs = out->ts = 0;
+  nb[0] = kv->heads; nb[1] = kv->block_size ? kv->block_size : kv->n_slots; nb[2] = nblocks;
+  st[0] = out->hs; st[1] = plan->slot_stride; st[2] = plan->block_stride;
+  if ((s = posenc_i_strided_extent(D, nb, st, 3, &ext)) != POSENC_OK) return s == POSENC_ERR_ALIAS ? POSENC_ERR_STRIDE : s;
+  return posenc_i_bytes(ext, out->es, &out->span);
+}
+
+POSENC_API posenc_status posenc_rope_store_kv(const posenc_rope *rope, const posenc_rope_cache_view *cache,
+                                              const posenc_rope_positions *positions, const posenc_rope_tensor *q,
+                                              const posenc_rope_tensor *k, const posenc_rope_tensor *v,
+                                              const posenc_kv_cache *kv, const int64_t *slots) {
+  posenc_i_rot_io io[3];
+  posenc_i_slot_plan plan;
+  posenc_kv_cache c;
+  size_t n = 0, D, B, T, i, hs;
+  posenc_status st;
+  if (!kv || !k) return POSENC_ERR_NULL;
+  c = *kv;
+  if (!c.k || !v != !c.v) return POSENC_ERR_NULL;
+  if ((st = posenc_i_rope_check_call(rope, positions, POSENC_ROPE_FORWARD)) != POSENC_OK) return st;
+  D = rope->config.head_dim; B = positions->batch; T = positions->tokens;
+  if (posenc_dtype_size(c.dtype) == 0) return POSENC_ERR_DTYPE;
+  if (c.n_slots == 0 || c.heads == 0 || (c.block_size && c.n_slots % c.block_size != 0)) return POSENC_ERR_SIZE;
+  if (!slots && (B > 1 || rope->config.mrope != POSENC_ROPE_MROPE_NONE)) return POSENC_ERR_PARAM;
+  hs = c.head_stride ? c.head_stride : D;
+  plan.slots = slots;
+  plan.block_size = c.block_size;
+  if (c.slot_stride) plan.slot_stride = c.slot_stride;
+  else if (c.heads > SIZE_MAX / hs) return POSENC_ERR_OVERFLOW;
+  else plan.slot_stride = c.heads * hs;
+  if (c.block_stride || !c.block_size) {
+    plan.block_stride = c.block_stride;
+  } else { /* a block's extent: dense for [slot][head][dim] and [head][slot][dim] blocks alike */
+    size_t nb[2], sb[2];
+    nb[0] = c.heads; nb[1] = c.block_size; sb[0] = hs; sb[1] = plan.slot_stride;
+    if ((st = posenc_i_strided_extent(D, nb, sb, 2, &plan.block_stride)) != POSENC_OK)
+      return st == POSENC_ERR_ALIAS ? POSENC_ERR_STRIDE : st;
+  }
+  if (q) {
+    if ((st = posenc_i_rope_check_io(q, q, D, B, T, &io[n])) != POSENC_OK) return st;
+    n++;
+  }
+  for (i = 0; i < 2; i++) { /* K rotated into kv->k, V copied into kv->v */
+    const posenc_rope_tensor *in = i ? v : k;
+    if (!in) continue;
+    if ((st = posenc_i_rope_check_tensor(in, D, B, T, &io[n].in)) != POSENC_OK) return st;
+    if (io[n].in.heads != c.heads) return POSENC_ERR_SIZE;
+    if ((st = posenc_i_kv_array(&c, i ? c.v : c.k, &plan, D, &io[n].out)) != POSENC_OK) return st;
+    io[n].in_place = 0;
+    io[n].rotate = !i;
+    io[n].to_slots = 1;
+    n++;
+  }
+  { /* the slots (or the positions standing for them) name slots of the arrays; the arrays lie
+       apart from their inputs and from the slots, which are read while the arrays are written */
+    size_t nt = B * T;
+    for (i = 0; i < nt; i++) {
+      int64_t sl = slots ? slots[i] : (int64_t)posenc_i_rope_position(positions, 0, i);
+      if ((!slots && sl < 0) || (sl >= 0 && (uint64_t)sl >= (uint64_t)c.n_slots)) return POSENC_ERR_POSITION;
+    }
+    for (i = 0; i < n; i++)
+      if (io[i].to_slots && (posenc_i_ranges_meet(io[i].in.data, io[i].in.span, io[i].out.data, io[i].out.span) ||
+                             (slots && posenc_i_ranges_meet((const unsigned char *)slots, nt * sizeof *slots,
+                                                            io[i].out.data, io[i].out.span))))
+        return POSENC_ERR_ALIAS;
+  }
+  return posenc_i_rope_run(posenc_i_select(), rope, cache, positions, io, n, &plan, POSENC_ROPE_FORWARD);
 }
 
 

@@ -954,6 +954,37 @@ static void POSENC_I_K(to_f32)(const unsigned char *src, posenc_dtype dtype, flo
   }
 }
 
+/* n values from sdt to ddt (posenc_i_scalar_convert's rounding; an f16 NaN's payload may differ) */
+POSENC_I_INLINE void POSENC_I_K(convert_as)(const unsigned char *src, posenc_dtype sdt, unsigned char *dst,
+                                            posenc_dtype ddt, size_t n) {
+  const size_t ses = sdt == POSENC_DTYPE_F32 ? 4 : 2, des = ddt == POSENC_DTYPE_F32 ? 4 : 2;
+  size_t i = 0;
+  for (; i + POSENC_I_FLANES <= n; i += POSENC_I_FLANES)
+    POSENC_I_K(store)(dst + i * des, POSENC_I_K(load)(src + i * ses, sdt), ddt);
+  if (i < n) {
+    unsigned char t[POSENC_I_FLANES * 4], u[POSENC_I_FLANES * 4];
+    memset(t, 0, sizeof t);
+    memcpy(t, src + i * ses, (n - i) * ses);
+    POSENC_I_K(store)(u, POSENC_I_K(load)(t, sdt), ddt);
+    memcpy(dst + i * des, u, (n - i) * des);
+  }
+}
+
+static void POSENC_I_K(convert)(const unsigned char *src, posenc_dtype sdt, unsigned char *dst, posenc_dtype ddt,
+                                size_t n) {
+#define POSENC_I_CONVERT_CASE(a, b) case (a) * 3 + (b): POSENC_I_K(convert_as)(src, a, dst, b, n); break
+  if (sdt == ddt) { memcpy(dst, src, n * (sdt == POSENC_DTYPE_F32 ? 4 : 2)); return; }
+  switch (sdt * 3 + ddt) {
+    POSENC_I_CONVERT_CASE(POSENC_DTYPE_F32, POSENC_DTYPE_F16);
+    POSENC_I_CONVERT_CASE(POSENC_DTYPE_F32, POSENC_DTYPE_BF16);
+    POSENC_I_CONVERT_CASE(POSENC_DTYPE_F16, POSENC_DTYPE_F32);
+    POSENC_I_CONVERT_CASE(POSENC_DTYPE_F16, POSENC_DTYPE_BF16);
+    POSENC_I_CONVERT_CASE(POSENC_DTYPE_BF16, POSENC_DTYPE_F32);
+    default: POSENC_I_K(convert_as)(src, POSENC_DTYPE_BF16, dst, POSENC_DTYPE_F16, n); break;
+  }
+#undef POSENC_I_CONVERT_CASE
+}
+
 /* ---- masked add (posenc_i_scalar_add_fwd / _bwd in posenc.h, bit for bit) ---------------- */
 /* The dropout factor of FLANES columns col, col+1, ...: 0 where lowbias32(key ^ col*0x9E3779B9) <
  * threshold (unsigned; thr_s is threshold ^ 2^31 for the signed compare), else keep_scale. */
@@ -1283,11 +1314,13 @@ static void POSENC_I_K(bias_row)(const posenc_i_bias_job *job) {
  * runs the scalar kernel (on VFP) so that its bits match every other backend. */
 #if defined(__arm__) && !defined(__aarch64__)
 #  define POSENC_I_SIMD_ROTATE posenc_i_scalar_rotate
+#  define POSENC_I_SIMD_CONVERT posenc_i_scalar_convert /* an f32 subnormal copied to f16 or bf16 */
 #  define POSENC_I_SIMD_ADD_FWD posenc_i_scalar_add_fwd  /* the masked add: likewise (x*scale + P can be subnormal) */
 #  define POSENC_I_SIMD_ADD_BWD posenc_i_scalar_add_bwd
 #  define POSENC_I_SIMD_BIAS_ROW posenc_i_scalar_bias_row /* and the bias add */
 #else
 #  define POSENC_I_SIMD_ROTATE POSENC_I_K(rotate)
+#  define POSENC_I_SIMD_CONVERT POSENC_I_K(convert)
 #  define POSENC_I_SIMD_ADD_FWD POSENC_I_K(add_fwd)
 #  define POSENC_I_SIMD_ADD_BWD POSENC_I_K(add_bwd)
 #  define POSENC_I_SIMD_BIAS_ROW POSENC_I_K(bias_row)
@@ -1295,7 +1328,7 @@ static void POSENC_I_K(bias_row)(const posenc_i_bias_job *job) {
 
 extern const posenc_i_backend POSENC_I_SIMD_BACKEND;
 const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(sincos_rows), POSENC_I_SIMD_ROTATE,
-                                                 POSENC_I_K(to_f32), POSENC_I_SIMD_ADD_FWD, POSENC_I_SIMD_ADD_BWD,
+                                                 POSENC_I_K(to_f32), POSENC_I_SIMD_CONVERT, POSENC_I_SIMD_ADD_FWD, POSENC_I_SIMD_ADD_BWD,
                                                  POSENC_I_SIMD_BIAS_ROW};
 
 #ifdef __cplusplus

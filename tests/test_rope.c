@@ -1090,6 +1090,151 @@ static void test_rotation_out(void) {
   }
 }
 
+/* ============================================================================================
+ * Rotate-and-store into a KV cache
+ * ========================================================================================== */
+/* Element (slot, head, e) of a cache array, by the rules of posenc_kv_cache. */
+static size_t kv_elem(const posenc_kv_cache *kv, size_t D, size_t slot, size_t hd, size_t e) {
+  size_t hs = kv->head_stride ? kv->head_stride : D, ss = kv->slot_stride ? kv->slot_stride : kv->heads * hs;
+  size_t bls = kv->block_stride ? kv->block_stride : (kv->block_size - 1) * ss + (kv->heads - 1) * hs + D;
+  size_t at = kv->block_size ? slot / kv->block_size * bls + slot % kv->block_size * ss : slot * ss;
+  return at + hd * hs + e;
+}
+
+/* posenc_rope_store_kv with dense f32 Q, K, V [batch][tokens][heads][D] against: Q rotated in
+ * place by posenc_rope_apply; K rotated by posenc_rope_apply_out into the cache dtype; V
+ * converted; each token's K and V at its slot, every other element of the arrays untouched. */
+static void run_store_kv(const char *name, const posenc_rope *rope, const posenc_rope_positions *pp, size_t hq,
+                         const posenc_kv_cache *layout, size_t array_elems, const int64_t *slots) {
+  const size_t D = rope->config.head_dim, B = pp->batch, T = pp->tokens, H = layout->heads;
+  const size_t es = posenc_dtype_size(layout->dtype), nq = B * T * hq * D, nk = B * T * H * D;
+  float *q = (float *)malloc(nq * 4), *qref = (float *)malloc(nq * 4), *k = (float *)malloc(nk * 4),
+        *v = (float *)malloc(nk * 4);
+  unsigned char *kc = (unsigned char *)malloc(array_elems * es), *vc = (unsigned char *)malloc(array_elems * es);
+  unsigned char *kexp = (unsigned char *)malloc(nk * es), *written = (unsigned char *)calloc(array_elems, 1);
+  posenc_rope_tensor qt = {NULL, F32, 0, 0, 0, 0}, kt, vt, ke;
+  posenc_kv_cache kv = *layout;
+  size_t i, b, t, hd, e;
+  int bad = 0;
+  posenc_status st;
+  for (i = 0; i < nq; i++) q[i] = qref[i] = lcg_val();
+  for (i = 0; i < nk; i++) { k[i] = lcg_val(); v[i] = lcg_val(); }
+  memset(kc, CANARY, array_elems * es); memset(vc, CANARY, array_elems * es);
+  qt.data = q; qt.heads = hq;
+  kt = qt; kt.data = k; kt.heads = H;
+  vt = kt; vt.data = v;
+  kv.k = kc; kv.v = vc;
+  st = posenc_rope_store_kv(rope, NULL, pp, &qt, &kt, &vt, &kv, slots);
+  CHECK(st == POSENC_OK, "%s: store_kv %s", name, posenc_strerror(st));
+  qt.data = qref;
+  ke = kt; ke.data = kexp; ke.dtype = layout->dtype;
+  CHECK(posenc_rope_apply(rope, NULL, pp, &qt, NULL, FWD) == POSENC_OK &&
+        posenc_rope_apply_out(rope, NULL, pp, &kt, &ke, NULL, NULL, FWD) == POSENC_OK, "%s: references", name);
+  CHECK(memcmp(q, qref, nq * 4) == 0, "%s [%s]: Q differs from the in-place rotation", name,
+        posenc_isa_name(posenc_isa_active()));
+  for (b = 0; b < B; b++)
+    for (t = 0; t < T; t++) {
+      int64_t slot = slots ? slots[b * T + t] : (int64_t)(pp->ids ? pp->ids[b * T + t] : pp->start + (int32_t)t);
+      if (slot < 0) continue;
+      for (hd = 0; hd < H; hd++)
+        for (e = 0; e < D; e++) {
+          size_t at = kv_elem(&kv, D, (size_t)slot, hd, e), src = ((b * T + t) * H + hd) * D + e;
+          unsigned char vexp[4];
+          tl_store(vexp, layout->dtype, v[src]);
+          if ((memcmp(kc + at * es, kexp + src * es, es) != 0 || memcmp(vc + at * es, vexp, es) != 0) && bad++ < 3)
+            CHECK(0, "%s [%s]: token b%lu t%lu head %lu elem %lu: K or V in its slot differs", name,
+                  posenc_isa_name(posenc_isa_active()), (unsigned long)b, (unsigned long)t, (unsigned long)hd,
+                  (unsigned long)e);
+          written[at] = 1;
+        }
+    }
+  for (i = 0; i < array_elems; i++)
+    if (!written[i] && (!tl_all_canary(kc + i * es, es) || !tl_all_canary(vc + i * es, es))) {
+      CHECK(0, "%s: element %lu of a cache array written, not a token's slot", name, (unsigned long)i);
+      break;
+    }
+  CHECK(bad == 0, "%s: %d elements differ", name, bad);
+  free(q); free(qref); free(k); free(v); free(kc); free(vc); free(kexp); free(written);
+}
+
+static void test_store_kv(void) {
+  char nm[128];
+  int di;
+  for (di = 0; di < 3; di++) {
+    static const posenc_dtype dts[3] = {F16, BF16, F32};
+    posenc_kv_cache kv;
+    memset(&kv, 0, sizeof kv);
+    { /* llama.cpp-like: one contiguous run of slots, slot = position, prefill after an offset */
+      posenc_rope rope = make_rope(80, 64, NEOX, 10000.0);
+      posenc_rope_positions pp = {1, 9, NULL, 100};
+      kv.dtype = dts[di]; kv.heads = 2; kv.n_slots = 128;
+      sprintf(nm, "store_kv contiguous %s", posenc_dtype_name(dts[di]));
+      run_store_kv(nm, &rope, &pp, 4, &kv, 128 * 2 * 80, NULL);
+    }
+    { /* vLLM's paged flash layout [block][slot][head][dim], two sequences, a padding token */
+      posenc_rope rope = make_rope(64, 64, GPTJ, 500000.0);
+      static const int32_t ids[2 * 3] = {17, 18, 19, 5, 6, 7};
+      static const int64_t slots[2 * 3] = {2 * 16 + 1, 2 * 16 + 2, 2 * 16 + 3, 3 * 16 + 5, -1, 0 * 16 + 7};
+      posenc_rope_positions pp = {2, 3, ids, 0};
+      kv.dtype = dts[di]; kv.heads = 2; kv.n_slots = 64; kv.block_size = 16;
+      sprintf(nm, "store_kv paged flash %s", posenc_dtype_name(dts[di]));
+      run_store_kv(nm, &rope, &pp, 8, &kv, 64 * 2 * 64, slots);
+      /* [block][head][slot][dim] */
+      kv.head_stride = 16 * 64; kv.slot_stride = 64;
+      sprintf(nm, "store_kv paged head-major %s", posenc_dtype_name(dts[di]));
+      run_store_kv(nm, &rope, &pp, 8, &kv, 64 * 2 * 64, slots);
+    }
+  }
+}
+
+/* store_kv's errors: the status, and nothing written anywhere. */
+static void test_store_kv_errors(void) {
+  posenc_rope rope = make_rope(32, 32, NEOX, 10000.0);
+  posenc_rope_positions pp = {1, 2, NULL, 3}, p2;
+  float q[2 * 2 * 32], k[2 * 32], v[2 * 32], snapq[2 * 2 * 32];
+  uint16_t kc[8 * 32], vc[8 * 32], snapc[8 * 32];
+  int64_t slots[2] = {0, 7};
+  posenc_rope_tensor qt = {q, F32, 2, 0, 0, 0}, kt = {k, F32, 1, 0, 0, 0}, vt = {v, F32, 1, 0, 0, 0}, t2;
+  posenc_kv_cache kv, c2;
+  size_t i;
+  for (i = 0; i < 2 * 2 * 32; i++) q[i] = snapq[i] = lcg_val();
+  for (i = 0; i < 2 * 32; i++) { k[i] = lcg_val(); v[i] = lcg_val(); }
+  memset(kc, CANARY, sizeof kc); memset(vc, CANARY, sizeof vc); memset(snapc, CANARY, sizeof snapc);
+  memset(&kv, 0, sizeof kv);
+  kv.k = kc; kv.v = vc; kv.dtype = F16; kv.heads = 1; kv.n_slots = 8;
+#define KV_BAD(call, code) do { posenc_status s_ = (call); \
+    CHECK(s_ == (code), "%s -> %s, want %s", #call, posenc_strerror(s_), posenc_strerror(code)); \
+    CHECK(memcmp(q, snapq, sizeof q) == 0 && memcmp(kc, snapc, sizeof kc) == 0 && memcmp(vc, snapc, sizeof vc) == 0, \
+          "%s wrote", #call); } while (0)
+  KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, NULL, slots), POSENC_ERR_NULL);
+  KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, NULL, &vt, &kv, slots), POSENC_ERR_NULL);
+  c2 = kv; c2.v = NULL; KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_NULL);
+  KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, NULL, &kv, slots), POSENC_ERR_NULL);
+  c2 = kv; c2.k = NULL; KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_NULL);
+  c2 = kv; c2.heads = 2; KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_SIZE);
+  c2 = kv; c2.n_slots = 0; KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_SIZE);
+  c2 = kv; c2.block_size = 3; KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_SIZE);
+  c2 = kv; c2.dtype = (posenc_dtype)3; KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_DTYPE);
+  c2 = kv; c2.slot_stride = 16; KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_STRIDE);
+  slots[1] = 8; KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &kv, slots), POSENC_ERR_POSITION);
+  slots[1] = 7;
+  p2 = pp; p2.start = 7; KV_BAD(posenc_rope_store_kv(&rope, NULL, &p2, &qt, &kt, &vt, &kv, NULL), POSENC_ERR_POSITION);
+  p2 = pp; p2.start = -1; KV_BAD(posenc_rope_store_kv(&rope, NULL, &p2, &qt, &kt, &vt, &kv, NULL), POSENC_ERR_POSITION);
+  p2 = pp; p2.batch = 2; p2.tokens = 1; KV_BAD(posenc_rope_store_kv(&rope, NULL, &p2, &qt, &kt, &vt, &kv, NULL), POSENC_ERR_PARAM);
+  c2 = kv; c2.v = kc + 4; KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_ALIAS);
+  c2 = kv; c2.k = (uint16_t *)(void *)k; c2.n_slots = 1;
+  t2 = kt; t2.heads = 1; pp.tokens = 1;
+  KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &t2, &vt, &c2, slots), POSENC_ERR_ALIAS); /* K's array over K */
+  c2 = kv; c2.k = (uint16_t *)(void *)q; c2.n_slots = 2;
+  KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_ALIAS); /* over Q */
+  pp.tokens = 2;
+  KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &kv, (const int64_t *)(void *)(kc + 64)), POSENC_ERR_ALIAS);
+#undef KV_BAD
+  /* a valid call writes, and only the two slots */
+  CHECK(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &kv, slots) == POSENC_OK &&
+        memcmp(kc + 32, snapc + 32, 6 * 32 * 2) == 0 && memcmp(kc, snapc, 32 * 2) != 0, "store_kv writes its slots only");
+}
+
 /* apply_out's own errors, nothing written; in place through it equals posenc_rope_apply. */
 static void test_rotation_out_errors(void) {
   posenc_rope rope = make_rope(64, 64, NEOX, 10000.0);
@@ -1965,12 +2110,14 @@ int main(void) {
   test_known_bugs();
   test_ggml_params();
   test_rotation_out_errors();
+  test_store_kv_errors();
   /* the rotation suite on every backend: each compared bit for bit with the plain reference */
   BK_FOR_EACH(it) {
     int before = tl_failed;
     test_rotation_shapes();
     test_rotation_cached();
     test_rotation_out();
+    test_store_kv();
     test_mrope();
     test_properties();
     test_misaligned();
