@@ -439,6 +439,59 @@ static posenc_status fam_rope_apply(gp_run *r, size_t n, unsigned v) {
                            (source + misc) % 2 ? POSENC_ROPE_INVERSE : POSENC_ROPE_FORWARD);
 }
 
+/* Out of place: B = 2 batches of T = 3 tokens, q 3 heads and k 2, on the fly from position 30.
+ * v: style (2) x input dtype (3) x output dtype (3) x partial (2). */
+static posenc_status fam_rope_apply_out(gp_run *r, size_t n, unsigned v) {
+  const posenc_rope_style style = (posenc_rope_style)(v % 2);
+  const posenc_dtype din = (posenc_dtype)(v / 2 % 3), dout = (posenc_dtype)(v / 6 % 3);
+  posenc_rope_positions pos = {2, 3, NULL, 30};
+  posenc_rope_tensor qi = {NULL, din, 3, 0, 0, 0}, ki = {NULL, din, 2, 0, 0, 0}, qo, ko;
+  size_t hd;
+  posenc_status st = rope_make(n, (int)(v / 18 % 2), style);
+  if (st != POSENC_OK) return st;
+  hd = rope.config.head_dim;
+  qo = qi; qo.dtype = dout; ko = ki; ko.dtype = dout;
+  qi.data = (void *)(uintptr_t)gp_din(r, gp_vals(din, 6 * 3 * hd, v), 6 * 3 * hd * esz(din));
+  ki.data = (void *)(uintptr_t)gp_din(r, gp_vals(din, 6 * 2 * hd, v + 1), 6 * 2 * hd * esz(din));
+  qo.data = gp_dout(r, 6 * 3 * hd * esz(dout));
+  ko.data = gp_dout(r, 6 * 2 * hd * esz(dout));
+  return posenc_rope_apply_out(&rope, NULL, &pos, &qi, &qo, &ki, &ko, POSENC_ROPE_FORWARD);
+}
+
+/* Rotate-and-store: Q (3 heads) in place, K and V (2 heads) into cache arrays sized to their last
+ * slot. v: input dtype (3) x cache dtype (3) x layout (3: contiguous by position, batch 1, tokens
+ * at 30..32 of 33 slots; paged flash or head-major, blocks of 4, 12 slots, B = 2 x T = 3 with a
+ * padding token) x partial (2). */
+static posenc_status fam_rope_store_kv(gp_run *r, size_t n, unsigned v) {
+  static const int64_t slot_map[6] = {5, 11, -1, 0, 6, 3};
+  const posenc_dtype din = (posenc_dtype)(v % 3), dc = (posenc_dtype)(v / 3 % 3);
+  const unsigned layout = v / 9 % 3;
+  posenc_rope_positions pos = {layout ? 2 : 1, 3, NULL, 30};
+  posenc_rope_tensor q = {NULL, din, 3, 0, 0, 0}, k = {NULL, din, 2, 0, 0, 0}, vt;
+  posenc_kv_cache kv;
+  const int64_t *slots = NULL;
+  size_t hd, ntok, arr;
+  posenc_status st = rope_make(n, (int)(v / 27 % 2), POSENC_ROPE_NEOX);
+  if (st != POSENC_OK) return st;
+  hd = rope.config.head_dim;
+  ntok = pos.batch * pos.tokens;
+  memset(&kv, 0, sizeof kv);
+  kv.dtype = dc; kv.heads = 2; kv.n_slots = layout ? 12 : 33;
+  if (layout) {
+    kv.block_size = 4;
+    if (layout == 2) { kv.head_stride = 4 * hd; kv.slot_stride = hd; }
+    slots = (const int64_t *)gp_in(r, slot_map, sizeof slot_map);
+  }
+  arr = kv.n_slots * 2 * hd;
+  vt = k;
+  q.data = gp_dinout(r, gp_vals(din, ntok * 3 * hd, v), ntok * 3 * hd * esz(din));
+  k.data = (void *)(uintptr_t)gp_din(r, gp_vals(din, ntok * 2 * hd, v + 1), ntok * 2 * hd * esz(din));
+  vt.data = (void *)(uintptr_t)gp_din(r, gp_vals(din, ntok * 2 * hd, v + 2), ntok * 2 * hd * esz(din));
+  kv.k = gp_dout(r, arr * esz(dc));
+  kv.v = gp_dout(r, arr * esz(dc));
+  return posenc_rope_store_kv(&rope, NULL, &pos, &q, &k, &vt, &kv, slots);
+}
+
 /* ---- the masked add ----------------------------------------------------------------------------- */
 /* B = 2, T = 3, D = n. Positions: a range from 3 (the table ends at its last row), or ids with pads
  * (token id 1) of which position 7 is past the table's 6 rows: clamped to the last row (with
@@ -654,6 +707,8 @@ static const gp_family families[] = {
   {"rope_init factor lists", fam_rope_factors, 2, 40, 1, 1},
   {"rope_cache_table/rows", fam_rope_cache, 36, 40, 1, 1},
   {"rope_apply", fam_rope_apply, 192, 40, 1, 1},
+  {"rope_apply_out", fam_rope_apply_out, 36, 40, 1, 1},
+  {"rope_store_kv", fam_rope_store_kv, 54, 40, 1, 1},
   {"embed_forward", fam_embed_forward, 96, 40, 1, 1},
   {"embed_backward", fam_embed_backward, 48, 40, 1, 1},
   {"embed_positions", fam_embed_positions, 16, 40, 1, 1},
