@@ -1315,7 +1315,10 @@ POSENC_I_PRECISE_BEGIN
 #elif defined(__FLT_EVAL_METHOD__)
 #  define POSENC_I_FLT_EVAL_METHOD __FLT_EVAL_METHOD__
 #endif
-#if defined(POSENC_I_FLT_EVAL_METHOD) && (POSENC_I_FLT_EVAL_METHOD != 0) && (POSENC_I_FLT_EVAL_METHOD != -1)
+/* 16 and 32 (ISO/IEC TS 18661-3, GCC's C mode with AVX512-FP16, e.g. -march=sapphirerapids) widen
+ * only _Float16, which posenc does not compute with: float and double stay as they are. */
+#if defined(POSENC_I_FLT_EVAL_METHOD) && (POSENC_I_FLT_EVAL_METHOD != 0) && (POSENC_I_FLT_EVAL_METHOD != -1) && \
+    (POSENC_I_FLT_EVAL_METHOD != 16) && (POSENC_I_FLT_EVAL_METHOD != 32)
 #  error "posenc needs IEEE arithmetic without excess precision (i386: -msse2 -mfpmath=sse; s390x with -std=c99: -fexcess-precision=fast)"
 #endif
 
