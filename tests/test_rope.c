@@ -975,24 +975,20 @@ static void test_rotation_shapes(void) {
     unsigned char *a, *b;
     size_t nb;
     uint32_t save;
+    static const int32_t starts[2] = {1000, -4}; /* and a start below 0, the tokens crossing 0 */
+    int si;
     k.off = tview_end(&q, B, T, D);
-    for (t = 0; t < B * T; t++) ids[t] = 1000 + (int32_t)(t % T);
     p2.ids = ids;
-    save = lcg_state;
-    a = run_rot("start 1000", &rope, NULL, &p1, &q, &k, FWD, NULL, &nb);
-    lcg_state = save;
-    b = run_rot("ids 1000+t", &rope, NULL, &p2, &q, &k, FWD, NULL, NULL);
-    CHECK(memcmp(a, b, nb) == 0, "start and explicit ids differ");
-    free(a); free(b);
-    /* a start below 0, the tokens crossing position 0 */
-    for (t = 0; t < B * T; t++) ids[t] = -4 + (int32_t)(t % T);
-    p1.start = -4;
-    save = lcg_state;
-    a = run_rot("start -4", &rope, NULL, &p1, &q, &k, FWD, NULL, &nb);
-    lcg_state = save;
-    b = run_rot("ids -4+t", &rope, NULL, &p2, &q, &k, FWD, NULL, NULL);
-    CHECK(memcmp(a, b, nb) == 0, "start -4 and explicit ids differ");
-    free(a); free(b);
+    for (si = 0; si < 2; si++) {
+      for (t = 0; t < B * T; t++) ids[t] = starts[si] + (int32_t)(t % T);
+      p1.start = starts[si];
+      save = lcg_state;
+      a = run_rot("start", &rope, NULL, &p1, &q, &k, FWD, NULL, &nb);
+      lcg_state = save;
+      b = run_rot("ids start+t", &rope, NULL, &p2, &q, &k, FWD, NULL, NULL);
+      CHECK(memcmp(a, b, nb) == 0, "start %d and explicit ids differ", (int)starts[si]);
+      free(a); free(b);
+    }
     {
       posenc_rope_positions pd = {2, 1, NULL, 16777215}, pn = {2, 1, NULL, -16777215}, pe = {3, 1, NULL, 0};
       tview qd = dense_view(0, 8, 1, D, BF16), kd = dense_view(0, 2, 1, D, BF16);
