@@ -856,28 +856,34 @@ typedef struct POSENC_I_K(rot_side) {
 } POSENC_I_K(rot_side);
 
 /* FLANES lanes at lane j of `heads` heads (NeoX: lanes j.. and their partners at j+h; GPT-J:
- * FLANES/2 pairs). Everything the loop reads lives in locals: stores through the data pointers
- * could alias the job. */
-POSENC_I_INLINE void POSENC_I_K(rotate_lanes)(const POSENC_I_K(rot_side) *t, size_t heads, size_t j, size_t h,
-                                              vf_t cv, vf_t sv, int style, posenc_dtype sdt, posenc_dtype ddt) {
+ * FLANES/2 pairs). Everything the loop reads lives in locals (t is passed by value, its address
+ * never taken): stores through the data pointers could alias the job, or a struct in memory. */
+POSENC_I_INLINE void POSENC_I_K(rotate_lanes)(POSENC_I_K(rot_side) t, size_t heads, size_t j, size_t h,
+                                              vf_t cv, vf_t sv, int style, posenc_dtype sdt, posenc_dtype ddt,
+                                              int in_place) {
   size_t hd;
   for (hd = 0; hd < heads; hd++) { /* indexed, not stepped: no pointer past the last head */
-    const unsigned char *in = t->src + (ptrdiff_t)hd * t->shs;
-    unsigned char *out = t->dst + (ptrdiff_t)hd * t->dhs;
+    unsigned char *out = t.dst + (ptrdiff_t)hd * t.dhs;
+    const unsigned char *in = in_place ? out : t.src + (ptrdiff_t)hd * t.shs; /* in place: one pointer */
     if (style == POSENC_ROPE_NEOX)
-      POSENC_I_K(neox)(in + j * t->ses, in + (h + j) * t->ses, out + j * t->des, out + (h + j) * t->des, cv, sv, sdt, ddt);
+      POSENC_I_K(neox)(in + j * t.ses, in + (h + j) * t.ses, out + j * t.des, out + (h + j) * t.des, cv, sv, sdt, ddt);
     else
-      POSENC_I_K(gptj)(in + j * t->ses, out + j * t->des, cv, sv, sdt, ddt);
+      POSENC_I_K(gptj)(in + j * t.ses, out + j * t.des, cv, sv, sdt, ddt);
   }
 }
 
 POSENC_I_INLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, int style, posenc_dtype sdt,
-                                              posenc_dtype ddt) {
+                                              posenc_dtype ddt, int in_place) {
   const size_t ses = sdt == POSENC_DTYPE_F32 ? 4 : 2, des = ddt == POSENC_DTYPE_F32 ? 4 : 2;
   const size_t h = job->pairs, heads = job->heads;
   const size_t n = style == POSENC_ROPE_NEOX ? h : 2 * h; /* lanes per head */
   const size_t nv = n - n % POSENC_I_FLANES, rest = n - nv;
   const float *const c = job->c, *const s = job->s;
+  /* the job's fields in locals: after a store through the data pointers the compiler would read
+   * them again from *job (which those stores might alias), once per head group */
+  const unsigned char *const src0 = job->src;
+  unsigned char *const dst0 = job->dst;
+  const ptrdiff_t shs = job->src_head_stride, dhs = job->dst_head_stride;
   POSENC_I_K(rot_side) side;
   /* Heads in groups, lanes inside a group: walking all heads per vector of lanes (a 512-byte
    * stride over a 16 KiB token) got a third of the memory bandwidth in prefill. Measured best on
@@ -886,15 +892,15 @@ POSENC_I_INLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, int s
    * (Zen 4; decode 15% faster, but only as fast as AVX2 with one). */
   const size_t group = style == POSENC_ROPE_NEOX && POSENC_I_VBITS < 512 ? 2 : 1;
   size_t j, hd;
-  side.shs = job->src_head_stride; side.ses = ses;
-  side.dhs = job->dst_head_stride; side.des = des;
+  side.shs = shs; side.ses = ses;
+  side.dhs = dhs; side.des = des;
   for (hd = 0; hd < heads; hd += group) {
     size_t ng = heads - hd < group ? heads - hd : group;
-    side.src = job->src + (ptrdiff_t)hd * job->src_head_stride;
-    side.dst = job->dst + (ptrdiff_t)hd * job->dst_head_stride;
+    side.src = src0 + (ptrdiff_t)hd * shs;
+    side.dst = dst0 + (ptrdiff_t)hd * dhs;
     POSENC_I_UNROLL
     for (j = 0; j < nv; j += POSENC_I_FLANES)
-      POSENC_I_K(rotate_lanes)(&side, ng, j, h, vf_loadu(c + j), vf_loadu(s + j), style, sdt, ddt);
+      POSENC_I_K(rotate_lanes)(side, ng, j, h, vf_loadu(c + j), vf_loadu(s + j), style, sdt, ddt, in_place);
   }
   if (rest) { /* the last lanes: the same vector code on zero-padded copies */
     float ct[POSENC_I_FLANES], st[POSENC_I_FLANES];
@@ -905,24 +911,38 @@ POSENC_I_INLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, int s
     side.shs = side.dhs = 0;
     side.src = in; side.dst = out;
     for (hd = 0; hd < heads; hd++) {
-      const unsigned char *x = job->src + (ptrdiff_t)hd * job->src_head_stride;
-      unsigned char *y = job->dst + (ptrdiff_t)hd * job->dst_head_stride;
+      const unsigned char *x = src0 + (ptrdiff_t)hd * shs;
+      unsigned char *y = dst0 + (ptrdiff_t)hd * dhs;
       memset(in, 0, sizeof in);
       memcpy(in, x + nv * ses, rest * ses);
       if (style == POSENC_ROPE_NEOX) memcpy(in + POSENC_I_FLANES * ses, x + (h + nv) * ses, rest * ses);
-      POSENC_I_K(rotate_lanes)(&side, 1, 0, POSENC_I_FLANES, vf_loadu(ct), vf_loadu(st), style, sdt, ddt);
+      POSENC_I_K(rotate_lanes)(side, 1, 0, POSENC_I_FLANES, vf_loadu(ct), vf_loadu(st), style, sdt, ddt, 0);
       memcpy(y + nv * des, out, rest * des);
       if (style == POSENC_ROPE_NEOX) memcpy(y + (h + nv) * des, out + POSENC_I_FLANES * des, rest * des);
     }
   }
 }
 
-/* One instance per style and pair of dtypes: in place is sdt == ddt. */
+/* One instance per style and pair of dtypes, and per style and dtype in place, where one pointer
+ * serves for loads and stores (two made in-place prefill 7% slower and decode 10%, AVX2). */
 static void POSENC_I_K(rotate)(const posenc_i_rot_job *job) {
 #define POSENC_I_ROT_CASE(style, sdt, ddt) \
-  case ((style) * 3 + (sdt)) * 3 + (ddt): POSENC_I_K(rotate_heads)(job, style, sdt, ddt); break
+  case ((style) * 3 + (sdt)) * 3 + (ddt): POSENC_I_K(rotate_heads)(job, style, sdt, ddt, 0); break
+#define POSENC_I_ROT_IN_PLACE(style, dt) \
+  case (style) * 3 + (dt): POSENC_I_K(rotate_heads)(job, style, dt, dt, 1); break
 #define POSENC_I_ROT_CASES(style, sdt) POSENC_I_ROT_CASE(style, sdt, POSENC_DTYPE_F32); \
   POSENC_I_ROT_CASE(style, sdt, POSENC_DTYPE_F16); POSENC_I_ROT_CASE(style, sdt, POSENC_DTYPE_BF16)
+  if (job->src == job->dst && job->src_dtype == job->dst_dtype && job->src_head_stride == job->dst_head_stride) {
+    switch (job->style * 3 + job->dst_dtype) {
+      POSENC_I_ROT_IN_PLACE(POSENC_ROPE_NEOX, POSENC_DTYPE_F32);
+      POSENC_I_ROT_IN_PLACE(POSENC_ROPE_NEOX, POSENC_DTYPE_F16);
+      POSENC_I_ROT_IN_PLACE(POSENC_ROPE_NEOX, POSENC_DTYPE_BF16);
+      POSENC_I_ROT_IN_PLACE(POSENC_ROPE_GPTJ, POSENC_DTYPE_F32);
+      POSENC_I_ROT_IN_PLACE(POSENC_ROPE_GPTJ, POSENC_DTYPE_F16);
+      default: POSENC_I_K(rotate_heads)(job, POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16, POSENC_DTYPE_BF16, 1); break;
+    }
+    return;
+  }
   switch ((job->style * 3 + job->src_dtype) * 3 + job->dst_dtype) {
     POSENC_I_ROT_CASES(POSENC_ROPE_NEOX, POSENC_DTYPE_F32);
     POSENC_I_ROT_CASES(POSENC_ROPE_NEOX, POSENC_DTYPE_F16);
@@ -931,8 +951,9 @@ static void POSENC_I_K(rotate)(const posenc_i_rot_job *job) {
     POSENC_I_ROT_CASES(POSENC_ROPE_GPTJ, POSENC_DTYPE_F16);
     POSENC_I_ROT_CASE(POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16, POSENC_DTYPE_F32);
     POSENC_I_ROT_CASE(POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16, POSENC_DTYPE_F16);
-    default: POSENC_I_K(rotate_heads)(job, POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16, POSENC_DTYPE_BF16); break;
+    default: POSENC_I_K(rotate_heads)(job, POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16, POSENC_DTYPE_BF16, 0); break;
   }
+#undef POSENC_I_ROT_IN_PLACE
 #undef POSENC_I_ROT_CASES
 #undef POSENC_I_ROT_CASE
 }

@@ -19,7 +19,7 @@
 #include "bench_json.h"
 #include "kv_loops.h"
 
-#define MAX_METHODS (4 * POSENC_ISA_COUNT + 4)
+#define MAX_METHODS (6 * POSENC_ISA_COUNT + 4)
 
 typedef struct kv_shape {
   size_t tokens, qheads, heads, dim, slots;  /* qheads: Q's (0: K alone) */
@@ -123,38 +123,41 @@ static void reset_inputs(kv_state *s) {
 static size_t make_methods(method *m, int decode) {
   static const struct { const char *name; convert_fn fn; } loops[] = {
 #ifdef BENCH_HAVE_LOOPS_AVX2
-    {"avx2", kv_to_f16_avx2},
+    {"F16C intrinsics", kv_to_f16_intrin_avx2}, {"-O3 -mavx2 -mf16c", kv_to_f16_avx2},
 #endif
-    {"o3", kv_to_f16_o3}, {"scalar", kv_to_f16_scalar}};
+    {"-O3", kv_to_f16_o3}, {"-O2 -fno-tree-vectorize", kv_to_f16_scalar}};
   const size_t nloops = sizeof loops / sizeof loops[0];
   size_t n = 0, l;
   int isa, cached, separate, best_loop = 0;
 #ifdef BENCH_HAVE_LOOPS_AVX2
-  best_loop = cpu_has_avx2() ? 0 : 1;
+  best_loop = cpu_has_avx2() ? 0 : 2;
 #endif
   BK_EACH_USABLE(isa)
     for (cached = 1; cached >= 0; cached--)
-      for (separate = 0; separate < 2; separate++) {
-        /* each backend beside the loop built for its ISA: scalar -O2, the baseline -O3, AVX2 */
+      for (separate = 0; separate < 3; separate++) {
+        /* each backend beside the plain loop built for its ISA (scalar -O2, the baseline -O3,
+         * -O3 -mavx2 -mf16c) and, on AVX2, the loop written with F16C intrinsics (separate 2) */
         const char *name = posenc_isa_name((posenc_isa)isa);
-        size_t loop = isa == POSENC_ISA_SCALAR ? nloops - 1 : strncmp(name, "avx", 3) == 0 ? (size_t)best_loop
-                                                                                        : nloops - 2;
-        method *x = &m[n++];
+        const int avx = strncmp(name, "avx", 3) == 0 && best_loop == 0;
+        size_t loop = isa == POSENC_ISA_SCALAR ? nloops - 1 : avx ? (separate == 2 ? 0u : 1u) : nloops - 2;
+        method *x;
+        if (separate == 2 && !avx) continue;
+        x = &m[n++];
         memset(x, 0, sizeof *x);
         x->impl = separate ? "loop" : "posenc";
         x->isa = isa; x->cached = cached; x->separate = separate; x->convert = loops[loop].fn;
-        snprintf(x->name, sizeof x->name, "posenc %s %s%s, %s", name, separate ? "apply in place + loop " : "store_kv",
+        snprintf(x->name, sizeof x->name, "posenc %s %s%s, %s", name, separate ? "in place + loop " : "store_kv",
                  separate ? loops[loop].name : "", cached ? "cached" : "on the fly");
         snprintf(x->id, sizeof x->id, "%s_%s_%s", posenc_isa_name((posenc_isa)isa),
-                 separate ? "inplace_loop" : "store_kv", cached ? "cached" : "otf");
+                 separate == 2 ? "inplace_intrin" : separate ? "inplace_loop" : "store_kv", cached ? "cached" : "otf");
       }
   for (l = 0; l < nloops && !decode; l++) {
     method *x = &m[n++];
-    if (l == 0 && best_loop != 0) { n--; continue; } /* an AVX2 loop on a CPU without AVX2 */
+    if (l < (size_t)best_loop) { n--; continue; } /* AVX2 loops on a CPU without AVX2 */
     memset(x, 0, sizeof *x);
     x->impl = "floor"; x->isa = -1; x->convert = loops[l].fn;
-    snprintf(x->name, sizeof x->name, "floor: plain f32 -> f16 loop -O3 %s", loops[l].name);
-    snprintf(x->id, sizeof x->id, "convert_loop_%s", loops[l].name);
+    snprintf(x->name, sizeof x->name, "convert loop alone, %s", loops[l].name);
+    snprintf(x->id, sizeof x->id, "convert_loop_%lu", (unsigned long)l);
   }
   return n;
 }
@@ -255,16 +258,19 @@ static int bench_shape(const kv_shape *sh, int decode, const bench_cli *c, bench
     else printf("  %-62s %8.3f ms  %6.1f GB/s  %5.0f%% of floor\n", m[i].name, m[i].med * 1e3,
                 bytes / m[i].med * 1e-9, 100.0 * floor_s / m[i].med);
   }
-  printf("  ratios (in place + loop) / store_kv, same backend and cos/sin source:\n");
+  printf("  (in place + loop) / store_kv, same backend and cos/sin source; plain loop [F16C intrinsics]:\n");
   BK_EACH_USABLE(isa) {
     const method *a = find(m, nm, isa, 1, 0), *b = find(m, nm, isa, 1, 1), *x = find(m, nm, isa, 0, 0),
-                 *y = find(m, nm, isa, 0, 1);
-    if (a && b && x && y)
-      printf("    %-10s cached %.2fx, on the fly %.2fx%s\n", posenc_isa_name((posenc_isa)isa), b->med / a->med,
-             y->med / x->med,
-             decode || isa != posenc_isa_active() ? ""
-             : (b->med / a->med >= 1.5 && floor_s / a->med >= 0.85 ? "   targets (>= 1.5x, >= 85% of floor): PASS"
-                                                                 : "   targets (>= 1.5x, >= 85% of floor): MISS"));
+                 *y = find(m, nm, isa, 0, 1), *bi = find(m, nm, isa, 1, 2), *yi = find(m, nm, isa, 0, 2);
+    char intrin[64] = "";
+    if (!a || !b || !x || !y) continue;
+    if (bi && yi) snprintf(intrin, sizeof intrin, " [%.2fx, %.2fx]", bi->med / a->med, yi->med / x->med);
+    printf("    %-10s cached %.2fx, on the fly %.2fx%s\n", posenc_isa_name((posenc_isa)isa), b->med / a->med,
+           y->med / x->med, intrin);
+    if (!decode && isa == posenc_isa_active())
+      printf("    targets, %s cached: >= 1.5x the plain loop path %s; >= 85%% of the floor %s (%.0f%%)\n",
+             posenc_isa_name((posenc_isa)isa), b->med / a->med >= 1.5 ? "PASS" : "MISS",
+             floor_s / a->med >= 0.85 ? "PASS" : "MISS", 100.0 * floor_s / a->med);
   }
   json_rows(j, m, nm, &s, decode, reps);
   state_free(&s);

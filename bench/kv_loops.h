@@ -2,7 +2,9 @@
  * convert-and-copy of K (or V) from f32 into an f16 KV cache, after rotating it in place.
  * kv_loops.c is compiled once per variant (bench/meson.build, the flags of rope_loops.c):
  * scalar (-O2 -fno-tree-vectorize), o3 (-O3) and, on x86, avx2 (-O3 -mavx2 -mf16c). Where the
- * compiler has _Float16 the loop is the cast an engine writes; otherwise posenc's conversion. */
+ * compiler has _Float16 the loop is the cast a C programmer writes (GCC 12 converts it one value
+ * at a time); otherwise posenc's conversion. kv_to_f16_intrin_avx2 is the loop written with F16C
+ * intrinsics, as engines do. */
 #ifndef BENCH_KV_LOOPS_H
 #define BENCH_KV_LOOPS_H
 
@@ -15,6 +17,8 @@ KV_LOOPS_DECLARE(scalar)
 KV_LOOPS_DECLARE(o3)
 #ifdef BENCH_HAVE_LOOPS_AVX2
 KV_LOOPS_DECLARE(avx2)
+/* With F16C intrinsics, 8 values a step (in the avx2 variant): the hand-written loop. */
+void kv_to_f16_intrin_avx2(uint16_t *dst, const float *src, size_t n);
 #endif
 
 #endif /* BENCH_KV_LOOPS_H */
