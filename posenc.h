@@ -320,7 +320,11 @@ typedef struct posenc_ggml_rope_params {
  *     magnitude; the config gets that product;
  *   - ggml's beta_fast 0 puts every pair past the correction range, so YaRN then interpolates no
  *     frequency (only the magnitude applies): the config is unscaled, with that magnitude. posenc's
- *     0 means HF's default, 32.
+ *     0 means HF's default, 32;
+ *   - IMROPE (40): a pair outside the three interleaved runs (j%3 == 1 and j >= 3*s1, j%3 == 2 and
+ *     j >= 3*s2, j%3 == 0 and j >= 3*s0; Qwen3-VL's [24, 20, 20]: pairs 61 and 62) turns by ggml's
+ *     4th position plane, by t in posenc (as in HF). llama.cpp sets that plane to the position for
+ *     text tokens, where the two agree, and to 0 for image tokens, where those pairs differ.
  * ggml computes YaRN's correction range in float32, posenc in double: a bound within float
  * rounding of an integer may round to another pair. Errors: NULL, DIM (head_dim < 2, n_dims odd,
  * <= 0 or > head_dim), PARAM (mode VISION or unknown, ext_factor other than 0 and 1, with YaRN
@@ -489,7 +493,8 @@ typedef struct posenc_kv_cache {
  * the token's position (batch 1, no M-RoPE: a contiguous cache indexed by position). Always the
  * forward rotation. K's values are posenc_rope_apply_out's; V's are converted by the same
  * rounding. A slot given twice receives the last token's. The cache arrays must not overlap each
- * other, the inputs, ids, slots, or the rope, positions and cache structs.
+ * other, the inputs, ids, slots, or the rope, positions and cache structs; Q must not overlap the
+ * slots.
  * Errors: those of posenc_rope_apply, and NULL (kv, k, kv->k; v without kv->v or the reverse),
  * SIZE (n_slots 0, block_size not dividing n_slots, kv->heads not K's or V's head count), DTYPE,
  * STRIDE (a cache stride that makes slots or heads overlap), OVERFLOW, PARAM (slots NULL with
@@ -3278,10 +3283,10 @@ POSENC_API posenc_status posenc_rope_store_kv(const posenc_rope *rope, const pos
       int64_t sl = slots ? slots[i] : (int64_t)posenc_i_rope_position(positions, 0, i);
       if ((!slots && sl < 0) || (sl >= 0 && (uint64_t)sl >= (uint64_t)c.n_slots)) return POSENC_ERR_POSITION;
     }
-    for (i = 0; i < n; i++)
-      if (io[i].to_slots && (posenc_i_ranges_meet(io[i].in.data, io[i].in.span, io[i].out.data, io[i].out.span) ||
-                             (slots && posenc_i_ranges_meet((const unsigned char *)slots, nt * sizeof *slots,
-                                                            io[i].out.data, io[i].out.span))))
+    for (i = 0; i < n; i++) /* every output, Q's too: a slot rewritten by Q's rotation was checked before */
+      if ((io[i].to_slots && posenc_i_ranges_meet(io[i].in.data, io[i].in.span, io[i].out.data, io[i].out.span)) ||
+          (slots && posenc_i_ranges_meet((const unsigned char *)slots, nt * sizeof *slots, io[i].out.data,
+                                         io[i].out.span)))
         return POSENC_ERR_ALIAS;
   }
   return posenc_i_rope_run(posenc_i_select(), rope, cache, positions, io, n, &plan, POSENC_ROPE_FORWARD);

@@ -1225,6 +1225,10 @@ static void test_store_kv_errors(void) {
   KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_ALIAS); /* over Q */
   pp.tokens = 2;
   KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &kv, (const int64_t *)(void *)(kc + 64)), POSENC_ERR_ALIAS);
+  /* slots inside Q, which is rotated in place before K's slot is read: refused, never a slot
+   * that Q's rotation rewrote past n_slots */
+  memcpy(q, slots, sizeof slots); memcpy(snapq, q, sizeof q);
+  KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &kv, (const int64_t *)(void *)q), POSENC_ERR_ALIAS);
 #undef KV_BAD
   /* a valid call writes, and only the two slots */
   CHECK(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &kv, slots) == POSENC_OK &&
