@@ -505,6 +505,49 @@ POSENC_API posenc_status posenc_rope_store_kv(const posenc_rope *rope, const pos
                                               const posenc_rope_tensor *k, const posenc_rope_tensor *v,
                                               const posenc_kv_cache *kv, const int64_t *slots);
 
+/* ---- QK-norm fused with the rotation ------------------------------------------------------- */
+/* A per-head RMSNorm applied to every head of a tensor right before its rotation: Qwen3, Gemma 3
+ * and OLMo 2 normalise Q and K so, each with a weight of head_dim values shared by the heads.
+ * Fused, the norm costs no pass over memory of its own. Exactly, for a head's values x_e (its
+ * input converted to f32), e < D = head_dim:
+ *   a_k = sum of (double)x_e * x_e over e = k (mod 8), in increasing e (k = 0..7, in double)
+ *   ss  = ((a_0 + a_4) + (a_2 + a_6)) + ((a_1 + a_5) + (a_3 + a_7))
+ *   r   = fl32(1 / sqrt(ss * fl64(1/D) + epsilon)), the root by four Newton steps in double from
+ *         an integer estimate (0 when the mean square is infinite)
+ *   n_e = fl32(fl32(x_e * r) * w_e),  w_e = weight[e], or fl32(1 + weight[e]) with weight_offset
+ * and the head n is rotated as posenc_rope_apply rotates (dims past rotary_dim: n_e), rounded
+ * once to the output's dtype. So every backend gives the same bits, and n_e is within 3 ulp of
+ * x_e * w_e / sqrt(mean(x^2) + epsilon). HF rounds the normalised head to the model's dtype
+ * before the weight (bf16: 2^-9); posenc keeps f32 until the one final rounding. */
+typedef struct posenc_rope_norm {
+  const float *weight;   /* head_dim values (an engine converts a bf16 weight once, at load) */
+  float epsilon;         /* added to the mean square: finite, > 0 (Qwen3 1e-6) */
+  int weight_offset;     /* 1: scale by 1 + weight (Gemma's convention); 0: by weight */
+} posenc_rope_norm;
+
+/* posenc_rope_apply_out with Q normalised by q_norm and K by k_norm first (either may be NULL: no
+ * norm for that tensor); always the forward rotation. An output may be its input (in place).
+ * Errors: those of posenc_rope_apply_out, and NULL (a norm's weight), PARAM (epsilon not finite
+ * or <= 0, weight_offset not 0 or 1), ALIAS (a weight overlapping an output). On error nothing is
+ * written. */
+POSENC_API posenc_status posenc_rope_apply_norm(const posenc_rope *rope, const posenc_rope_cache_view *cache,
+                                                const posenc_rope_positions *positions,
+                                                const posenc_rope_tensor *q_in, const posenc_rope_tensor *q_out,
+                                                const posenc_rope_norm *q_norm,
+                                                const posenc_rope_tensor *k_in, const posenc_rope_tensor *k_out,
+                                                const posenc_rope_norm *k_norm);
+
+/* posenc_rope_store_kv with Q (in place) normalised by q_norm and K by k_norm before their
+ * rotation (either may be NULL); V is stored unnormalised. Errors: those of posenc_rope_store_kv
+ * and of posenc_rope_apply_norm's norms. */
+POSENC_API posenc_status posenc_rope_store_kv_norm(const posenc_rope *rope, const posenc_rope_cache_view *cache,
+                                                   const posenc_rope_positions *positions,
+                                                   const posenc_rope_tensor *q, const posenc_rope_norm *q_norm,
+                                                   const posenc_rope_tensor *k, const posenc_rope_norm *k_norm,
+                                                   const posenc_rope_tensor *v, const posenc_kv_cache *kv,
+                                                   const int64_t *slots);
+
+
 /* ---------------------------------------------------------------------------------------------
  * Absolute encodings end to end: position tables, masked add (forward, dropout, backward),
  * learnable tables, 2-D sin-cos, index encodings, spectrum analysis, .npy headers.
@@ -1142,6 +1185,14 @@ typedef struct posenc_i_rot_job {
   size_t pairs;
   int style;                    /* posenc_rope_style */
   const float *c, *s;
+  /* QK-norm (posenc_rope_norm): NULL, or one scale r per head; element e of a head is then
+   * fl32(fl32(x_e * r) * w_e) before the rotation, w_e = fl32(weight[e] + weight_bias) (bias
+   * -0.0f leaves every weight as it is, 1.0f is Gemma's 1 + w), and the kernel writes the dims
+   * from 2*pairs to dim as well */
+  const float *norm_scale;
+  const float *norm_weight;
+  float weight_bias;
+  size_t dim;
 } posenc_i_rot_job;
 
 /* The masked add over nrows rows of n columns (columns col0 .. col0+n-1 of the tensor), every
@@ -1192,6 +1243,9 @@ typedef struct posenc_i_backend {
   posenc_isa isa;
   void (*sincos_rows)(const posenc_i_job *job);
   void (*rotate)(const posenc_i_rot_job *job);
+  /* QK-norm's sum of squares of n values per head, in posenc_rope_norm's order (ss[head]) */
+  void (*sumsq)(const unsigned char *src, posenc_dtype dtype, ptrdiff_t head_stride, size_t heads, size_t n,
+                double *ss);
   /* n values of a dtype to f32, negated if negate (exact either way) */
   void (*to_f32)(const unsigned char *src, posenc_dtype dtype, float *dst, size_t n, int negate);
   /* n values from one dtype to another, rounded to nearest even (the same dtype: copied) */
@@ -1213,6 +1267,8 @@ POSENC_I_SHARED void posenc_i_scalar_sincos_rows(const posenc_i_job *job);
 POSENC_I_SHARED void posenc_i_scalar_rotate(const posenc_i_rot_job *job);
 POSENC_I_SHARED void posenc_i_scalar_to_f32(const unsigned char *src, posenc_dtype dtype, float *dst, size_t n,
                                             int negate);
+POSENC_I_SHARED void posenc_i_scalar_sumsq(const unsigned char *src, posenc_dtype dtype, ptrdiff_t head_stride,
+                                           size_t heads, size_t n, double *ss);
 POSENC_I_SHARED void posenc_i_scalar_convert(const unsigned char *src, posenc_dtype sdt, unsigned char *dst,
                                              posenc_dtype ddt, size_t n);
 POSENC_I_SHARED void posenc_i_scalar_add_fwd(const posenc_i_add_job *job);
@@ -1742,17 +1798,25 @@ static float posenc_i_load(const unsigned char *src, posenc_dtype dtype) {
   return dtype == POSENC_DTYPE_F16 ? posenc_f16_to_f32(h) : posenc_bf16_to_f32(h);
 }
 
+/* Element e of a head as the rotation reads it: the input in f32, normalised by a QK-norm's r. */
+static float posenc_i_rot_load(const posenc_i_rot_job *job, const unsigned char *x, size_t e, float r) {
+  float v = posenc_i_load(x + e * posenc_dtype_size(job->src_dtype), job->src_dtype);
+  if (job->norm_scale) v = (v * r) * (job->norm_weight[e] + job->weight_bias);
+  return v;
+}
+
 /* The scalar rotation kernel: the definition every SIMD rotation reproduces bit for bit. */
 POSENC_I_SHARED void posenc_i_scalar_rotate(const posenc_i_rot_job *job) {
-  size_t ses = posenc_dtype_size(job->src_dtype), des = posenc_dtype_size(job->dst_dtype), h, j;
+  size_t des = posenc_dtype_size(job->dst_dtype), h, j, e;
   for (h = 0; h < job->heads; h++) {
     const unsigned char *x = job->src + (ptrdiff_t)h * job->src_head_stride;
     unsigned char *y = job->dst + (ptrdiff_t)h * job->dst_head_stride;
+    float r = job->norm_scale ? job->norm_scale[h] : 1.0f;
     for (j = 0; j < job->pairs; j++) {
       /* NEOX: (j, j + pairs) with c[j], s[j]; GPTJ: (2j, 2j + 1) with the expanded rows */
       size_t e0 = job->style == POSENC_ROPE_NEOX ? j : 2 * j;
       size_t e1 = job->style == POSENC_ROPE_NEOX ? j + job->pairs : 2 * j + 1;
-      float x0 = posenc_i_load(x + e0 * ses, job->src_dtype), x1 = posenc_i_load(x + e1 * ses, job->src_dtype), o0, o1;
+      float x0 = posenc_i_rot_load(job, x, e0, r), x1 = posenc_i_rot_load(job, x, e1, r), o0, o1;
       if (job->style == POSENC_ROPE_NEOX) {
         o0 = x0 * job->c[j] - x1 * job->s[j];
         o1 = x1 * job->c[j] + x0 * job->s[j];
@@ -1763,6 +1827,25 @@ POSENC_I_SHARED void posenc_i_scalar_rotate(const posenc_i_rot_job *job) {
       posenc_i_store(y + e0 * des, job->dst_dtype, o0);
       posenc_i_store(y + e1 * des, job->dst_dtype, o1);
     }
+    if (job->norm_scale) /* the dims past rotary_dim, normalised */
+      for (e = 2 * job->pairs; e < job->dim; e++) posenc_i_store(y + e * des, job->dst_dtype, posenc_i_rot_load(job, x, e, r));
+  }
+}
+
+/* QK-norm's sum of squares (posenc_rope_norm): eight double accumulators by e mod 8, then a
+ * fixed tree; every square is exact in double. */
+POSENC_I_SHARED void posenc_i_scalar_sumsq(const unsigned char *src, posenc_dtype dtype, ptrdiff_t head_stride,
+                                           size_t heads, size_t n, double *ss) {
+  size_t es = posenc_dtype_size(dtype), h, e, k;
+  for (h = 0; h < heads; h++) {
+    const unsigned char *x = src + (ptrdiff_t)h * head_stride;
+    double a[8];
+    for (k = 0; k < 8; k++) a[k] = 0.0;
+    for (e = 0; e < n; e++) {
+      double v = (double)posenc_i_load(x + e * es, dtype);
+      a[e % 8] += v * v;
+    }
+    ss[h] = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
   }
 }
 
@@ -1863,7 +1946,7 @@ POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job) {
  * =========================================================================================== */
 
 const posenc_i_backend posenc_i_backend_scalar = {POSENC_ISA_SCALAR, posenc_i_scalar_sincos_rows,
-                                                  posenc_i_scalar_rotate, posenc_i_scalar_to_f32,
+                                                  posenc_i_scalar_rotate, posenc_i_scalar_sumsq, posenc_i_scalar_to_f32,
                                                   posenc_i_scalar_convert, posenc_i_scalar_add_fwd, posenc_i_scalar_add_bwd,
                                                   posenc_i_scalar_bias_row};
 
@@ -2981,6 +3064,8 @@ typedef struct posenc_i_rot_io {
   int in_place;
   int rotate;              /* 0: copied, converted */
   int to_slots;            /* out is a KV cache array */
+  int normed;              /* 1: QK-norm by norm first */
+  posenc_rope_norm norm;
 } posenc_i_rot_io;
 
 /* Where a token's slot lies in a KV cache array (posenc_kv_cache), in elements. */
@@ -3003,8 +3088,20 @@ static posenc_status posenc_i_rope_check_io(const posenc_rope_tensor *in, const 
                  io->out.ts == io->in.ts && (B == 1 || io->out.bs == io->in.bs);
   io->rotate = 1;
   io->to_slots = 0;
+  io->normed = 0;
   if (!io->in_place && posenc_i_ranges_meet(io->in.data, io->in.span, io->out.data, io->out.span))
     return POSENC_ERR_ALIAS;
+  return POSENC_OK;
+}
+
+/* A pass's QK-norm (NULL: none), copied: the struct may lie where the outputs are written. */
+static posenc_status posenc_i_rope_check_norm(const posenc_rope_norm *norm, posenc_i_rot_io *io) {
+  if (!norm) return POSENC_OK;
+  if (!norm->weight) return POSENC_ERR_NULL;
+  if (!(norm->epsilon > 0.0f && norm->epsilon <= 3.4028234663852886e38f) || (unsigned)norm->weight_offset > 1u)
+    return POSENC_ERR_PARAM;
+  io->normed = 1;
+  io->norm = *norm;
   return POSENC_OK;
 }
 
@@ -3023,6 +3120,43 @@ static void posenc_i_rope_copy_heads(const posenc_i_backend *be, const posenc_i_
   for (hd = 0; hd < io->in.heads; hd++)
     be->convert(src + (hd * io->in.hs + d) * io->in.es, io->in.dtype, dst + (hd * io->out.hs + d) * io->out.es,
                 io->out.dtype, D - d);
+}
+
+/* r = fl32(1/sqrt(ss * inv_d + eps)) (posenc_rope_norm): Newton's iteration for 1/sqrt from an
+ * integer estimate of the double's bits (within 3.5%, Lomont's constant for doubles); four steps
+ * reach double precision. Basic operations in a fixed order, so every platform rounds alike. */
+static float posenc_i_rms_scale(double ss, double inv_d, float eps) {
+  double v = ss * inv_d + (double)eps, hv = 0.5 * v, y;
+  int i;
+  if (!(v <= 1.7976931348623157e308)) return v == v ? 0.0f : (float)v; /* an infinite mean square: 0, as HF's rsqrt */
+  y = posenc_i_bitsd(0x5FE6EB50C7B537A9ull - (posenc_i_dbits(v) >> 1));
+  for (i = 0; i < 4; i++) y = y * (1.5 - hv * y * y);
+  return (float)y;
+}
+
+#define POSENC_I_NORM_HEADS 16 /* heads per QK-norm group: their sums and scales on the stack */
+
+/* A token's rotation with a QK-norm, in groups of heads: their sums of squares, their scales,
+ * then the rotation (which also writes the dims past rotary_dim). */
+static void posenc_i_rotate_normed(const posenc_i_backend *be, posenc_i_rot_job *job, const posenc_rope_norm *norm,
+                                   size_t D) {
+  const unsigned char *src = job->src;
+  unsigned char *dst = job->dst;
+  size_t heads = job->heads, h0, i;
+  double ss[POSENC_I_NORM_HEADS], inv_d = 1.0 / (double)D;
+  float r[POSENC_I_NORM_HEADS];
+  job->norm_scale = r;
+  job->norm_weight = norm->weight;
+  job->weight_bias = norm->weight_offset ? 1.0f : -0.0f;
+  job->dim = D;
+  for (h0 = 0; h0 < heads; h0 += POSENC_I_NORM_HEADS) {
+    job->heads = heads - h0 < POSENC_I_NORM_HEADS ? heads - h0 : POSENC_I_NORM_HEADS;
+    job->src = src + (ptrdiff_t)h0 * job->src_head_stride;
+    job->dst = dst + (ptrdiff_t)h0 * job->dst_head_stride;
+    be->sumsq(job->src, job->src_dtype, job->src_head_stride, job->heads, D, ss);
+    for (i = 0; i < job->heads; i++) r[i] = posenc_i_rms_scale(ss[i], inv_d, norm->epsilon);
+    be->rotate(job);
+  }
 }
 
 /* The position axis 0 of token (b, t). */
@@ -3058,8 +3192,11 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
       if (posenc_i_ranges_meet((const unsigned char *)pos->ids, nid * sizeof *pos->ids, io[i].out.data, io[i].out.span))
         return POSENC_ERR_ALIAS;
   }
-  for (i = 0; i < n; i++) { /* the structs are read again while rotating */
+  for (i = 0; i < n; i++) { /* the structs and the norms' weights are read again while rotating */
     const posenc_i_tview *o = &io[i].out;
+    for (j = 0; j < n; j++)
+      if (io[j].normed && posenc_i_ranges_meet((const unsigned char *)io[j].norm.weight, D * sizeof(float), o->data, o->span))
+        return POSENC_ERR_ALIAS;
     if (posenc_i_ranges_meet((const unsigned char *)rope, sizeof *rope, o->data, o->span) ||
         posenc_i_ranges_meet((const unsigned char *)pos, sizeof *pos, o->data, o->span) ||
         (cache && posenc_i_ranges_meet((const unsigned char *)cache, sizeof *cache, o->data, o->span)))
@@ -3147,8 +3284,13 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
             job.pairs = h;
             job.style = rope->config.style;
             job.c = c; job.s = s;
-            rotate(&job);
-            if (!io[i].in_place && 2 * h < D) posenc_i_rope_copy_heads(be, &io[i], src, dst, 2 * h, D);
+            job.norm_scale = NULL;
+            if (io[i].normed) {
+              posenc_i_rotate_normed(be, &job, &io[i].norm, D);
+            } else {
+              rotate(&job);
+              if (!io[i].in_place && 2 * h < D) posenc_i_rope_copy_heads(be, &io[i], src, dst, 2 * h, D);
+            }
           } else {
             posenc_i_rope_copy_heads(be, &io[i], src, dst, 0, D);
           }
@@ -3170,20 +3312,24 @@ static posenc_status posenc_i_rope_check_call(const posenc_rope *rope, const pos
   return POSENC_OK;
 }
 
-/* Q (and K) from ins[i] into outs[i], which may be ins[i] itself. */
+/* Q (and K) from ins[i] into outs[i], which may be ins[i] itself, normalised by norms[i] first
+ * (norms NULL: none). */
 static posenc_status posenc_i_rope_inout(const posenc_i_backend *be, const posenc_rope *rope,
                                          const posenc_rope_cache_view *cache, const posenc_rope_positions *pos,
                                          const posenc_rope_tensor *const ins[2], const posenc_rope_tensor *const outs[2],
-                                         size_t n, posenc_rope_direction direction) {
+                                         const posenc_rope_norm *const norms[2], size_t n,
+                                         posenc_rope_direction direction) {
   posenc_i_rot_io io[2];
   posenc_status st;
   size_t i;
   if (!ins[0]) return POSENC_ERR_NULL;
   if ((st = posenc_i_rope_check_call(rope, pos, direction)) != POSENC_OK) return st;
-  for (i = 0; i < n; i++)
+  for (i = 0; i < n; i++) {
     if ((st = posenc_i_rope_check_io(ins[i], outs[i], rope->config.head_dim, pos->batch, pos->tokens, &io[i])) !=
         POSENC_OK)
       return st;
+    if (norms && (st = posenc_i_rope_check_norm(norms[i], &io[i])) != POSENC_OK) return st;
+  }
   return posenc_i_rope_run(be, rope, cache, pos, io, n, NULL, direction);
 }
 
@@ -3192,7 +3338,7 @@ static posenc_status posenc_i_rope_apply(const posenc_i_backend *be, const posen
                                          const posenc_rope_tensor *q, const posenc_rope_tensor *k,
                                          posenc_rope_direction direction) {
   const posenc_rope_tensor *const t[2] = {q, k};
-  return posenc_i_rope_inout(be, rope, cache, pos, t, t, k ? 2 : 1, direction);
+  return posenc_i_rope_inout(be, rope, cache, pos, t, t, NULL, k ? 2 : 1, direction);
 }
 
 POSENC_API posenc_status posenc_rope_apply(const posenc_rope *rope, const posenc_rope_cache_view *cache,
@@ -3209,7 +3355,20 @@ POSENC_API posenc_status posenc_rope_apply_out(const posenc_rope *rope, const po
                                                posenc_rope_direction direction) {
   const posenc_rope_tensor *const ins[2] = {q_in, k_in}, *const outs[2] = {q_out, k_out};
   if (!q_out || !k_in != !k_out) return POSENC_ERR_NULL;
-  return posenc_i_rope_inout(posenc_i_select(), rope, cache, positions, ins, outs, k_in ? 2 : 1, direction);
+  return posenc_i_rope_inout(posenc_i_select(), rope, cache, positions, ins, outs, NULL, k_in ? 2 : 1, direction);
+}
+
+POSENC_API posenc_status posenc_rope_apply_norm(const posenc_rope *rope, const posenc_rope_cache_view *cache,
+                                                const posenc_rope_positions *positions,
+                                                const posenc_rope_tensor *q_in, const posenc_rope_tensor *q_out,
+                                                const posenc_rope_norm *q_norm,
+                                                const posenc_rope_tensor *k_in, const posenc_rope_tensor *k_out,
+                                                const posenc_rope_norm *k_norm) {
+  const posenc_rope_tensor *const ins[2] = {q_in, k_in}, *const outs[2] = {q_out, k_out};
+  const posenc_rope_norm *const norms[2] = {q_norm, k_norm};
+  if (!q_out || !k_in != !k_out || (k_norm && !k_in)) return POSENC_ERR_NULL;
+  return posenc_i_rope_inout(posenc_i_select(), rope, cache, positions, ins, outs, norms, k_in ? 2 : 1,
+                             POSENC_ROPE_FORWARD);
 }
 
 /* A KV cache array as the output view of a pass over `in` (heads and dtype checked by the caller):
@@ -3230,10 +3389,12 @@ static posenc_status posenc_i_kv_array(const posenc_kv_cache *kv, void *data, co
   return posenc_i_bytes(ext, out->es, &out->span);
 }
 
-POSENC_API posenc_status posenc_rope_store_kv(const posenc_rope *rope, const posenc_rope_cache_view *cache,
-                                              const posenc_rope_positions *positions, const posenc_rope_tensor *q,
-                                              const posenc_rope_tensor *k, const posenc_rope_tensor *v,
-                                              const posenc_kv_cache *kv, const int64_t *slots) {
+/* Rotate-and-store (posenc_rope_store_kv), Q and K normalised by q_norm and k_norm (each may be NULL). */
+static posenc_status posenc_i_store_kv(const posenc_rope *rope, const posenc_rope_cache_view *cache,
+                                       const posenc_rope_positions *positions, const posenc_rope_tensor *q,
+                                       const posenc_rope_norm *q_norm, const posenc_rope_tensor *k,
+                                       const posenc_rope_norm *k_norm, const posenc_rope_tensor *v,
+                                       const posenc_kv_cache *kv, const int64_t *slots) {
   posenc_i_rot_io io[3];
   posenc_i_slot_plan plan;
   posenc_kv_cache c;
@@ -3263,7 +3424,10 @@ POSENC_API posenc_status posenc_rope_store_kv(const posenc_rope *rope, const pos
   }
   if (q) {
     if ((st = posenc_i_rope_check_io(q, q, D, B, T, &io[n])) != POSENC_OK) return st;
+    if ((st = posenc_i_rope_check_norm(q_norm, &io[n])) != POSENC_OK) return st;
     n++;
+  } else if (q_norm) {
+    return POSENC_ERR_NULL;
   }
   for (i = 0; i < 2; i++) { /* K rotated into kv->k, V copied into kv->v */
     const posenc_rope_tensor *in = i ? v : k;
@@ -3274,6 +3438,8 @@ POSENC_API posenc_status posenc_rope_store_kv(const posenc_rope *rope, const pos
     io[n].in_place = 0;
     io[n].rotate = !i;
     io[n].to_slots = 1;
+    io[n].normed = 0;
+    if (!i && (st = posenc_i_rope_check_norm(k_norm, &io[n])) != POSENC_OK) return st;
     n++;
   }
   { /* the slots (or the positions standing for them) name slots of the arrays; the arrays lie
@@ -3290,6 +3456,22 @@ POSENC_API posenc_status posenc_rope_store_kv(const posenc_rope *rope, const pos
         return POSENC_ERR_ALIAS;
   }
   return posenc_i_rope_run(posenc_i_select(), rope, cache, positions, io, n, &plan, POSENC_ROPE_FORWARD);
+}
+
+POSENC_API posenc_status posenc_rope_store_kv(const posenc_rope *rope, const posenc_rope_cache_view *cache,
+                                              const posenc_rope_positions *positions, const posenc_rope_tensor *q,
+                                              const posenc_rope_tensor *k, const posenc_rope_tensor *v,
+                                              const posenc_kv_cache *kv, const int64_t *slots) {
+  return posenc_i_store_kv(rope, cache, positions, q, NULL, k, NULL, v, kv, slots);
+}
+
+POSENC_API posenc_status posenc_rope_store_kv_norm(const posenc_rope *rope, const posenc_rope_cache_view *cache,
+                                                   const posenc_rope_positions *positions,
+                                                   const posenc_rope_tensor *q, const posenc_rope_norm *q_norm,
+                                                   const posenc_rope_tensor *k, const posenc_rope_norm *k_norm,
+                                                   const posenc_rope_tensor *v, const posenc_kv_cache *kv,
+                                                   const int64_t *slots) {
+  return posenc_i_store_kv(rope, cache, positions, q, q_norm, k, k_norm, v, kv, slots);
 }
 
 

@@ -174,7 +174,8 @@ extern "C" {
  *   vdm_t, vfm_t, vhm_t   lane masks of vd_t, vf_t, vh_t: all-ones lanes up to 256 bits, mask
  *                         registers at 512 (SIMDe's __mmask forms)
  *
- *   f64    vd_set1 vd_zero vd_loadu vd_add vd_sub vd_mul vd_xor vd_bits vd_from_bits
+ *   f64    vd_set1 vd_zero vd_loadu vd_storeu vd_add vd_sub vd_mul vd_xor vd_bits vd_from_bits
+ *          vd_from_lo / vd_from_hi: a vf_t's low / high FLANES/2 lanes in f64 (exact)
  *          vd_odd(q): lanes whose 64-bit integer is odd; vd_sel(m, t, f): t where m, else f
  *          vd_cvt: to f32, rounded to nearest even (a vfh_t)
  *   i64    vl_set1 vl_add vl_slli
@@ -238,6 +239,7 @@ extern "C" {
 #define vd_set1 POSENC_I_MM(set1_pd)
 #define vd_zero POSENC_I_MM(setzero_pd)
 #define vd_loadu POSENC_I_MM(loadu_pd)
+#define vd_storeu POSENC_I_MM(storeu_pd)
 #define vd_add POSENC_I_MM(add_pd)
 #define vd_sub POSENC_I_MM(sub_pd)
 #define vd_mul POSENC_I_MM(mul_pd)
@@ -280,6 +282,8 @@ POSENC_I_INLINE simde__m256i POSENC_I_K(mul32_256)(simde__m256i a, simde__m256i 
 #  define vd_bits simde_mm_castpd_si128
 #  define vd_from_bits simde_mm_castsi128_pd
 #  define vd_cvt simde_mm_cvtpd_ps
+#  define vd_from_lo simde_mm_cvtps_pd
+#  define vd_from_hi(x) simde_mm_cvtps_pd(simde_mm_movehl_ps((x), (x)))
 #  define vl_set1 simde_mm_set1_epi64x
 #  define vf_stream simde_mm_stream_ps
 #  define vf_bits simde_mm_castps_si128
@@ -339,6 +343,8 @@ POSENC_I_INLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
 #  define vd_bits simde_mm256_castpd_si256
 #  define vd_from_bits simde_mm256_castsi256_pd
 #  define vd_cvt simde_mm256_cvtpd_ps
+#  define vd_from_lo(x) simde_mm256_cvtps_pd(simde_mm256_castps256_ps128(x))
+#  define vd_from_hi(x) simde_mm256_cvtps_pd(simde_mm256_extractf128_ps((x), 1))
 #  define vl_set1 simde_mm256_set1_epi64x
 #  define vf_stream simde_mm256_stream_ps
 #  define vf_bits simde_mm256_castps_si256
@@ -407,6 +413,8 @@ POSENC_I_INLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
 #  define vd_bits simde_mm512_castpd_si512
 #  define vd_from_bits simde_mm512_castsi512_pd
 #  define vd_cvt POSENC_I_K(cvtpd_ps)
+#  define vd_from_lo(x) POSENC_I_K(cvtps_pd)(simde_mm512_castps512_ps256(x))
+#  define vd_from_hi(x) POSENC_I_K(cvtps_pd)(POSENC_I_K(hi256)(x))
 #  define vl_set1 simde_mm512_set1_epi64
 #  define vf_stream POSENC_I_K(stream_ps)
 #  define vf_bits simde_mm512_castps_si512
@@ -438,6 +446,14 @@ POSENC_I_INLINE vfh_t POSENC_I_K(cvtpd_ps)(vd_t a) {
 #  else
   return simde_mm256_set_m128(simde_mm256_cvtpd_ps(simde_mm512_extractf64x4_pd(a, 1)),
                               simde_mm256_cvtpd_ps(simde_mm512_castpd512_pd256(a)));
+#  endif
+}
+POSENC_I_INLINE vd_t POSENC_I_K(cvtps_pd)(simde__m256 h) {
+#  if defined(SIMDE_X86_AVX512F_NATIVE)
+  return _mm512_cvtps_pd(h);
+#  else
+  return simde_mm512_insertf64x4(simde_mm512_castpd256_pd512(simde_mm256_cvtps_pd(simde_mm256_castps256_ps128(h))),
+                                 simde_mm256_cvtps_pd(simde_mm256_extractf128_ps(h, 1)), 1);
 #  endif
 }
 POSENC_I_INLINE vf_t POSENC_I_K(cvtph_ps)(vh_t h) {
@@ -834,18 +850,54 @@ static void POSENC_I_K(sincos_rows)(const posenc_i_job *job) {
 /* Every rotation reads its input (src, of dtype sdt) and writes its output (dst, of dtype ddt):
  * the same place in place, another tensor out of place. Loads come before the stores they feed. */
 
+/* A QK-norm's view of a head (posenc_i_rot_job): its scale r, the weights' bias, and the weights of
+ * the lanes at hand. on: a compile-time constant in every instance, so that rotations without a
+ * norm compile to what they were. */
+typedef struct POSENC_I_K(norm) {
+  int on;
+  vf_t r, bias;
+} POSENC_I_K(norm);
+
+/* FLANES input values at p, in f32, normalised where the norm is on (w + e: their weights; w is
+ * NULL without a norm). */
+POSENC_I_INLINE vf_t POSENC_I_K(load_normed)(const unsigned char *p, posenc_dtype dt, const float *w, size_t e,
+                                             POSENC_I_K(norm) nm) {
+  vf_t x = POSENC_I_K(load)(p, dt);
+  return nm.on ? vf_mul(vf_mul(x, nm.r), vf_add(vf_loadu(w + e), nm.bias)) : x;
+}
+
+/* n values from sdt to ddt (posenc_i_scalar_convert's rounding; an f16 NaN's payload may differ),
+ * normalised where the norm is on (w: their weights). */
+POSENC_I_INLINE void POSENC_I_K(convert_as)(const unsigned char *src, posenc_dtype sdt, unsigned char *dst,
+                                            posenc_dtype ddt, size_t n, const float *w, POSENC_I_K(norm) nm) {
+  const size_t ses = sdt == POSENC_DTYPE_F32 ? 4 : 2, des = ddt == POSENC_DTYPE_F32 ? 4 : 2;
+  size_t i = 0;
+  for (; i + POSENC_I_FLANES <= n; i += POSENC_I_FLANES)
+    POSENC_I_K(store)(dst + i * des, POSENC_I_K(load_normed)(src + i * ses, sdt, w, i, nm), ddt);
+  if (i < n) {
+    unsigned char t[POSENC_I_FLANES * 4], u[POSENC_I_FLANES * 4];
+    float wt[POSENC_I_FLANES];
+    memset(t, 0, sizeof t); memset(wt, 0, sizeof wt);
+    memcpy(t, src + i * ses, (n - i) * ses);
+    if (nm.on) memcpy(wt, w + i, (n - i) * sizeof(float));
+    POSENC_I_K(store)(u, POSENC_I_K(load_normed)(t, sdt, wt, 0, nm), ddt);
+    memcpy(dst + i * des, u, (n - i) * des);
+  }
+}
+
 /* FLANES NeoX pairs: (x0, x1) -> (x0*c - x1*s, x1*c + x0*s), the scalar kernel's operations. */
 POSENC_I_INLINE void POSENC_I_K(neox)(const unsigned char *i0, const unsigned char *i1, unsigned char *o0,
-                                      unsigned char *o1, vf_t cv, vf_t sv, posenc_dtype sdt, posenc_dtype ddt) {
-  vf_t x0 = POSENC_I_K(load)(i0, sdt), x1 = POSENC_I_K(load)(i1, sdt);
+                                      unsigned char *o1, vf_t cv, vf_t sv, posenc_dtype sdt, posenc_dtype ddt,
+                                      const float *w, size_t e0, size_t e1, POSENC_I_K(norm) nm) {
+  vf_t x0 = POSENC_I_K(load_normed)(i0, sdt, w, e0, nm), x1 = POSENC_I_K(load_normed)(i1, sdt, w, e1, nm);
   POSENC_I_K(store)(o0, vf_sub(vf_mul(x0, cv), vf_mul(x1, sv)), ddt);
   POSENC_I_K(store)(o1, vf_add(vf_mul(x1, cv), vf_mul(x0, sv)), ddt);
 }
 
 /* FLANES/2 GPT-J pairs: x*c + swap(x)*s with the expanded rows (s = -sin, sin, ...). */
 POSENC_I_INLINE void POSENC_I_K(gptj)(const unsigned char *in, unsigned char *out, vf_t cv, vf_t sv,
-                                      posenc_dtype sdt, posenc_dtype ddt) {
-  vf_t x = POSENC_I_K(load)(in, sdt), xs = vf_swap_pairs(x);
+                                      posenc_dtype sdt, posenc_dtype ddt, const float *w, size_t e, POSENC_I_K(norm) nm) {
+  vf_t x = POSENC_I_K(load_normed)(in, sdt, w, e, nm), xs = vf_swap_pairs(x);
   POSENC_I_K(store)(out, vf_add(vf_mul(x, cv), vf_mul(xs, sv)), ddt);
 }
 
@@ -856,24 +908,26 @@ typedef struct POSENC_I_K(rot_side) {
 } POSENC_I_K(rot_side);
 
 /* FLANES lanes at lane j of `heads` heads (NeoX: lanes j.. and their partners at j+h; GPT-J:
- * FLANES/2 pairs). Everything the loop reads lives in locals (t is passed by value, its address
- * never taken): stores through the data pointers could alias the job, or a struct in memory. */
+ * FLANES/2 pairs); with a norm one head, whose weights are w. Everything the loop reads lives in
+ * locals (t is passed by value, its address never taken): stores through the data pointers could
+ * alias the job, or a struct in memory. */
 POSENC_I_INLINE void POSENC_I_K(rotate_lanes)(POSENC_I_K(rot_side) t, size_t heads, size_t j, size_t h,
                                               vf_t cv, vf_t sv, int style, posenc_dtype sdt, posenc_dtype ddt,
-                                              int in_place) {
+                                              int in_place, const float *w, POSENC_I_K(norm) nm) {
   size_t hd;
   for (hd = 0; hd < heads; hd++) { /* indexed, not stepped: no pointer past the last head */
     unsigned char *out = t.dst + (ptrdiff_t)hd * t.dhs;
     const unsigned char *in = in_place ? out : t.src + (ptrdiff_t)hd * t.shs; /* in place: one pointer */
     if (style == POSENC_ROPE_NEOX)
-      POSENC_I_K(neox)(in + j * t.ses, in + (h + j) * t.ses, out + j * t.des, out + (h + j) * t.des, cv, sv, sdt, ddt);
+      POSENC_I_K(neox)(in + j * t.ses, in + (h + j) * t.ses, out + j * t.des, out + (h + j) * t.des, cv, sv, sdt, ddt,
+                       w, j, h + j, nm);
     else
-      POSENC_I_K(gptj)(in + j * t.ses, out + j * t.des, cv, sv, sdt, ddt);
+      POSENC_I_K(gptj)(in + j * t.ses, out + j * t.des, cv, sv, sdt, ddt, w, j, nm);
   }
 }
 
 POSENC_I_INLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, int style, posenc_dtype sdt,
-                                              posenc_dtype ddt, int in_place) {
+                                              posenc_dtype ddt, int in_place, int norm) {
   const size_t ses = sdt == POSENC_DTYPE_F32 ? 4 : 2, des = ddt == POSENC_DTYPE_F32 ? 4 : 2;
   const size_t h = job->pairs, heads = job->heads;
   const size_t n = style == POSENC_ROPE_NEOX ? h : 2 * h; /* lanes per head */
@@ -884,30 +938,41 @@ POSENC_I_INLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, int s
   const unsigned char *const src0 = job->src;
   unsigned char *const dst0 = job->dst;
   const ptrdiff_t shs = job->src_head_stride, dhs = job->dst_head_stride;
+  const float *const w = norm ? job->norm_weight : NULL;
   POSENC_I_K(rot_side) side;
+  POSENC_I_K(norm) nm;
   /* Heads in groups, lanes inside a group: walking all heads per vector of lanes (a 512-byte
    * stride over a 16 KiB token) got a third of the memory bandwidth in prefill. Measured best on
    * AVX2 (bench_rope's prototypes): NeoX two heads at a time (90% of the floor, and the cos/sin
    * loads shared), GPT-J one (91%). At 512 bits NeoX one head too: two made prefill 20% slower
-   * (Zen 4; decode 15% faster, but only as fast as AVX2 with one). */
-  const size_t group = style == POSENC_ROPE_NEOX && POSENC_I_VBITS < 512 ? 2 : 1;
+   * (Zen 4; decode 15% faster, but only as fast as AVX2 with one). A QK-norm scales each head by
+   * its own r: one head. */
+  const size_t group = style == POSENC_ROPE_NEOX && POSENC_I_VBITS < 512 && !norm ? 2 : 1;
   size_t j, hd;
+  nm.on = norm;
+  nm.bias = vf_set1(norm ? job->weight_bias : 0.0f);
+  nm.r = nm.bias;
   side.shs = shs; side.ses = ses;
   side.dhs = dhs; side.des = des;
   for (hd = 0; hd < heads; hd += group) {
     size_t ng = heads - hd < group ? heads - hd : group;
     side.src = src0 + (ptrdiff_t)hd * shs;
     side.dst = dst0 + (ptrdiff_t)hd * dhs;
+    if (norm) nm.r = vf_set1(job->norm_scale[hd]);
     POSENC_I_UNROLL
     for (j = 0; j < nv; j += POSENC_I_FLANES)
-      POSENC_I_K(rotate_lanes)(side, ng, j, h, vf_loadu(c + j), vf_loadu(s + j), style, sdt, ddt, in_place);
+      POSENC_I_K(rotate_lanes)(side, ng, j, h, vf_loadu(c + j), vf_loadu(s + j), style, sdt, ddt, in_place, w, nm);
   }
   if (rest) { /* the last lanes: the same vector code on zero-padded copies */
-    float ct[POSENC_I_FLANES], st[POSENC_I_FLANES];
+    float ct[POSENC_I_FLANES], st[POSENC_I_FLANES], wt[2 * POSENC_I_FLANES];
     unsigned char in[2 * POSENC_I_FLANES * 4], out[2 * POSENC_I_FLANES * 4]; /* NeoX: partners at lane FLANES */
-    memset(ct, 0, sizeof ct); memset(st, 0, sizeof st);
+    memset(ct, 0, sizeof ct); memset(st, 0, sizeof st); memset(wt, 0, sizeof wt);
     memcpy(ct, c + nv, rest * sizeof(float));
     memcpy(st, s + nv, rest * sizeof(float));
+    if (norm) {
+      memcpy(wt, w + nv, rest * sizeof(float));
+      if (style == POSENC_ROPE_NEOX) memcpy(wt + POSENC_I_FLANES, w + h + nv, rest * sizeof(float));
+    }
     side.shs = side.dhs = 0;
     side.src = in; side.dst = out;
     for (hd = 0; hd < heads; hd++) {
@@ -916,22 +981,46 @@ POSENC_I_INLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, int s
       memset(in, 0, sizeof in);
       memcpy(in, x + nv * ses, rest * ses);
       if (style == POSENC_ROPE_NEOX) memcpy(in + POSENC_I_FLANES * ses, x + (h + nv) * ses, rest * ses);
-      POSENC_I_K(rotate_lanes)(side, 1, 0, POSENC_I_FLANES, vf_loadu(ct), vf_loadu(st), style, sdt, ddt, 0);
+      if (norm) nm.r = vf_set1(job->norm_scale[hd]);
+      POSENC_I_K(rotate_lanes)(side, 1, 0, POSENC_I_FLANES, vf_loadu(ct), vf_loadu(st), style, sdt, ddt, 0,
+                               norm ? wt : NULL, nm);
       memcpy(y + nv * des, out, rest * des);
       if (style == POSENC_ROPE_NEOX) memcpy(y + (h + nv) * des, out + POSENC_I_FLANES * des, rest * des);
     }
   }
+  if (norm && job->dim > 2 * h) /* the dims past rotary_dim, normalised */
+    for (hd = 0; hd < heads; hd++) {
+      nm.r = vf_set1(job->norm_scale[hd]);
+      POSENC_I_K(convert_as)(src0 + (ptrdiff_t)hd * shs + 2 * h * ses, sdt, dst0 + (ptrdiff_t)hd * dhs + 2 * h * des,
+                             ddt, job->dim - 2 * h, w + 2 * h, nm);
+    }
 }
 
 /* One instance per style and pair of dtypes, and per style and dtype in place, where one pointer
- * serves for loads and stores (two made in-place prefill 7% slower and decode 10%, AVX2). */
+ * serves for loads and stores (two made in-place prefill 7% slower and decode 10%, AVX2); with a
+ * QK-norm one per style and pair of dtypes. */
 static void POSENC_I_K(rotate)(const posenc_i_rot_job *job) {
-#define POSENC_I_ROT_CASE(style, sdt, ddt) \
-  case ((style) * 3 + (sdt)) * 3 + (ddt): POSENC_I_K(rotate_heads)(job, style, sdt, ddt, 0); break
+#define POSENC_I_ROT_CASE(style, sdt, ddt, norm) \
+  case ((style) * 3 + (sdt)) * 3 + (ddt): POSENC_I_K(rotate_heads)(job, style, sdt, ddt, 0, norm); break
 #define POSENC_I_ROT_IN_PLACE(style, dt) \
-  case (style) * 3 + (dt): POSENC_I_K(rotate_heads)(job, style, dt, dt, 1); break
-#define POSENC_I_ROT_CASES(style, sdt) POSENC_I_ROT_CASE(style, sdt, POSENC_DTYPE_F32); \
-  POSENC_I_ROT_CASE(style, sdt, POSENC_DTYPE_F16); POSENC_I_ROT_CASE(style, sdt, POSENC_DTYPE_BF16)
+  case (style) * 3 + (dt): POSENC_I_K(rotate_heads)(job, style, dt, dt, 1, 0); break
+#define POSENC_I_ROT_CASES(style, sdt, norm) POSENC_I_ROT_CASE(style, sdt, POSENC_DTYPE_F32, norm); \
+  POSENC_I_ROT_CASE(style, sdt, POSENC_DTYPE_F16, norm); POSENC_I_ROT_CASE(style, sdt, POSENC_DTYPE_BF16, norm)
+#define POSENC_I_ROT_ALL(norm) \
+  switch ((job->style * 3 + job->src_dtype) * 3 + job->dst_dtype) { \
+    POSENC_I_ROT_CASES(POSENC_ROPE_NEOX, POSENC_DTYPE_F32, norm); \
+    POSENC_I_ROT_CASES(POSENC_ROPE_NEOX, POSENC_DTYPE_F16, norm); \
+    POSENC_I_ROT_CASES(POSENC_ROPE_NEOX, POSENC_DTYPE_BF16, norm); \
+    POSENC_I_ROT_CASES(POSENC_ROPE_GPTJ, POSENC_DTYPE_F32, norm); \
+    POSENC_I_ROT_CASES(POSENC_ROPE_GPTJ, POSENC_DTYPE_F16, norm); \
+    POSENC_I_ROT_CASE(POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16, POSENC_DTYPE_F32, norm); \
+    POSENC_I_ROT_CASE(POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16, POSENC_DTYPE_F16, norm); \
+    default: POSENC_I_K(rotate_heads)(job, POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16, POSENC_DTYPE_BF16, 0, norm); break; \
+  }
+  if (job->norm_scale) {
+    POSENC_I_ROT_ALL(1)
+    return;
+  }
   if (job->src == job->dst && job->src_dtype == job->dst_dtype && job->src_head_stride == job->dst_head_stride) {
     switch (job->style * 3 + job->dst_dtype) {
       POSENC_I_ROT_IN_PLACE(POSENC_ROPE_NEOX, POSENC_DTYPE_F32);
@@ -939,23 +1028,48 @@ static void POSENC_I_K(rotate)(const posenc_i_rot_job *job) {
       POSENC_I_ROT_IN_PLACE(POSENC_ROPE_NEOX, POSENC_DTYPE_BF16);
       POSENC_I_ROT_IN_PLACE(POSENC_ROPE_GPTJ, POSENC_DTYPE_F32);
       POSENC_I_ROT_IN_PLACE(POSENC_ROPE_GPTJ, POSENC_DTYPE_F16);
-      default: POSENC_I_K(rotate_heads)(job, POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16, POSENC_DTYPE_BF16, 1); break;
+      default: POSENC_I_K(rotate_heads)(job, POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16, POSENC_DTYPE_BF16, 1, 0); break;
     }
     return;
   }
-  switch ((job->style * 3 + job->src_dtype) * 3 + job->dst_dtype) {
-    POSENC_I_ROT_CASES(POSENC_ROPE_NEOX, POSENC_DTYPE_F32);
-    POSENC_I_ROT_CASES(POSENC_ROPE_NEOX, POSENC_DTYPE_F16);
-    POSENC_I_ROT_CASES(POSENC_ROPE_NEOX, POSENC_DTYPE_BF16);
-    POSENC_I_ROT_CASES(POSENC_ROPE_GPTJ, POSENC_DTYPE_F32);
-    POSENC_I_ROT_CASES(POSENC_ROPE_GPTJ, POSENC_DTYPE_F16);
-    POSENC_I_ROT_CASE(POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16, POSENC_DTYPE_F32);
-    POSENC_I_ROT_CASE(POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16, POSENC_DTYPE_F16);
-    default: POSENC_I_K(rotate_heads)(job, POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16, POSENC_DTYPE_BF16, 0); break;
-  }
+  POSENC_I_ROT_ALL(0)
+#undef POSENC_I_ROT_ALL
 #undef POSENC_I_ROT_IN_PLACE
 #undef POSENC_I_ROT_CASES
 #undef POSENC_I_ROT_CASE
+}
+
+/* QK-norm's sums of squares (posenc_i_scalar_sumsq's order): the squares in double, element e
+ * into accumulator lane e mod 8 (8 / DLANES vectors of DLANES lanes), then the scalar kernel's
+ * tree, which halving the vectors gives at every width. */
+static void POSENC_I_K(sumsq)(const unsigned char *src, posenc_dtype dtype, ptrdiff_t head_stride, size_t heads,
+                              size_t n, double *ss) {
+#define POSENC_I_NACC (8 / POSENC_I_DLANES)
+  const size_t es = dtype == POSENC_DTYPE_F32 ? 4 : 2;
+  size_t hd, i, k;
+  for (hd = 0; hd < heads; hd++) {
+    const unsigned char *x = src + (ptrdiff_t)hd * head_stride;
+    vd_t acc[POSENC_I_NACC];
+    double lanes[8];
+    for (k = 0; k < POSENC_I_NACC; k++) acc[k] = vd_zero();
+    for (i = 0, k = 0; i < n; i += POSENC_I_FLANES) {
+      vf_t v;
+      if (i + POSENC_I_FLANES <= n) {
+        v = POSENC_I_K(load)(x + i * es, dtype);
+      } else { /* zeros past the end add nothing */
+        unsigned char t[POSENC_I_FLANES * 4];
+        memset(t, 0, sizeof t);
+        memcpy(t, x + i * es, (n - i) * es);
+        v = POSENC_I_K(load)(t, dtype);
+      }
+      { vd_t lo = vd_from_lo(v), hi = vd_from_hi(v);
+        acc[k] = vd_add(acc[k], vd_mul(lo, lo)); k = (k + 1) % POSENC_I_NACC;
+        acc[k] = vd_add(acc[k], vd_mul(hi, hi)); k = (k + 1) % POSENC_I_NACC; }
+    }
+    for (k = 0; k < POSENC_I_NACC; k++) vd_storeu(lanes + k * POSENC_I_DLANES, acc[k]);
+    ss[hd] = ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6])) + ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]));
+  }
+#undef POSENC_I_NACC
 }
 
 /* A cache row's values to f32 (negated for the inverse: exact). */
@@ -975,25 +1089,12 @@ static void POSENC_I_K(to_f32)(const unsigned char *src, posenc_dtype dtype, flo
   }
 }
 
-/* n values from sdt to ddt (posenc_i_scalar_convert's rounding; an f16 NaN's payload may differ) */
-POSENC_I_INLINE void POSENC_I_K(convert_as)(const unsigned char *src, posenc_dtype sdt, unsigned char *dst,
-                                            posenc_dtype ddt, size_t n) {
-  const size_t ses = sdt == POSENC_DTYPE_F32 ? 4 : 2, des = ddt == POSENC_DTYPE_F32 ? 4 : 2;
-  size_t i = 0;
-  for (; i + POSENC_I_FLANES <= n; i += POSENC_I_FLANES)
-    POSENC_I_K(store)(dst + i * des, POSENC_I_K(load)(src + i * ses, sdt), ddt);
-  if (i < n) {
-    unsigned char t[POSENC_I_FLANES * 4], u[POSENC_I_FLANES * 4];
-    memset(t, 0, sizeof t);
-    memcpy(t, src + i * ses, (n - i) * ses);
-    POSENC_I_K(store)(u, POSENC_I_K(load)(t, sdt), ddt);
-    memcpy(dst + i * des, u, (n - i) * des);
-  }
-}
-
 static void POSENC_I_K(convert)(const unsigned char *src, posenc_dtype sdt, unsigned char *dst, posenc_dtype ddt,
                                 size_t n) {
-#define POSENC_I_CONVERT_CASE(a, b) case (a) * 3 + (b): POSENC_I_K(convert_as)(src, a, dst, b, n); break
+#define POSENC_I_CONVERT_CASE(a, b) case (a) * 3 + (b): POSENC_I_K(convert_as)(src, a, dst, b, n, NULL, off); break
+  POSENC_I_K(norm) off;
+  off.on = 0;
+  off.r = off.bias = vf_set1(0.0f);
   if (sdt == ddt) { memcpy(dst, src, n * (sdt == POSENC_DTYPE_F32 ? 4 : 2)); return; }
   switch (sdt * 3 + ddt) {
     POSENC_I_CONVERT_CASE(POSENC_DTYPE_F32, POSENC_DTYPE_F16);
@@ -1001,7 +1102,7 @@ static void POSENC_I_K(convert)(const unsigned char *src, posenc_dtype sdt, unsi
     POSENC_I_CONVERT_CASE(POSENC_DTYPE_F16, POSENC_DTYPE_F32);
     POSENC_I_CONVERT_CASE(POSENC_DTYPE_F16, POSENC_DTYPE_BF16);
     POSENC_I_CONVERT_CASE(POSENC_DTYPE_BF16, POSENC_DTYPE_F32);
-    default: POSENC_I_K(convert_as)(src, POSENC_DTYPE_BF16, dst, POSENC_DTYPE_F16, n); break;
+    default: POSENC_I_K(convert_as)(src, POSENC_DTYPE_BF16, dst, POSENC_DTYPE_F16, n, NULL, off); break;
   }
 #undef POSENC_I_CONVERT_CASE
 }
@@ -1335,12 +1436,14 @@ static void POSENC_I_K(bias_row)(const posenc_i_bias_job *job) {
  * runs the scalar kernel (on VFP) so that its bits match every other backend. */
 #if defined(__arm__) && !defined(__aarch64__)
 #  define POSENC_I_SIMD_ROTATE posenc_i_scalar_rotate
+#  define POSENC_I_SIMD_SUMSQ posenc_i_scalar_sumsq   /* QK-norm's sums, of subnormal values too */
 #  define POSENC_I_SIMD_CONVERT posenc_i_scalar_convert /* an f32 subnormal copied to f16 or bf16 */
 #  define POSENC_I_SIMD_ADD_FWD posenc_i_scalar_add_fwd  /* the masked add: likewise (x*scale + P can be subnormal) */
 #  define POSENC_I_SIMD_ADD_BWD posenc_i_scalar_add_bwd
 #  define POSENC_I_SIMD_BIAS_ROW posenc_i_scalar_bias_row /* and the bias add */
 #else
 #  define POSENC_I_SIMD_ROTATE POSENC_I_K(rotate)
+#  define POSENC_I_SIMD_SUMSQ POSENC_I_K(sumsq)
 #  define POSENC_I_SIMD_CONVERT POSENC_I_K(convert)
 #  define POSENC_I_SIMD_ADD_FWD POSENC_I_K(add_fwd)
 #  define POSENC_I_SIMD_ADD_BWD POSENC_I_K(add_bwd)
@@ -1349,7 +1452,7 @@ static void POSENC_I_K(bias_row)(const posenc_i_bias_job *job) {
 
 extern const posenc_i_backend POSENC_I_SIMD_BACKEND;
 const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(sincos_rows), POSENC_I_SIMD_ROTATE,
-                                                 POSENC_I_K(to_f32), POSENC_I_SIMD_CONVERT, POSENC_I_SIMD_ADD_FWD, POSENC_I_SIMD_ADD_BWD,
+                                                 POSENC_I_SIMD_SUMSQ, POSENC_I_K(to_f32), POSENC_I_SIMD_CONVERT, POSENC_I_SIMD_ADD_FWD, POSENC_I_SIMD_ADD_BWD,
                                                  POSENC_I_SIMD_BIAS_ROW};
 
 #ifdef __cplusplus
@@ -1368,6 +1471,9 @@ const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(si
 #undef vd_set1
 #undef vd_zero
 #undef vd_loadu
+#undef vd_storeu
+#undef vd_from_lo
+#undef vd_from_hi
 #undef vd_add
 #undef vd_sub
 #undef vd_mul

@@ -808,12 +808,32 @@ static unsigned char *run_rot(const char *name, const posenc_rope *rope, const p
   return lib;
 }
 
+/* QK-norm of one head of D f32 values in place, as posenc_rope_norm defines it, but with r from
+ * long double's 1/sqrt rounded to f32 (the library's Newton steps in double round alike but within
+ * about 1e-16 of an f32 midpoint). */
+static void ref_norm(float *x, size_t D, const posenc_rope_norm *nm) {
+  double a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, ss, v;
+  float r;
+  size_t e;
+  for (e = 0; e < D; e++) a[e % 8] += (double)x[e] * (double)x[e];
+  ss = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+  v = ss * (1.0 / (double)D) + (double)nm->epsilon;
+  r = (float)(1.0L / sqrtl((ld)v));
+  for (e = 0; e < D; e++) {
+    float w = nm->weight_offset ? 1.0f + nm->weight[e] : nm->weight[e];
+    x[e] = (x[e] * r) * w;
+  }
+}
+
 /* posenc_rope_apply_out from the inputs `in` (views qi, ki) into the outputs `out` (qo, ko; k NULL:
  * Q alone), against the reference: each input converted to f32, rotated by ref_apply, rounded to
- * the output's dtype. Bytes of the output buffer that no output element covers keep the canary. */
+ * the output's dtype. With norms (qn, kn; either NULL), posenc_rope_apply_norm, and the reference
+ * normalises each head by ref_norm first. Bytes of the output buffer that no output element
+ * covers keep the canary. */
 static void run_rot_out(const char *name, const posenc_rope *rope, const posenc_rope_cache_view *cv,
                         const posenc_rope_positions *pp, const tview *qi, const tview *qo, const tview *ki,
-                        const tview *ko, posenc_rope_direction dir) {
+                        const tview *ko, posenc_rope_direction dir, const posenc_rope_norm *qn,
+                        const posenc_rope_norm *kn) {
   const size_t D = rope->config.head_dim, B = pp->batch, T = pp->tokens;
   const tview *ins[2], *outs[2];
   tview ref_v[2];
@@ -847,12 +867,22 @@ static void run_rot_out(const char *name, const posenc_rope *rope, const posenc_
             float x = tl_load(in + v->off + (b * v->bs + t * v->ts + hd * v->hs + e) * posenc_dtype_size(v->dt), v->dt);
             memcpy(ref + ref_off + (((b * T + t) * v->heads + hd) * D + e) * 4, &x, 4);
           }
+    if (m ? kn : qn)
+      for (e = 0; e < B * T * v->heads; e++) {
+        float head[POSENC_ROPE_MAX_DIM];
+        memcpy(head, ref + ref_off + e * D * 4, D * 4);
+        ref_norm(head, D, m ? kn : qn);
+        memcpy(ref + ref_off + e * D * 4, head, D * 4);
+      }
     ref_off += B * T * v->heads * D * 4;
   }
   ref_apply(rope, cv, pp, ref, ref_v, n, dir);
   qit = to_tensor(in, qi); qot = to_tensor(out, qo);
   if (ki) { kit = to_tensor(in, ki); kot = to_tensor(out, ko); }
-  st = posenc_rope_apply_out(rope, cv, pp, &qit, &qot, ki ? &kit : NULL, ki ? &kot : NULL, dir);
+  if (qn || kn)
+    st = posenc_rope_apply_norm(rope, cv, pp, &qit, &qot, qn, ki ? &kit : NULL, ki ? &kot : NULL, kn);
+  else
+    st = posenc_rope_apply_out(rope, cv, pp, &qit, &qot, ki ? &kit : NULL, ki ? &kot : NULL, dir);
   CHECK(st == POSENC_OK, "%s: apply_out %s", name, posenc_strerror(st));
   for (m = 0; m < n; m++) {
     const tview *v = outs[m];
@@ -1063,7 +1093,7 @@ static void test_rotation_out(void) {
         pp.batch = B; pp.tokens = T; pp.ids = ids; pp.start = 0;
         sprintf(nm, "out %s q %s->%s k %s->%s", si ? "gptj 48/80" : "neox 64/80", posenc_dtype_name(dts[a]),
                 posenc_dtype_name(dts[c]), posenc_dtype_name(dts[c]), posenc_dtype_name(dts[a]));
-        run_rot_out(nm, &rope, NULL, &pp, &qi, &qo, &ki, &ko, c == 1 ? INV : FWD);
+        run_rot_out(nm, &rope, NULL, &pp, &qi, &qo, &ki, &ko, c == 1 ? INV : FWD, NULL, NULL);
       }
   { /* from a cache, Q alone, decode */
     posenc_rope rope = make_rope(128, 128, NEOX, 500000.0);
@@ -1071,7 +1101,7 @@ static void test_rotation_out(void) {
     posenc_rope_positions pp = {1, 1, NULL, 299};
     tview qi = dense_view(0, 32, 1, 128, F32), qo = dense_view(0, 32, 1, 128, BF16);
     void *cache = make_cache(&rope, HALF, F32, 0, 300, &cv);
-    run_rot_out("out cached decode f32->bf16", &rope, &cv, &pp, &qi, &qo, NULL, NULL, FWD);
+    run_rot_out("out cached decode f32->bf16", &rope, &cv, &pp, &qi, &qo, NULL, NULL, FWD, NULL, NULL);
     free(cache);
   }
   { /* a fused QKV input [tokens][(Hq + 2Hk) * D] into a bf16 Q and an f16 K cache */
@@ -1082,7 +1112,104 @@ static void test_rotation_out(void) {
     qi.off = 0; qi.heads = Hq; qi.hs = D; qi.ts = row; qi.bs = T * row; qi.dt = F32; qi.zero_strides = 0;
     ki = qi; ki.heads = Hk; ki.off = Hq * D * 4;
     ko = dense_view(tview_end(&qo, 1, T, D), Hk, T, D, F16);
-    run_rot_out("out fused QKV f32 -> bf16 Q, f16 K", &rope, NULL, &pp, &qi, &qo, &ki, &ko, FWD);
+    run_rot_out("out fused QKV f32 -> bf16 Q, f16 K", &rope, NULL, &pp, &qi, &qo, &ki, &ko, FWD, NULL, NULL);
+  }
+}
+
+/* Weights for a QK-norm: around 1 (Qwen3's), around 0 for Gemma's 1 + w, a few zeros and a
+ * negative zero (the bias -0.0f must leave it, 1.0f make it 1). */
+static void norm_weights(float *w, size_t D, int offset) {
+  size_t e;
+  for (e = 0; e < D; e++) w[e] = (offset ? 0.0f : 1.0f) + lcg_val() / 64.0f;
+  w[D / 3] = 0.0f; w[D / 2] = -0.0f;
+}
+
+/* The normalised values against the exact x_e * w_e / sqrt(mean(x^2) + epsilon) in long double, at
+ * position 0 (cos 1, sin 0: the rotation leaves them), f32 in and out, heads at scales from 1e-30
+ * to 1e30, both weight conventions: within the header's 3 ulp. */
+static void test_norm_accuracy(void) {
+  enum { D = 128, H = 64 };
+  static float x[H * D], y[H * D], w[D];
+  posenc_rope rope = make_rope(D, D, NEOX, 10000.0);
+  posenc_rope_positions pp = {1, 1, NULL, 0};
+  posenc_rope_tensor xt = {x, F32, H, 0, 0, 0}, yt = {y, F32, H, 0, 0, 0};
+  posenc_rope_norm nm;
+  double worst = 0.0;
+  int off;
+  size_t hd, e;
+  for (off = 0; off < 2; off++) {
+    norm_weights(w, D, off);
+    nm.weight = w; nm.epsilon = 1e-6f; nm.weight_offset = off;
+    for (hd = 0; hd < H; hd++) {
+      float scale = powf(10.0f, (float)((int)(hd % 13) * 5 - 30)); /* 1e-30 .. 1e30 */
+      for (e = 0; e < D; e++) x[hd * D + e] = lcg_val() * scale;
+    }
+    CHECK(posenc_rope_apply_norm(&rope, NULL, &pp, &xt, &yt, &nm, NULL, NULL, NULL) == POSENC_OK, "norm accuracy call");
+    for (hd = 0; hd < H; hd++) {
+      ld ss = 0.0L, rr;
+      for (e = 0; e < D; e++) ss += (ld)x[hd * D + e] * (ld)x[hd * D + e];
+      rr = 1.0L / sqrtl(ss / D + (ld)nm.epsilon);
+      for (e = 0; e < D; e++) {
+        ld want = (ld)x[hd * D + e] * ((off ? 1.0L : 0.0L) + (ld)w[e]) * rr;
+        float got = y[hd * D + e];
+        double ulps;
+        if (want == 0.0L) { CHECK(got == 0.0f, "norm accuracy: a zero became %g", (double)got); continue; }
+        ulps = (double)fabsl((ld)got - want) / (2.0 * tl_half_ulp_f32((double)want));
+        if (ulps > worst) worst = ulps;
+      }
+    }
+  }
+  printf("  QK-norm: max error %.3f ulp against the exact normalised value (bound 3)\n", worst);
+  CHECK(worst <= 3.0, "QK-norm error %.3f ulp exceeds 3", worst);
+}
+
+/* QK-norm fused with the rotation: both styles, every pair of dtypes, partial rotary (the dims
+ * past it normalised too), a head_dim (76) that leaves tails at every width, Gemma's offset, Q
+ * alone, K alone normalised, in place, GQA, a cache, inputs at scales far from 1. */
+static void test_rotation_norm(void) {
+  static const posenc_dtype dts[3] = {F32, F16, BF16};
+  static float wq[POSENC_ROPE_MAX_DIM], wk[POSENC_ROPE_MAX_DIM];
+  posenc_rope_norm qn, kn;
+  int32_t ids[2 * 5];
+  int si, a, c;
+  char nm[160];
+  size_t B = 2, T = 5, D = 76;
+  for (si = 0; si < 2; si++)
+    for (a = 0; a < 3; a++)
+      for (c = 0; c < 3; c++) {
+        posenc_rope rope = make_rope(D, si ? 48 : 64, (posenc_rope_style)si, 10000.0);
+        posenc_rope_positions pp;
+        tview qi = dense_view(0, 6, T, D, dts[a]), ki = dense_view(tview_end(&qi, B, T, D), 2, T, D, dts[c]), qo, ko;
+        qo = dense_view(0, 6, T, D, dts[c]);
+        ko = dense_view(tview_end(&qo, B, T, D) + 4, 2, T, D, dts[a]);
+        norm_weights(wq, D, c == 2); norm_weights(wk, D, c == 2);
+        qn.weight = wq; qn.epsilon = 1e-6f; qn.weight_offset = c == 2;
+        kn = qn; kn.weight = wk; kn.epsilon = a == 1 ? 0.5f : 1e-5f;
+        make_ids(ids, B * T, 1);
+        pp.batch = B; pp.tokens = T; pp.ids = ids; pp.start = 0;
+        sprintf(nm, "norm %s q %s->%s k %s->%s%s", si ? "gptj 48/76" : "neox 64/76", posenc_dtype_name(dts[a]),
+                posenc_dtype_name(dts[c]), posenc_dtype_name(dts[c]), posenc_dtype_name(dts[a]), c == 2 ? " 1+w" : "");
+        run_rot_out(nm, &rope, NULL, &pp, &qi, &qo, &ki, &ko, FWD, &qn, a == 2 ? NULL : &kn);
+        if (a == 0) { /* Q alone, in place; and K alone normalised */
+          sprintf(nm, "norm %s in place %s", si ? "gptj" : "neox", posenc_dtype_name(dts[c]));
+          qo = qi; qo.dt = qi.dt = dts[c];
+          run_rot_out(nm, &rope, NULL, &pp, &qi, &qi, NULL, NULL, FWD, &qn, NULL);
+          run_rot_out(nm, &rope, NULL, &pp, &qi, &qi, &ki, &ki, FWD, NULL, &kn);
+        }
+      }
+  { /* decode from a cache, 40 heads (groups of 16), head_dim 128, and one of 8 */
+    posenc_rope rope = make_rope(128, 128, NEOX, 1000000.0);
+    posenc_rope_cache_view cv;
+    posenc_rope_positions pp = {1, 1, NULL, 299};
+    tview qi = dense_view(0, 40, 1, 128, BF16), qo = dense_view(0, 40, 1, 128, BF16);
+    void *cache = make_cache(&rope, HALF, F32, 0, 300, &cv);
+    norm_weights(wq, 128, 0);
+    qn.weight = wq; qn.epsilon = 1e-6f; qn.weight_offset = 0;
+    run_rot_out("norm cached decode 40 heads bf16", &rope, &cv, &pp, &qi, &qo, NULL, NULL, FWD, &qn, NULL);
+    free(cache);
+    rope = make_rope(8, 8, GPTJ, 10000.0);
+    qi = dense_view(0, 3, 1, 8, F32);
+    run_rot_out("norm head_dim 8", &rope, NULL, &pp, &qi, &qi, NULL, NULL, FWD, &qn, NULL);
   }
 }
 
@@ -1099,9 +1226,11 @@ static size_t kv_elem(const posenc_kv_cache *kv, size_t D, size_t slot, size_t h
 
 /* posenc_rope_store_kv with dense f32 Q, K, V [batch][tokens][heads][D] against: Q rotated in
  * place by posenc_rope_apply; K rotated by posenc_rope_apply_out into the cache dtype; V
- * converted; each token's K and V at its slot, every other element of the arrays untouched. */
+ * converted; each token's K and V at its slot, every other element of the arrays untouched. With
+ * norms (qn, kn; either NULL): posenc_rope_store_kv_norm, against posenc_rope_apply_norm. */
 static void run_store_kv(const char *name, const posenc_rope *rope, const posenc_rope_positions *pp, size_t hq,
-                         const posenc_kv_cache *layout, size_t array_elems, const int64_t *slots) {
+                         const posenc_kv_cache *layout, size_t array_elems, const int64_t *slots,
+                         const posenc_rope_norm *qn, const posenc_rope_norm *kn) {
   const size_t D = rope->config.head_dim, B = pp->batch, T = pp->tokens, H = layout->heads;
   const size_t es = posenc_dtype_size(layout->dtype), nq = B * T * hq * D, nk = B * T * H * D;
   float *q = (float *)malloc(nq * 4), *qref = (float *)malloc(nq * 4), *k = (float *)malloc(nk * 4),
@@ -1120,12 +1249,13 @@ static void run_store_kv(const char *name, const posenc_rope *rope, const posenc
   kt = qt; kt.data = k; kt.heads = H;
   vt = kt; vt.data = v;
   kv.k = kc; kv.v = vc;
-  st = posenc_rope_store_kv(rope, NULL, pp, &qt, &kt, &vt, &kv, slots);
+  if (qn || kn) st = posenc_rope_store_kv_norm(rope, NULL, pp, &qt, qn, &kt, kn, &vt, &kv, slots);
+  else st = posenc_rope_store_kv(rope, NULL, pp, &qt, &kt, &vt, &kv, slots);
   CHECK(st == POSENC_OK, "%s: store_kv %s", name, posenc_strerror(st));
   qt.data = qref;
   ke = kt; ke.data = kexp; ke.dtype = layout->dtype;
-  CHECK(posenc_rope_apply(rope, NULL, pp, &qt, NULL, FWD) == POSENC_OK &&
-        posenc_rope_apply_out(rope, NULL, pp, &kt, &ke, NULL, NULL, FWD) == POSENC_OK, "%s: references", name);
+  CHECK(posenc_rope_apply_norm(rope, NULL, pp, &qt, &qt, qn, NULL, NULL, NULL) == POSENC_OK &&
+        posenc_rope_apply_norm(rope, NULL, pp, &kt, &ke, kn, NULL, NULL, NULL) == POSENC_OK, "%s: references", name);
   CHECK(memcmp(q, qref, nq * 4) == 0, "%s [%s]: Q differs from the in-place rotation", name,
         posenc_isa_name(posenc_isa_active()));
   for (b = 0; b < B; b++)
@@ -1165,7 +1295,7 @@ static void test_store_kv(void) {
       posenc_rope_positions pp = {1, 9, NULL, 100};
       kv.dtype = dts[di]; kv.heads = 2; kv.n_slots = 128;
       sprintf(nm, "store_kv contiguous %s", posenc_dtype_name(dts[di]));
-      run_store_kv(nm, &rope, &pp, 4, &kv, 128 * 2 * 80, NULL);
+      run_store_kv(nm, &rope, &pp, 4, &kv, 128 * 2 * 80, NULL, NULL, NULL);
     }
     { /* vLLM's paged flash layout [block][slot][head][dim], two sequences, a padding token */
       posenc_rope rope = make_rope(64, 64, GPTJ, 500000.0);
@@ -1174,11 +1304,21 @@ static void test_store_kv(void) {
       posenc_rope_positions pp = {2, 3, ids, 0};
       kv.dtype = dts[di]; kv.heads = 2; kv.n_slots = 64; kv.block_size = 16;
       sprintf(nm, "store_kv paged flash %s", posenc_dtype_name(dts[di]));
-      run_store_kv(nm, &rope, &pp, 8, &kv, 64 * 2 * 64, slots);
+      run_store_kv(nm, &rope, &pp, 8, &kv, 64 * 2 * 64, slots, NULL, NULL);
+      { /* Qwen3's QK-norm on both, and on K alone with Gemma's 1 + w */
+        static float wq[64], wk[64];
+        posenc_rope_norm qn, kn;
+        norm_weights(wq, 64, 0); norm_weights(wk, 64, 1);
+        qn.weight = wq; qn.epsilon = 1e-6f; qn.weight_offset = 0;
+        kn.weight = wk; kn.epsilon = 1e-6f; kn.weight_offset = 1;
+        sprintf(nm, "store_kv_norm paged flash %s", posenc_dtype_name(dts[di]));
+        run_store_kv(nm, &rope, &pp, 8, &kv, 64 * 2 * 64, slots, &qn, &qn);
+        run_store_kv(nm, &rope, &pp, 8, &kv, 64 * 2 * 64, slots, NULL, &kn);
+      }
       /* [block][head][slot][dim] */
       kv.head_stride = 16 * 64; kv.slot_stride = 64;
       sprintf(nm, "store_kv paged head-major %s", posenc_dtype_name(dts[di]));
-      run_store_kv(nm, &rope, &pp, 8, &kv, 64 * 2 * 64, slots);
+      run_store_kv(nm, &rope, &pp, 8, &kv, 64 * 2 * 64, slots, NULL, NULL);
     }
   }
 }
@@ -1233,6 +1373,56 @@ static void test_store_kv_errors(void) {
   /* a valid call writes, and only the two slots */
   CHECK(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &kv, slots) == POSENC_OK &&
         memcmp(kc + 32, snapc + 32, 6 * 32 * 2) == 0 && memcmp(kc, snapc, 32 * 2) != 0, "store_kv writes its slots only");
+}
+
+/* The norms' errors, for apply_norm and store_kv_norm: the status, and nothing written. */
+static void test_norm_errors(void) {
+  posenc_rope rope = make_rope(32, 32, NEOX, 10000.0);
+  posenc_rope_positions pp = {1, 2, NULL, 3};
+  float q[2 * 2 * 32], k[2 * 32], o[2 * 2 * 32], w[32], snapq[2 * 2 * 32], snapo[2 * 2 * 32];
+  uint16_t kc[8 * 32], snapc[8 * 32];
+  posenc_rope_tensor qt = {q, F32, 2, 0, 0, 0}, kt = {k, F32, 1, 0, 0, 0}, ot = {o, F32, 2, 0, 0, 0};
+  posenc_rope_norm good, n2;
+  posenc_kv_cache kv;
+  size_t i;
+  for (i = 0; i < 2 * 2 * 32; i++) { q[i] = snapq[i] = lcg_val(); o[i] = snapo[i] = 7.0f; }
+  for (i = 0; i < 2 * 32; i++) k[i] = lcg_val();
+  for (i = 0; i < 32; i++) w[i] = 1.0f;
+  memset(kc, CANARY, sizeof kc); memset(snapc, CANARY, sizeof snapc);
+  memset(&kv, 0, sizeof kv);
+  kv.k = kc; kv.dtype = F16; kv.heads = 1; kv.n_slots = 8;
+  good.weight = w; good.epsilon = 1e-6f; good.weight_offset = 0;
+#define NORM_BAD(norm, code) do { posenc_status s1_ = posenc_rope_apply_norm(&rope, NULL, &pp, &qt, &ot, (norm), NULL, NULL, NULL); \
+    posenc_status s2_ = posenc_rope_store_kv_norm(&rope, NULL, &pp, &qt, (norm), &kt, NULL, NULL, &kv, NULL); \
+    CHECK(s1_ == (code) && s2_ == (code), "%s -> %s / %s, want %s", #norm, posenc_strerror(s1_), posenc_strerror(s2_), \
+          posenc_strerror(code)); \
+    CHECK(memcmp(q, snapq, sizeof q) == 0 && memcmp(o, snapo, sizeof o) == 0 && memcmp(kc, snapc, sizeof kc) == 0, \
+          "%s: a refused norm wrote", #norm); } while (0)
+  n2 = good; n2.weight = NULL; NORM_BAD(&n2, POSENC_ERR_NULL);
+  n2 = good; n2.epsilon = 0.0f; NORM_BAD(&n2, POSENC_ERR_PARAM);
+  n2 = good; n2.epsilon = -1e-6f; NORM_BAD(&n2, POSENC_ERR_PARAM);
+  n2 = good; n2.epsilon = (float)INFINITY; NORM_BAD(&n2, POSENC_ERR_PARAM);
+  n2 = good; n2.epsilon = (float)NAN; NORM_BAD(&n2, POSENC_ERR_PARAM);
+  n2 = good; n2.weight_offset = 2; NORM_BAD(&n2, POSENC_ERR_PARAM);
+  n2 = good; n2.weight_offset = -1; NORM_BAD(&n2, POSENC_ERR_PARAM);
+  n2 = good; n2.weight = o + 8; /* a weight the output overwrites; the cache array */
+  CHECK(posenc_rope_apply_norm(&rope, NULL, &pp, &qt, &ot, &n2, NULL, NULL, NULL) == POSENC_ERR_ALIAS &&
+        memcmp(o, snapo, sizeof o) == 0, "a weight inside the output: ALIAS, nothing written");
+  n2.weight = (const float *)(const void *)(kc + 64);
+  CHECK(posenc_rope_store_kv_norm(&rope, NULL, &pp, &qt, NULL, &kt, &n2, NULL, &kv, NULL) == POSENC_ERR_ALIAS &&
+        memcmp(q, snapq, sizeof q) == 0 && memcmp(kc, snapc, sizeof kc) == 0,
+        "K's weight inside the cache array: ALIAS, nothing written");
+  n2 = good; n2.weight = q + 8; /* in place: Q's weight inside Q */
+  CHECK(posenc_rope_apply_norm(&rope, NULL, &pp, &qt, &qt, &n2, NULL, NULL, NULL) == POSENC_ERR_ALIAS &&
+        memcmp(q, snapq, sizeof q) == 0, "a weight inside Q rotated in place: ALIAS, nothing written");
+  CHECK(posenc_rope_apply_norm(&rope, NULL, &pp, &qt, &ot, NULL, NULL, NULL, &good) == POSENC_ERR_NULL &&
+        posenc_rope_store_kv_norm(&rope, NULL, &pp, NULL, &good, &kt, NULL, NULL, &kv, NULL) == POSENC_ERR_NULL &&
+        memcmp(o, snapo, sizeof o) == 0 && memcmp(kc, snapc, sizeof kc) == 0, "a norm for a tensor not given: NULL");
+#undef NORM_BAD
+  /* without norms, the fused calls are the plain ones */
+  CHECK(posenc_rope_apply_norm(&rope, NULL, &pp, &qt, &ot, NULL, NULL, NULL, NULL) == POSENC_OK &&
+        posenc_rope_apply(&rope, NULL, &pp, &qt, NULL, FWD) == POSENC_OK && memcmp(q, o, sizeof q) == 0,
+        "apply_norm without a norm = apply");
 }
 
 /* apply_out's own errors, nothing written; in place through it equals posenc_rope_apply. */
@@ -2111,12 +2301,15 @@ int main(void) {
   test_ggml_params();
   test_rotation_out_errors();
   test_store_kv_errors();
+  test_norm_errors();
+  test_norm_accuracy();
   /* the rotation suite on every backend: each compared bit for bit with the plain reference */
   BK_FOR_EACH(it) {
     int before = tl_failed;
     test_rotation_shapes();
     test_rotation_cached();
     test_rotation_out();
+    test_rotation_norm();
     test_store_kv();
     test_mrope();
     test_properties();
