@@ -1,5 +1,8 @@
 /* kv_loops.c - see kv_loops.h. */
 #include "kv_loops.h"
+
+#include <math.h>
+
 #include "posenc.h"
 
 #define KV_CAT2(a, b) a##b
@@ -30,3 +33,17 @@ void kv_to_f16_intrin_avx2(uint16_t *dst, const float *src, size_t n) {
   for (; i < n; i++) dst[i] = _cvtss_sh(src[i], _MM_FROUND_TO_NEAREST_INT);
 }
 #endif
+
+/* The RMSNorm an engine writes over each head (llama2.c's rmsnorm, per head): a float sum in
+ * order, 1/sqrtf, weight * (r * x). */
+void KV_NAME(kv_rmsnorm_heads)(float *x, size_t heads, size_t dim, const float *w, float eps) {
+  size_t h, j;
+  for (h = 0; h < heads; h++, x += dim) {
+    float ss = 0.0f;
+    for (j = 0; j < dim; j++) ss += x[j] * x[j];
+    ss /= (float)dim;
+    ss += eps;
+    ss = 1.0f / sqrtf(ss);
+    for (j = 0; j < dim; j++) x[j] = w[j] * (ss * x[j]);
+  }
+}

@@ -1,5 +1,6 @@
-/* kv_loops.h - the plain C loop bench_kv compares posenc_rope_store_kv with: an engine's
- * convert-and-copy of K (or V) from f32 into an f16 KV cache, after rotating it in place.
+/* kv_loops.h - the plain C loops bench_kv compares posenc_rope_store_kv with: an engine's
+ * convert-and-copy of K (or V) from f32 into an f16 KV cache, after rotating it in place; and
+ * the RMSNorm per head (QK-norm) it runs before rotating, against posenc_rope_apply_norm.
  * kv_loops.c is compiled once per variant (bench/meson.build, the flags of rope_loops.c):
  * scalar (-O2 -fno-tree-vectorize), o3 (-O3) and, on x86, avx2 (-O3 -mavx2 -mf16c). Where the
  * compiler has _Float16 the loop is the cast a C programmer writes (GCC 12 converts it one value
@@ -11,7 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KV_LOOPS_DECLARE(v) void kv_to_f16_##v(uint16_t *dst, const float *src, size_t n);
+#define KV_LOOPS_DECLARE(v) void kv_to_f16_##v(uint16_t *dst, const float *src, size_t n); \
+  void kv_rmsnorm_heads_##v(float *x, size_t heads, size_t dim, const float *w, float eps);
 
 KV_LOOPS_DECLARE(scalar)
 KV_LOOPS_DECLARE(o3)

@@ -5,7 +5,8 @@
  * on-the-fly bits, and a tensor whose extent overflows size_t is refused. Sometimes copies of the
  * rope, cache view, positions (and their ids), the q/k tensor structs or the cache data are
  * planted inside q or k (fuzz.h, fz_plant), and sometimes one field of the initialised rope holds
- * garbage (fz_rope_garble). */
+ * garbage (fz_rope_garble). Sometimes the forward rotation is posenc_rope_apply_norm in place, with a
+ * QK-norm on Q, K or both (weights of any value, epsilon valid or not, Gemma's offset or not). */
 #include "fuzz.h"
 
 /* NaN results (Inf or NaN in q, k or a cache) differ in sign between scalar and SSE2 (reported in
@@ -28,11 +29,28 @@ typedef struct rope_case {
   posenc_rope_direction direction;
   int cache_exact; /* the cache holds posenc_rope_cache_table's values */
   size_t cache_bytes;
+  int fused;                          /* posenc_rope_apply_norm in place */
+  posenc_rope_norm qn, kn;
+  const posenc_rope_norm *qn_used, *kn_used;
 } rope_case;
 
 static posenc_status run_rope(void *ctx) {
   rope_case *c = (rope_case *)ctx;
+  if (c->fused)
+    return posenc_rope_apply_norm(c->rope_used, c->cache_used, c->pos_used, c->q_used, c->q_used, c->qn_used,
+                                  c->k_used, c->k_used, c->kn_used);
   return posenc_rope_apply(c->rope_used, c->cache_used, c->pos_used, c->q_used, c->k_used, c->direction);
+}
+
+/* A QK-norm: head_dim weights of any value (w), epsilon usually valid, the offset 0 or 1 (rarely
+ * neither). */
+static posenc_rope_norm draw_norm(fz_in *in, float *w) {
+  static const float bad_eps[4] = {0.0f, -1e-6f, 1e30f, 3e-45f};
+  posenc_rope_norm n;
+  n.weight = w;
+  n.epsilon = fz_u8(in) % 16 == 15 ? bad_eps[fz_below(in, 4)] : (fz_bool(in) ? 1e-6f : 0.5f);
+  n.weight_offset = fz_u8(in) % 32 == 31 ? 2 : (int)fz_below(in, 2);
+  return n;
 }
 
 /* Strides of t for [batch][tokens][heads][head_dim]; returns the elements the view spans
@@ -104,6 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fz_rope_lists lists;
   fz_call call;
   int32_t *ids = NULL;
+  float *weights = NULL;
   void *cache_data = NULL;
   size_t head_dim, q_extent, k_extent, n_ids, i;
   posenc_status st;
@@ -142,7 +161,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_rope_lists_free(&lists);
     return 0;
   }
-  call = fz_call_make("rope_apply", run_rope, &c, 1);
+  if (c.direction == POSENC_ROPE_FORWARD && fz_u8(&in) % 3 == 0) { /* QK-norm fused */
+    if (!(weights = (float *)malloc(2 * head_dim * sizeof *weights))) abort();
+    fz_fill(&in, weights, 2 * head_dim, POSENC_DTYPE_F32);
+    c.fused = 1;
+    c.qn = draw_norm(&in, weights);
+    c.kn = draw_norm(&in, weights + head_dim);
+    c.qn_used = fz_u8(&in) % 4 == 3 ? NULL : &c.qn;
+    c.kn_used = fz_u8(&in) % 4 == 3 ? NULL : &c.kn;
+  }
+  call = fz_call_make(c.fused ? "rope_apply_norm" : "rope_apply", run_rope, &c, 1);
   /* an overflowing view gets a token buffer: apply must refuse it before touching memory */
   c.q.data = fz_span_add(&call, &in, "q", q_extent == SIZE_MAX ? 64 : q_extent, c.q.dtype, 1);
   call.spans[0].nan_any = FZ_ROPE_NAN_ANY;
@@ -196,6 +224,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (call.n_plants == 0 && fz_u8(&in) % 4 == 3) fz_rope_garbage_round(&call, &in, &c.rope, st);
   fz_call_free(&call);
   free(ids);
+  free(weights);
   free(cache_data);
   fz_rope_lists_free(&lists);
   return 0;

@@ -439,8 +439,17 @@ static posenc_status fam_rope_apply(gp_run *r, size_t n, unsigned v) {
                            (source + misc) % 2 ? POSENC_ROPE_INVERSE : POSENC_ROPE_FORWARD);
 }
 
+/* A QK-norm whose weight (head_dim f32) lies in the arena; Gemma's 1 + w for odd v. */
+static posenc_rope_norm norm_in(gp_run *r, size_t hd, unsigned v) {
+  posenc_rope_norm nm;
+  nm.weight = (const float *)gp_in(r, gp_vals(POSENC_DTYPE_F32, hd, v + 5), hd * sizeof(float));
+  nm.epsilon = 1e-6f;
+  nm.weight_offset = (int)(v % 2);
+  return nm;
+}
+
 /* Out of place: B = 2 batches of T = 3 tokens, q 3 heads and k 2, on the fly from position 30.
- * v: style (2) x input dtype (3) x output dtype (3) x partial (2). */
+ * v: style (2) x input dtype (3) x output dtype (3) x partial (2) x QK-norm (2: apply_norm). */
 static posenc_status fam_rope_apply_out(gp_run *r, size_t n, unsigned v) {
   const posenc_rope_style style = (posenc_rope_style)(v % 2);
   const posenc_dtype din = (posenc_dtype)(v / 2 % 3), dout = (posenc_dtype)(v / 6 % 3);
@@ -455,13 +464,17 @@ static posenc_status fam_rope_apply_out(gp_run *r, size_t n, unsigned v) {
   ki.data = (void *)(uintptr_t)gp_din(r, gp_vals(din, 6 * 2 * hd, v + 1), 6 * 2 * hd * esz(din));
   qo.data = gp_dout(r, 6 * 3 * hd * esz(dout));
   ko.data = gp_dout(r, 6 * 2 * hd * esz(dout));
+  if (v / 36 % 2) {
+    posenc_rope_norm qn = norm_in(r, hd, v), kn = norm_in(r, hd, v + 1);
+    return posenc_rope_apply_norm(&rope, NULL, &pos, &qi, &qo, &qn, &ki, &ko, &kn);
+  }
   return posenc_rope_apply_out(&rope, NULL, &pos, &qi, &qo, &ki, &ko, POSENC_ROPE_FORWARD);
 }
 
 /* Rotate-and-store: Q (3 heads) in place, K and V (2 heads) into cache arrays sized to their last
  * slot. v: input dtype (3) x cache dtype (3) x layout (3: contiguous by position, batch 1, tokens
  * at 30..32 of 33 slots; paged flash or head-major, blocks of 4, 12 slots, B = 2 x T = 3 with a
- * padding token) x partial (2). */
+ * padding token) x partial (2) x QK-norm (2: store_kv_norm). */
 static posenc_status fam_rope_store_kv(gp_run *r, size_t n, unsigned v) {
   static const int64_t slot_map[6] = {5, 11, -1, 0, 6, 3};
   const posenc_dtype din = (posenc_dtype)(v % 3), dc = (posenc_dtype)(v / 3 % 3);
@@ -489,6 +502,10 @@ static posenc_status fam_rope_store_kv(gp_run *r, size_t n, unsigned v) {
   vt.data = (void *)(uintptr_t)gp_din(r, gp_vals(din, ntok * 2 * hd, v + 2), ntok * 2 * hd * esz(din));
   kv.k = gp_dout(r, arr * esz(dc));
   kv.v = gp_dout(r, arr * esz(dc));
+  if (v / 54 % 2) {
+    posenc_rope_norm qn = norm_in(r, hd, v), kn = norm_in(r, hd, v + 1);
+    return posenc_rope_store_kv_norm(&rope, NULL, &pos, &q, &qn, &k, &kn, &vt, &kv, slots);
+  }
   return posenc_rope_store_kv(&rope, NULL, &pos, &q, &k, &vt, &kv, slots);
 }
 
@@ -707,8 +724,8 @@ static const gp_family families[] = {
   {"rope_init factor lists", fam_rope_factors, 2, 40, 1, 1},
   {"rope_cache_table/rows", fam_rope_cache, 36, 40, 1, 1},
   {"rope_apply", fam_rope_apply, 192, 40, 1, 1},
-  {"rope_apply_out", fam_rope_apply_out, 36, 40, 1, 1},
-  {"rope_store_kv", fam_rope_store_kv, 54, 40, 1, 1},
+  {"rope_apply_out/apply_norm", fam_rope_apply_out, 72, 40, 1, 1},
+  {"rope_store_kv/store_kv_norm", fam_rope_store_kv, 108, 40, 1, 1},
   {"embed_forward", fam_embed_forward, 96, 40, 1, 1},
   {"embed_backward", fam_embed_backward, 48, 40, 1, 1},
   {"embed_positions", fam_embed_positions, 16, 40, 1, 1},
