@@ -101,6 +101,7 @@ static const struct option_spec option_specs[OPT_COUNT] = {
   [OPT_K_OUT] = {"k-out", 0, "--k-out", 1, IN_APPLY},
   [OPT_INVERSE] = {"inverse", 0, "--inverse", 0, IN_APPLY},
   [OPT_CACHE_ROWS] = {"cache-rows", 0, "--cache-rows", 1, IN_APPLY},
+  [OPT_OUT_DTYPE] = {"out-dtype", 0, "--out-dtype", 1, IN_APPLY},
   [OPT_HEAD_DIM] = {"head-dim", 0, "--head-dim", 1, IN_ROPE},
   [OPT_ROTARY_DIM] = {"rotary-dim", 0, "--rotary-dim", 1, IN_ROPE},
   [OPT_STYLE] = {"style", 0, "--style", 1, IN_ROPE},

@@ -34,6 +34,7 @@ struct rope_request {
   const char *in_path, *k_path, *k_out;
   int inverse;
   size_t cache_rows;            /* 0: on the fly */
+  int out_dtype;                /* a posenc_dtype for every output; -1: each output its input's */
 };
 
 /* Converts and checks the options (usage errors: EXIT_USAGE after one message). */

@@ -1013,7 +1013,9 @@ def test_rope_isa_identical(isa):
         assert run_ok(['--isa', isa] + args) == run_ok(args), f'{" ".join(args)} differs under --isa {isa}'
     x = save_npy('ix.npy', np.random.default_rng(3).standard_normal((5, 3, 64)).astype(np.float32))
     apply = ['rope', 'apply', '--in', x, '--positions', path]
-    assert run_ok(['--isa', isa] + apply) == run_ok(apply), f'rope apply differs under --isa {isa}'
+    for extra in ([], ['--out-dtype', 'bf16'], ['--out-dtype', 'f16', '--style', 'gptj']):
+        assert run_ok(['--isa', isa] + apply + extra) == run_ok(apply + extra), \
+            f'rope apply {shlex.join(extra)} differs under --isa {isa}'
 
 
 # ---- --hf-compat --------------------------------------------------------------------------------------
@@ -1352,6 +1354,47 @@ def test_apply_npy_versions():
             assert same_bits(apply(path, ['--start', '3']), reference), f'version {version} header {header!r}'
 
 
+def to_dtype(y32, out):
+    """float32 values as --out-dtype writes them: <f4, <f2, or bf16 bits in <u2 (nearest even)."""
+    return {'f32': y32, 'f16': y32.astype(np.float16), 'bf16': bf16_round(y32)}[out]
+
+
+def test_apply_out_dtype(in_dtype, style):
+    """--out-dtype: X (and K, of the other dtype) converted to float32, rotated in float32 and rounded
+    once to the output dtype; from float32 the bits of the float32 output converted; pass-through
+    dims (rotary 48 of 80) converted too; the cache path and --inverse alike."""
+    rng = np.random.default_rng(20 + (in_dtype == np.float16))
+    T, D, rotary = 29, 80, 48
+    other = np.float16 if in_dtype == np.float32 else np.float32
+    x = (rng.standard_normal((T, 4, D)) * 3).astype(in_dtype)
+    k = (rng.standard_normal((T, 2, D)) * 3).astype(other)
+    p = rng.integers(0, 30000, T)
+    xp, kp, pp = save_npy('xo.npy', x), save_npy('ko.npy', k), save_npy('po.npy', p)
+    vargs = ['--style', style, '--rotary-dim', str(rotary)]
+    c, s = cos_sin_for(p, rotary, ['--head-dim', str(D)] + vargs)
+    in_place, k_in_place = apply(xp, ['--positions', pp] + vargs, k_path=kp)
+    for out in ('f32', 'f16', 'bf16'):
+        y, ky = apply(xp, ['--positions', pp, '--out-dtype', out] + vargs, k_path=kp)
+        for got, t, what in ((y, x, 'X'), (ky, k, 'K')):
+            ref = to_dtype(rotate_reference(t.astype(np.float32), c, s, rotary, style), out)
+            assert same_bits(got, ref), f'{what} {t.dtype} -> {out}: {(got != ref).sum()} values differ'
+            if t.dtype == np.float32:  # out of place from f32: the in-place bits, converted
+                done = in_place if what == 'X' else k_in_place
+                assert same_bits(got, to_dtype(done, out)), f'{what} -> {out} != in place, converted'
+        if out == 'f32' and in_dtype == np.float16:  # rounded once: not the f16 rotation widened
+            assert not np.array_equal(y, y.astype(np.float16).astype(np.float32)), 'f16 -> f32 was rounded to f16'
+        yc = apply(xp, ['--positions', pp, '--out-dtype', out, '--cache-rows', str(int(p.max()) + 1)] + vargs)
+        assert same_bits(yc, y), f'-> {out}: --cache-rows differs from on the fly'
+        yi = apply(xp, ['--positions', pp, '--out-dtype', out, '--inverse'] + vargs)
+        ref = to_dtype(rotate_reference(x.astype(np.float32), c, s, rotary, style, inverse=True), out)
+        assert same_bits(yi, ref), f'-> {out} --inverse'
+    # the dtype the output already has: exactly today's output
+    same = {np.dtype(np.float32): 'f32', np.dtype(np.float16): 'f16'}[x.dtype]
+    assert same_bits(apply(xp, ['--positions', pp, '--out-dtype', same] + vargs), in_place), '--out-dtype = input'
+    data = run_ok(['rope', 'apply', '--in', xp, '--positions', pp, '--out-dtype', 'bf16'] + vargs)
+    assert npy_payload(data)[0]['descr'] == '<u2', 'bf16 output: raw bits in <u2'
+
+
 # ---- .npy input errors --------------------------------------------------------------------------
 
 def npy_image(array, version=(1, 0), header=None, data=None):
@@ -1601,6 +1644,9 @@ ROPE_USAGE_ERRORS = [  # (argv, text the message must contain); run with -o FILE
     (['rope', 'apply', '--in', 'x.npy', '--cache-rows', '0'], '--cache-rows'),
     (['rope', 'apply', '--in', 'x.npy', '--start', '0', '--positions', 'p.npy'], '--positions'),
     (['rope', 'apply', '--in', 'x.npy', '--inverse=1'], '--inverse'),
+    (['rope', 'apply', '--in', 'x.npy', '--out-dtype', 'f64'], '--out-dtype'),
+    (['rope', 'apply', '--in', 'x.npy', '--out-dtype', ''], '--out-dtype'),
+    (TB + ['--out-dtype', 'f16'], '--out-dtype'),
 ]
 
 
@@ -1699,7 +1745,7 @@ def test_rope_help():
                    '--cache-rows', '--mrope-section', '--positions', '--k-out', 'Exit status'):
         assert needle in text, f'{needle!r} missing from rope --help'
     for sub, needle in (('freqs', 'float64'), ('table', '--rows'), ('table', '--name IDENT'),
-                        ('apply', '--inverse')):
+                        ('apply', '--inverse'), ('apply', '--out-dtype')):
         t = run_ok(['rope', sub, '--help']).decode()
         assert t.startswith(f'Usage: posenc rope {sub}') and needle in t and '--scaling' in t, sub
     assert 'rope' in run_ok(['--help']).decode()
@@ -1768,6 +1814,9 @@ def run_rope_cases(results, available_isas):
                          interleaved, batched)
     results.case('rope apply --hf-compat', test_apply_hf_compat)
     results.case('rope apply .npy versions 2.0/3.0 and header spellings', test_apply_npy_versions)
+    for in_dtype, style in ((np.float32, 'neox'), (np.float16, 'gptj')):
+        results.case(f'rope apply --out-dtype from {np.dtype(in_dtype).name} ({style})', test_apply_out_dtype,
+                     in_dtype, style)
     for name, image, needle in bad_npy_cases():
         results.case(f'bad .npy --in: {name}', test_bad_input_file, image, needle)
     for name, build, needle in bad_data_cases():
