@@ -7,6 +7,7 @@
  * for I/O, memory and the contents of input files. */
 #include "cli_rope.h"
 
+#include <float.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ static const char table_usage[] =
 static const char apply_usage[] =
   "Usage: posenc rope apply --in X.npy [--positions P.npy | --start S] [--k K.npy --k-out FILE]\n"
   "           [--inverse] [--cache-rows N [--layout L]] [--out-dtype f32|f16|bf16]\n"
+  "           [--qk-norm W.npy [--k-norm KW.npy] [--qk-norm-eps E] [--qk-norm-offset]]\n"
   "           [variant options] [-o FILE]\n";
 
 static const char rope_intro[] =
@@ -96,6 +98,20 @@ static const char apply_text[] =
   "                       each output its input's. An input is converted to float32, rotated in\n"
   "                       float32 and rounded once to T (posenc_rope_apply_out), so from an <f4\n"
   "                       input T's output is the float32 output converted to T\n"
+  "  --qk-norm W.npy      QK-norm (Qwen3's q_norm, Gemma 3's): each head of X is RMS-normalised\n"
+  "                       and scaled by W, shape (D,), shared by the heads, then rotated (dims past\n"
+  "                       --rotary-dim: normalised only), fused (posenc_rope_apply_norm):\n"
+  "                       x * W / sqrt(mean(x^2) + E) in float32, rounded once to the output dtype\n"
+  "                       (as HF's Gemma 3; HF's Qwen3 rounds to the model's dtype before the\n"
+  "                       weight; the exact rule: posenc.h, posenc_rope_norm). W is <f4, <f2 or\n"
+  "                       <u2 (bfloat16 bits), converted to float32 exactly. Forward only: not with\n"
+  "                       --inverse. OLMo 2's QK-norm spans all heads at once and is not this\n"
+  "  --k-norm KW.npy      K's own weight (Qwen3's k_norm), shape (D,): required with --qk-norm and\n"
+  "                       --k (give one file twice to share a weight). To normalise K alone, give K\n"
+  "                       as --in\n"
+  "  --qk-norm-eps E      added to the mean square by both norms, rounded to float32: finite, > 0\n"
+  "                       (default 1e-6, the rms_norm_eps of Qwen3 and Gemma 3)\n"
+  "  --qk-norm-offset     both norms scale by 1 + W (Gemma's convention) instead of W\n"
   "  -o, --output FILE    the rotated X (default stdout). All outputs are replaced together,\n"
   "                       only once every one of them is complete\n";
 
@@ -444,6 +460,37 @@ static int convert_table(const struct raw_args *args, struct rope_request *req) 
   return EXIT_SUCCESS;
 }
 
+/* --qk-norm (X's weight), --k-norm (K's), --qk-norm-eps, --qk-norm-offset; after the other apply
+ * options (it checks them against --k and --inverse). */
+static int convert_norm(const struct raw_args *args, struct rope_request *req) {
+  const char *eps_text = args->value[OPT_QK_NORM_EPS];
+  double eps = 1e-6;
+  int rc;
+  req->qk_norm_path = args->value[OPT_QK_NORM];
+  req->k_norm_path = args->value[OPT_K_NORM];
+  req->qk_norm_offset = args->value[OPT_QK_NORM_OFFSET] != NULL;
+  if ((rc = convert_optional_real(args, OPT_QK_NORM_EPS, 1, FLT_MAX, &eps)) != EXIT_SUCCESS) return rc;
+  req->qk_norm_eps = (float)eps;
+  if (!(req->qk_norm_eps > 0.0f)) return bad_value(OPT_QK_NORM_EPS, eps_text, "rounds to 0 in float32");
+  if (req->qk_norm_path && !*req->qk_norm_path) return bad_value(OPT_QK_NORM, "", "empty file name");
+  if (req->k_norm_path && !*req->k_norm_path) return bad_value(OPT_K_NORM, "", "empty file name");
+  if (!req->qk_norm_path) {
+    if (req->k_norm_path)
+      return cli_usage_error("--k-norm needs --qk-norm (--in's weight); to normalise K alone, give it as --in");
+    if (eps_text || req->qk_norm_offset)
+      return cli_usage_error("%s only applies with --qk-norm", eps_text ? "--qk-norm-eps" : "--qk-norm-offset");
+    return EXIT_SUCCESS;
+  }
+  if (req->inverse)
+    return cli_usage_error("--qk-norm cannot be combined with --inverse: the fused norm and rotation run forward "
+                           "only");
+  if (req->k_norm_path && !req->k_path) return cli_usage_error("--k-norm needs --k (the tensor it normalises)");
+  if (req->k_path && !req->k_norm_path)
+    return cli_usage_error("--qk-norm with --k needs --k-norm, K's own weight (Qwen3's k_norm; give one file "
+                           "twice to share it)");
+  return EXIT_SUCCESS;
+}
+
 static int convert_apply(const struct raw_args *args, struct rope_request *req) {
   int layout = POSENC_ROPE_CACHE_HALF, rc;
   req->out_dtype = -1;
@@ -471,7 +518,7 @@ static int convert_apply(const struct raw_args *args, struct rope_request *req) 
     return cli_usage_error("-o and --k-out cannot both be standard output");
   if (req->k_path && req->output && req->k_out && strcmp(req->output, req->k_out) == 0)
     return cli_usage_error("-o and --k-out name the same file %s", quoted(req->output));
-  return EXIT_SUCCESS;
+  return convert_norm(args, req);
 }
 
 int build_rope_request(const struct raw_args *args, struct rope_request *req) {
@@ -821,6 +868,7 @@ struct tensor_input {
 struct apply_job {
   struct rope_state *state;
   struct tensor_input x, k;
+  float *x_weight, *k_weight;      /* --qk-norm, --k-norm (head_dim values each); NULL: none */
   struct npy_input positions_file;
   struct position_list positions;  /* ids: naxes planes of batch * tokens */
   float *cache;
@@ -858,6 +906,21 @@ static int load_tensors(const struct rope_request *req, struct apply_job *job) {
     return input_error(&k->npy, "shape %s does not match --in's batch %zu, tokens %zu and head dim %zu",
                        input_shape(&k->npy, shape, sizeof shape), x->batch, x->tokens, x->dim);
   return EXIT_SUCCESS;
+}
+
+/* One norm weight file: head_dim values as float32. */
+static int load_weight(enum option_id id, const char *path, size_t dim, float **out) {
+  struct npy_input in;
+  int rc;
+  if (!path) return EXIT_SUCCESS;
+  if (!(*out = malloc(dim * sizeof **out))) {
+    cli_error("out of memory");
+    return EXIT_FAILURE;
+  }
+  if ((rc = npy_load(option_label(id), path, &in)) != EXIT_SUCCESS) return rc;
+  rc = npy_norm_weight(&in, dim, *out);
+  npy_input_free(&in);
+  return rc;
 }
 
 /* --positions for a batch x tokens tensor: (T,) or (B, T); M-RoPE (3, T) or (3, B, T). A list
@@ -990,9 +1053,21 @@ static int rotate(const struct rope_request *req, struct apply_job *job) {
   pos.tokens = job->x.tokens;
   pos.ids = job->positions.ids;
   pos.start = req->start;
-  st = posenc_rope_apply_out(&job->state->rope, req->cache_rows ? &view : NULL, &pos, &q_in, &q_out,
-                             req->k_path ? &k_in : NULL, req->k_path ? &k_out : NULL,
-                             req->inverse ? POSENC_ROPE_INVERSE : POSENC_ROPE_FORWARD);
+  if (req->qk_norm_path) {
+    posenc_rope_norm q_norm, k_norm;
+    q_norm.weight = job->x_weight;
+    q_norm.epsilon = req->qk_norm_eps;
+    q_norm.weight_offset = req->qk_norm_offset;
+    k_norm = q_norm;
+    k_norm.weight = job->k_weight;
+    st = posenc_rope_apply_norm(&job->state->rope, req->cache_rows ? &view : NULL, &pos, &q_in, &q_out, &q_norm,
+                                req->k_path ? &k_in : NULL, req->k_path ? &k_out : NULL,
+                                req->k_path ? &k_norm : NULL);
+  } else {
+    st = posenc_rope_apply_out(&job->state->rope, req->cache_rows ? &view : NULL, &pos, &q_in, &q_out,
+                               req->k_path ? &k_in : NULL, req->k_path ? &k_out : NULL,
+                               req->inverse ? POSENC_ROPE_INVERSE : POSENC_ROPE_FORWARD);
+  }
   if (st == POSENC_ERR_POSITION && pos.ids)
     return input_error(&job->positions_file, "%s (with --base %s)", posenc_strerror(st), quoted(req->base_text));
   if (st == POSENC_ERR_POSITION)
@@ -1038,6 +1113,8 @@ static int run_apply(const struct rope_request *req) {
   memset(&job, 0, sizeof job);
   if (!(job.state = new_rope_state())) return EXIT_FAILURE;
   if ((rc = load_tensors(req, &job)) == EXIT_SUCCESS && (rc = apply_config(req, &job, &c)) == EXIT_SUCCESS &&
+      (rc = load_weight(OPT_QK_NORM, req->qk_norm_path, job.x.dim, &job.x_weight)) == EXIT_SUCCESS &&
+      (rc = load_weight(OPT_K_NORM, req->k_norm_path, job.x.dim, &job.k_weight)) == EXIT_SUCCESS &&
       (rc = apply_positions(req, &job, c.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1)) == EXIT_SUCCESS) {
     default_seq_len(req, &c, job.positions.max);
     if ((rc = init_rope(req, c, job.state)) == EXIT_SUCCESS && (rc = rotate(req, &job)) == EXIT_SUCCESS)
@@ -1050,6 +1127,8 @@ static int run_apply(const struct rope_request *req) {
   npy_input_free(&job.k.npy);
   free(job.x.out_owned);
   free(job.k.out_owned);
+  free(job.x_weight);
+  free(job.k_weight);
   free(job.state);
   return rc;
 }
