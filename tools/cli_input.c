@@ -90,34 +90,61 @@ void npy_input_free(struct npy_input *in) {
   in->data = NULL;
 }
 
+/* Element i of a float array as a double, exactly: <f8, <f4, <f2, and <u2 as bfloat16 bits. */
+static double float_at(const struct npy_input *in, size_t i) {
+  double v;
+  float f;
+  uint16_t h;
+  switch (in->info.type) {
+    case POSENC_NPY_F64: memcpy(&v, in->data + 8 * i, 8); return v;
+    case POSENC_NPY_F32: memcpy(&f, in->data + 4 * i, 4); return f;
+    default:
+      memcpy(&h, in->data + 2 * i, 2);
+      return in->info.type == POSENC_NPY_U16 ? posenc_bf16_to_f32(h) : posenc_f16_to_f32(h);
+  }
+}
+
+/* A list: shape (count,); what says what each value is for. */
+static int check_list_shape(const struct npy_input *in, size_t count, const char *what) {
+  char shape[64];
+  if (in->info.ndim == 1 && in->info.count == count) return EXIT_SUCCESS;
+  return input_error(in, "shape %s, expected (%zu,): %s", input_shape(in, shape, sizeof shape), count, what);
+}
+
 int npy_positive_floats(const struct npy_input *in, size_t count, float *out) {
   const posenc_npy_info *info = &in->info;
-  char shape[64];
   size_t i;
+  int rc;
   if (info->type != POSENC_NPY_F16 && info->type != POSENC_NPY_F32 && info->type != POSENC_NPY_F64)
     return input_error(in, "dtype %s, expected a float array (<f4, <f8 or <f2)",
                        npy_dtype_descr(info->type));
-  if (info->ndim != 1 || info->count != count)
-    return input_error(in, "shape %s, expected (%zu,): one factor per rotary pair",
-                       input_shape(in, shape, sizeof shape), count);
+  if ((rc = check_list_shape(in, count, "one factor per rotary pair")) != EXIT_SUCCESS) return rc;
   for (i = 0; i < count; i++) {
-    double v;
-    if (info->type == POSENC_NPY_F64) {
-      memcpy(&v, in->data + 8 * i, 8);
-    } else if (info->type == POSENC_NPY_F32) {
-      float f;
-      memcpy(&f, in->data + 4 * i, 4);
-      v = f;
-    } else {
-      uint16_t h;
-      memcpy(&h, in->data + 2 * i, 2);
-      v = posenc_f16_to_f32(h);
-    }
+    double v = float_at(in, i);
     if (!(v > 0.0) || !(v <= FLT_MAX)) /* as float: finite and > 0 (NaN fails both) */
       return input_error(in, "value %g at index %zu: every factor must be finite and greater than 0", v,
                          i);
     out[i] = (float)v;
     if (!(out[i] > 0.0f)) return input_error(in, "value %g at index %zu underflows float32", v, i);
+  }
+  return EXIT_SUCCESS;
+}
+
+int npy_norm_weight(const struct npy_input *in, size_t count, float *out) {
+  const posenc_npy_info *info = &in->info;
+  size_t i;
+  int rc;
+  if (info->type != POSENC_NPY_F32 && info->type != POSENC_NPY_F16 && info->type != POSENC_NPY_U16)
+    return input_error(in, "dtype %s, expected <f4 (float32), <f2 (float16) or <u2 (bfloat16 bits)%s",
+                       npy_dtype_descr(info->type),
+                       info->type == POSENC_NPY_F64 ? ": the weight is float32, save w.astype(np.float32)" : "");
+  if ((rc = check_list_shape(in, count, "one weight per element of a head (--in's head dim)")) != EXIT_SUCCESS)
+    return rc;
+  for (i = 0; i < count; i++) {
+    double v = float_at(in, i);
+    if (!(fabs(v) <= FLT_MAX)) /* NaN fails too */
+      return input_error(in, "value %g at index %zu: every weight must be finite", v, i);
+    out[i] = (float)v; /* exact: every accepted dtype is a subset of float32 */
   }
   return EXIT_SUCCESS;
 }

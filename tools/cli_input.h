@@ -33,6 +33,10 @@ const char *input_shape(const struct npy_input *in, char *buf, size_t size);
 /* A float list (<f2, <f4 or <f8) of exactly count values, each finite and > 0, into out. */
 int npy_positive_floats(const struct npy_input *in, size_t count, float *out);
 
+/* An RMSNorm weight of exactly count values (shape (count,)), each finite, into out exactly: <f4,
+ * <f2, or <u2 holding bfloat16 bits (as posenc writes bf16); not <f8 (it would need rounding). */
+int npy_norm_weight(const struct npy_input *in, size_t count, float *out);
+
 /* The values of an <i4 or <i8 array as int32 (each within +-2147483647) into out[0..count). */
 int npy_positions(const struct npy_input *in, int32_t *out);
 

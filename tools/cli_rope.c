@@ -7,6 +7,7 @@
  * for I/O, memory and the contents of input files. */
 #include "cli_rope.h"
 
+#include <float.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -33,7 +34,9 @@ static const char table_usage[] =
   "           [--format npy|raw|c [--name IDENT]] [-o FILE]\n";
 static const char apply_usage[] =
   "Usage: posenc rope apply --in X.npy [--positions P.npy | --start S] [--k K.npy --k-out FILE]\n"
-  "           [--inverse] [--cache-rows N [--layout L]] [variant options] [-o FILE]\n";
+  "           [--inverse] [--cache-rows N [--layout L]] [--out-dtype f32|f16|bf16]\n"
+  "           [--qk-norm W.npy [--k-norm KW.npy] [--qk-norm-eps E] [--qk-norm-offset]]\n"
+  "           [variant options] [-o FILE]\n";
 
 static const char rope_intro[] =
   "\n"
@@ -78,8 +81,8 @@ static const char table_text[] =
 static const char apply_text[] =
   "\n"
   "rope apply: rotates X in the order (x0, x1) -> (x0 c - x1 s, x1 c + x0 s) in float32 and writes\n"
-  "the result with X's dtype and shape. X is <f4 or <f2, C order, of shape (tokens, heads, D) or\n"
-  "(batch, tokens, heads, D); D, the head dim, is its last axis.\n"
+  "the result with X's shape and dtype (or --out-dtype's). X is <f4 or <f2, C order, of shape\n"
+  "(tokens, heads, D) or (batch, tokens, heads, D); D, the head dim, is its last axis.\n"
   "  --in X.npy           the tensor to rotate (queries, say)\n"
   "  --positions P.npy    <i4 or <i8 positions of shape (tokens,) (every batch row) or\n"
   "                       (batch, tokens); M-RoPE: (3, tokens) or (3, batch, tokens) for t, h, w\n"
@@ -90,6 +93,25 @@ static const char apply_text[] =
   "  --cache-rows N       read cos/sin from a cache of positions 0 .. N-1 (f32) instead of\n"
   "                       computing them per token: the same bits; positions must lie in [0, N)\n"
   "  --layout L           the cache's layout with --cache-rows: half (default), full, interleaved\n"
+  "  --out-dtype T        the dtype of every output (-o, --k-out): f32 (<f4), f16 (<f2) or bf16 (<u2\n"
+  "                       holding the raw bits, as 'rope table --dtype bf16' writes them). Default:\n"
+  "                       each output its input's. An input is converted to float32, rotated in\n"
+  "                       float32 and rounded once to T (posenc_rope_apply_out), so from an <f4\n"
+  "                       input T's output is the float32 output converted to T\n"
+  "  --qk-norm W.npy      QK-norm (Qwen3's q_norm, Gemma 3's): each head of X is RMS-normalised\n"
+  "                       and scaled by W, shape (D,), shared by the heads, then rotated (dims past\n"
+  "                       --rotary-dim: normalised only), fused (posenc_rope_apply_norm):\n"
+  "                       x * W / sqrt(mean(x^2) + E) in float32, rounded once to the output dtype\n"
+  "                       (as HF's Gemma 3; HF's Qwen3 rounds to the model's dtype before the\n"
+  "                       weight; the exact rule: posenc.h, posenc_rope_norm). W is <f4, <f2 or\n"
+  "                       <u2 (bfloat16 bits), converted to float32 exactly. Forward only: not with\n"
+  "                       --inverse. OLMo 2's QK-norm spans all heads at once and is not this\n"
+  "  --k-norm KW.npy      K's own weight (Qwen3's k_norm), shape (D,): required with --qk-norm and\n"
+  "                       --k (give one file twice to share a weight). To normalise K alone, give K\n"
+  "                       as --in\n"
+  "  --qk-norm-eps E      added to the mean square by both norms, rounded to float32: finite, > 0\n"
+  "                       (default 1e-6, the rms_norm_eps of Qwen3 and Gemma 3)\n"
+  "  --qk-norm-offset     both norms scale by 1 + W (Gemma's convention) instead of W\n"
   "  -o, --output FILE    the rotated X (default stdout). All outputs are replaced together,\n"
   "                       only once every one of them is complete\n";
 
@@ -438,12 +460,46 @@ static int convert_table(const struct raw_args *args, struct rope_request *req) 
   return EXIT_SUCCESS;
 }
 
+/* --qk-norm (X's weight), --k-norm (K's), --qk-norm-eps, --qk-norm-offset; after the other apply
+ * options (it checks them against --k and --inverse). */
+static int convert_norm(const struct raw_args *args, struct rope_request *req) {
+  const char *eps_text = args->value[OPT_QK_NORM_EPS];
+  double eps = 1e-6;
+  int rc;
+  req->qk_norm_path = args->value[OPT_QK_NORM];
+  req->k_norm_path = args->value[OPT_K_NORM];
+  req->qk_norm_offset = args->value[OPT_QK_NORM_OFFSET] != NULL;
+  if ((rc = convert_optional_real(args, OPT_QK_NORM_EPS, 1, FLT_MAX, &eps)) != EXIT_SUCCESS) return rc;
+  req->qk_norm_eps = (float)eps;
+  if (!(req->qk_norm_eps > 0.0f)) return bad_value(OPT_QK_NORM_EPS, eps_text, "rounds to 0 in float32");
+  if (req->qk_norm_path && !*req->qk_norm_path) return bad_value(OPT_QK_NORM, "", "empty file name");
+  if (req->k_norm_path && !*req->k_norm_path) return bad_value(OPT_K_NORM, "", "empty file name");
+  if (!req->qk_norm_path) {
+    if (req->k_norm_path)
+      return cli_usage_error("--k-norm needs --qk-norm (--in's weight); to normalise K alone, give it as --in");
+    if (eps_text || req->qk_norm_offset)
+      return cli_usage_error("%s only applies with --qk-norm", eps_text ? "--qk-norm-eps" : "--qk-norm-offset");
+    return EXIT_SUCCESS;
+  }
+  if (req->inverse)
+    return cli_usage_error("--qk-norm cannot be combined with --inverse: the fused norm and rotation run forward "
+                           "only");
+  if (req->k_norm_path && !req->k_path) return cli_usage_error("--k-norm needs --k (the tensor it normalises)");
+  if (req->k_path && !req->k_norm_path)
+    return cli_usage_error("--qk-norm with --k needs --k-norm, K's own weight (Qwen3's k_norm; give one file "
+                           "twice to share it)");
+  return EXIT_SUCCESS;
+}
+
 static int convert_apply(const struct raw_args *args, struct rope_request *req) {
   int layout = POSENC_ROPE_CACHE_HALF, rc;
+  req->out_dtype = -1;
   if ((rc = convert_positions_choice(args, req)) ||
       (rc = convert_optional_count(args, OPT_CACHE_ROWS, MAX_ROWS, &req->cache_rows)) ||
       (rc = convert_choice(args, OPT_LAYOUT, cache_layout_names, COUNT_OF(cache_layout_names),
                            "unknown cache layout (expected half, full or interleaved)", &layout)) ||
+      (rc = convert_choice(args, OPT_OUT_DTYPE, dtype_names, COUNT_OF(dtype_names),
+                           "unknown dtype (expected f32, f16 or bf16)", &req->out_dtype)) ||
       (rc = convert_output(args, OPT_K_OUT, &req->k_out)))
     return rc;
   req->layout = (posenc_rope_cache_layout)layout;
@@ -462,7 +518,7 @@ static int convert_apply(const struct raw_args *args, struct rope_request *req) 
     return cli_usage_error("-o and --k-out cannot both be standard output");
   if (req->k_path && req->output && req->k_out && strcmp(req->output, req->k_out) == 0)
     return cli_usage_error("-o and --k-out name the same file %s", quoted(req->output));
-  return EXIT_SUCCESS;
+  return convert_norm(args, req);
 }
 
 int build_rope_request(const struct raw_args *args, struct rope_request *req) {
@@ -804,11 +860,15 @@ struct tensor_input {
   struct npy_input npy;
   size_t batch, tokens, heads, dim;
   posenc_dtype dtype;
+  posenc_dtype out_dtype;     /* --out-dtype, else dtype */
+  unsigned char *out;         /* the rotated tensor: npy.data (in place) or out_owned */
+  unsigned char *out_owned;   /* malloc'd when out_dtype differs from dtype */
 };
 
 struct apply_job {
   struct rope_state *state;
   struct tensor_input x, k;
+  float *x_weight, *k_weight;      /* --qk-norm, --k-norm (head_dim values each); NULL: none */
   struct npy_input positions_file;
   struct position_list positions;  /* ids: naxes planes of batch * tokens */
   float *cache;
@@ -846,6 +906,21 @@ static int load_tensors(const struct rope_request *req, struct apply_job *job) {
     return input_error(&k->npy, "shape %s does not match --in's batch %zu, tokens %zu and head dim %zu",
                        input_shape(&k->npy, shape, sizeof shape), x->batch, x->tokens, x->dim);
   return EXIT_SUCCESS;
+}
+
+/* One norm weight file: head_dim values as float32. */
+static int load_weight(enum option_id id, const char *path, size_t dim, float **out) {
+  struct npy_input in;
+  int rc;
+  if (!path) return EXIT_SUCCESS;
+  if (!(*out = malloc(dim * sizeof **out))) {
+    cli_error("out of memory");
+    return EXIT_FAILURE;
+  }
+  if ((rc = npy_load(option_label(id), path, &in)) != EXIT_SUCCESS) return rc;
+  rc = npy_norm_weight(&in, dim, *out);
+  npy_input_free(&in);
+  return rc;
 }
 
 /* --positions for a batch x tokens tensor: (T,) or (B, T); M-RoPE (3, T) or (3, B, T). A list
@@ -936,28 +1011,63 @@ static int apply_cache(const struct rope_request *req, struct apply_job *job,
   return EXIT_SUCCESS;
 }
 
-static posenc_rope_tensor tensor_of(struct tensor_input *t) {
+static posenc_rope_tensor tensor_view(void *data, posenc_dtype dtype, size_t heads) {
   posenc_rope_tensor view;
   memset(&view, 0, sizeof view); /* zero strides: dense */
-  view.data = t->npy.data;
-  view.dtype = t->dtype;
-  view.heads = t->heads;
+  view.data = data;
+  view.dtype = dtype;
+  view.heads = heads;
   return view;
+}
+
+/* Where t's rotation goes: in place when its dtype stays, else a new buffer of out_dtype. */
+static int prepare_output(const struct rope_request *req, struct tensor_input *t) {
+  size_t bytes;
+  t->out_dtype = req->out_dtype < 0 ? t->dtype : (posenc_dtype)req->out_dtype;
+  t->out = t->npy.data;
+  if (t->out_dtype == t->dtype) return EXIT_SUCCESS;
+  bytes = t->npy.info.count * posenc_dtype_size(t->out_dtype); /* at most 2x the input's */
+  if (!(t->out = t->out_owned = malloc(bytes))) {
+    cli_error("out of memory: the %s output needs %zu bytes", t->npy.label, bytes);
+    return EXIT_FAILURE;
+  }
+  return EXIT_SUCCESS;
 }
 
 static int rotate(const struct rope_request *req, struct apply_job *job) {
   posenc_rope_cache_view view;
   posenc_rope_positions pos;
-  posenc_rope_tensor q = tensor_of(&job->x), k = tensor_of(&job->k);
+  struct tensor_input *x = &job->x, *k = &job->k;
+  posenc_rope_tensor q_in, q_out, k_in, k_out;
   posenc_status st;
   int rc;
+  if ((rc = prepare_output(req, x)) != EXIT_SUCCESS ||
+      (req->k_path && (rc = prepare_output(req, k)) != EXIT_SUCCESS))
+    return rc;
+  q_in = tensor_view(x->npy.data, x->dtype, x->heads);
+  q_out = tensor_view(x->out, x->out_dtype, x->heads);
+  k_in = tensor_view(k->npy.data, k->dtype, k->heads);
+  k_out = tensor_view(k->out, k->out_dtype, k->heads);
   if (req->cache_rows && (rc = apply_cache(req, job, &view)) != EXIT_SUCCESS) return rc;
   pos.batch = job->x.batch;
   pos.tokens = job->x.tokens;
   pos.ids = job->positions.ids;
   pos.start = req->start;
-  st = posenc_rope_apply(&job->state->rope, req->cache_rows ? &view : NULL, &pos, &q,
-                         req->k_path ? &k : NULL, req->inverse ? POSENC_ROPE_INVERSE : POSENC_ROPE_FORWARD);
+  if (req->qk_norm_path) {
+    posenc_rope_norm q_norm, k_norm;
+    q_norm.weight = job->x_weight;
+    q_norm.epsilon = req->qk_norm_eps;
+    q_norm.weight_offset = req->qk_norm_offset;
+    k_norm = q_norm;
+    k_norm.weight = job->k_weight;
+    st = posenc_rope_apply_norm(&job->state->rope, req->cache_rows ? &view : NULL, &pos, &q_in, &q_out, &q_norm,
+                                req->k_path ? &k_in : NULL, req->k_path ? &k_out : NULL,
+                                req->k_path ? &k_norm : NULL);
+  } else {
+    st = posenc_rope_apply_out(&job->state->rope, req->cache_rows ? &view : NULL, &pos, &q_in, &q_out,
+                               req->k_path ? &k_in : NULL, req->k_path ? &k_out : NULL,
+                               req->inverse ? POSENC_ROPE_INVERSE : POSENC_ROPE_FORWARD);
+  }
   if (st == POSENC_ERR_POSITION && pos.ids)
     return input_error(&job->positions_file, "%s (with --base %s)", posenc_strerror(st), quoted(req->base_text));
   if (st == POSENC_ERR_POSITION)
@@ -982,10 +1092,11 @@ static int write_tensors(const struct rope_request *req, struct apply_job *job) 
   memset(rendered, 0, sizeof rendered);
   for (i = 0; i < n; i++) {
     const posenc_npy_info *info = &t[i]->npy.info;
-    table_to_little_endian(t[i]->npy.data, info->count, info->item_size);
+    size_t item_size = posenc_dtype_size(t[i]->out_dtype);
+    table_to_little_endian(t[i]->out, info->count, item_size);
     if (rc == EXIT_SUCCESS)
-      rc = render_npy_array(info->type, info->shape, info->ndim, t[i]->npy.data,
-                            info->data_bytes, &rendered[i]);
+      rc = render_npy_array(npy_type_of(t[i]->out_dtype), info->shape, info->ndim, t[i]->out,
+                            info->count * item_size, &rendered[i]);
     outputs[i].path = i ? req->k_out : req->output;
     outputs[i].spans = rendered[i].spans;
     outputs[i].count = rendered[i].count;
@@ -1002,6 +1113,8 @@ static int run_apply(const struct rope_request *req) {
   memset(&job, 0, sizeof job);
   if (!(job.state = new_rope_state())) return EXIT_FAILURE;
   if ((rc = load_tensors(req, &job)) == EXIT_SUCCESS && (rc = apply_config(req, &job, &c)) == EXIT_SUCCESS &&
+      (rc = load_weight(OPT_QK_NORM, req->qk_norm_path, job.x.dim, &job.x_weight)) == EXIT_SUCCESS &&
+      (rc = load_weight(OPT_K_NORM, req->k_norm_path, job.x.dim, &job.k_weight)) == EXIT_SUCCESS &&
       (rc = apply_positions(req, &job, c.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1)) == EXIT_SUCCESS) {
     default_seq_len(req, &c, job.positions.max);
     if ((rc = init_rope(req, c, job.state)) == EXIT_SUCCESS && (rc = rotate(req, &job)) == EXIT_SUCCESS)
@@ -1012,6 +1125,10 @@ static int run_apply(const struct rope_request *req) {
   npy_input_free(&job.positions_file);
   npy_input_free(&job.x.npy);
   npy_input_free(&job.k.npy);
+  free(job.x.out_owned);
+  free(job.k.out_owned);
+  free(job.x_weight);
+  free(job.k_weight);
   free(job.state);
   return rc;
 }

@@ -34,6 +34,11 @@ struct rope_request {
   const char *in_path, *k_path, *k_out;
   int inverse;
   size_t cache_rows;            /* 0: on the fly */
+  int out_dtype;                /* a posenc_dtype for every output; -1: each output its input's */
+  const char *qk_norm_path;     /* --qk-norm: --in's RMSNorm weight; NULL: no norm */
+  const char *k_norm_path;      /* --k-norm: --k's weight (given exactly when --qk-norm and --k are) */
+  float qk_norm_eps;            /* --qk-norm-eps as float32 (default 1e-6) */
+  int qk_norm_offset;           /* --qk-norm-offset: scale by 1 + w */
 };
 
 /* Converts and checks the options (usage errors: EXIT_USAGE after one message). */

@@ -43,7 +43,7 @@ static const char main_help[] =
   "  table sincos2d       write a 2-D sin-cos table (MAE / ViT)\n"
   "  rope freqs           print a RoPE variant's frequencies and attention factor\n"
   "  rope table           write a RoPE cos/sin cache (.npy, raw, or a C header for firmware)\n"
-  "  rope apply           rotate query/key tensors read from .npy files\n"
+  "  rope apply           rotate query/key tensors read from .npy files (QK-norm fused too)\n"
   "  embed                add position rows to token embeddings (.npy in, .npy out)\n"
   "  analyze              rank and singular-value spectrum of a table, beside a sinusoidal one\n"
   "  alibi slopes         print ALiBi's per-head slopes (any head count, --max-bias)\n"

@@ -1013,7 +1013,11 @@ def test_rope_isa_identical(isa):
         assert run_ok(['--isa', isa] + args) == run_ok(args), f'{" ".join(args)} differs under --isa {isa}'
     x = save_npy('ix.npy', np.random.default_rng(3).standard_normal((5, 3, 64)).astype(np.float32))
     apply = ['rope', 'apply', '--in', x, '--positions', path]
-    assert run_ok(['--isa', isa] + apply) == run_ok(apply), f'rope apply differs under --isa {isa}'
+    w = save_npy('iw.npy', np.random.default_rng(4).standard_normal(64).astype(np.float32))
+    for extra in ([], ['--out-dtype', 'bf16'], ['--out-dtype', 'f16', '--style', 'gptj'],
+                  ['--qk-norm', w], ['--qk-norm', w, '--qk-norm-offset', '--out-dtype', 'bf16', '--rotary-dim', '24']):
+        assert run_ok(['--isa', isa] + apply + extra) == run_ok(apply + extra), \
+            f'rope apply {shlex.join(extra)} differs under --isa {isa}'
 
 
 # ---- --hf-compat --------------------------------------------------------------------------------------
@@ -1169,16 +1173,22 @@ def cos_sin_for(positions, d, args):
     return cache[:, :h].reshape(shape), cache[:, h:].reshape(shape)
 
 
-def rotate_reference(x, c, s, d, style='neox', inverse=False):
-    """The rotation in numpy float32 (IEEE single ops, as in C): c, s [..., T, h] broadcast over heads."""
-    xf = x.astype(np.float32)
-    out = xf.copy()
+def rope_pairs(d, style):
+    """The element indices (i0, i1) of the rotated pairs."""
     h = d // 2
+    i0 = np.arange(h) if style == 'neox' else 2 * np.arange(h)
+    return i0, (i0 + h if style == 'neox' else i0 + 1)
+
+
+def rotate_reference(x, c, s, d, style='neox', inverse=False, work=np.float32):
+    """The rotation in numpy float32 (IEEE single ops, as in C): c, s [..., T, h] broadcast over heads.
+    work=np.float64: in float64 instead (products of float32 values exact)."""
+    xf = x.astype(work)
+    out = xf.copy()
     c, s = c[..., None, :], s[..., None, :]
     if inverse:
         s = -s
-    i0 = np.arange(h) if style == 'neox' else 2 * np.arange(h)
-    i1 = i0 + h if style == 'neox' else i0 + 1
+    i0, i1 = rope_pairs(d, style)
     x0, x1 = xf[..., i0], xf[..., i1]
     out[..., i0] = x0 * c - x1 * s
     out[..., i1] = x1 * c + x0 * s
@@ -1352,6 +1362,194 @@ def test_apply_npy_versions():
             assert same_bits(apply(path, ['--start', '3']), reference), f'version {version} header {header!r}'
 
 
+def to_dtype(y32, out):
+    """float32 values as --out-dtype writes them: <f4, <f2, or bf16 bits in <u2 (nearest even)."""
+    return {'f32': y32, 'f16': y32.astype(np.float16), 'bf16': bf16_round(y32)}[out]
+
+
+def test_apply_out_dtype(in_dtype, style):
+    """--out-dtype: X (and K, of the other dtype) converted to float32, rotated in float32 and rounded
+    once to the output dtype; from float32 the bits of the float32 output converted; pass-through
+    dims (rotary 48 of 80) converted too; the cache path and --inverse alike."""
+    rng = np.random.default_rng(20 + (in_dtype == np.float16))
+    T, D, rotary = 29, 80, 48
+    other = np.float16 if in_dtype == np.float32 else np.float32
+    x = (rng.standard_normal((T, 4, D)) * 3).astype(in_dtype)
+    k = (rng.standard_normal((T, 2, D)) * 3).astype(other)
+    p = rng.integers(0, 30000, T)
+    xp, kp, pp = save_npy('xo.npy', x), save_npy('ko.npy', k), save_npy('po.npy', p)
+    vargs = ['--style', style, '--rotary-dim', str(rotary)]
+    c, s = cos_sin_for(p, rotary, ['--head-dim', str(D)] + vargs)
+    in_place, k_in_place = apply(xp, ['--positions', pp] + vargs, k_path=kp)
+    for out in ('f32', 'f16', 'bf16'):
+        y, ky = apply(xp, ['--positions', pp, '--out-dtype', out] + vargs, k_path=kp)
+        for got, t, what in ((y, x, 'X'), (ky, k, 'K')):
+            ref = to_dtype(rotate_reference(t.astype(np.float32), c, s, rotary, style), out)
+            assert same_bits(got, ref), f'{what} {t.dtype} -> {out}: {(got != ref).sum()} values differ'
+            if t.dtype == np.float32:  # out of place from f32: the in-place bits, converted
+                done = in_place if what == 'X' else k_in_place
+                assert same_bits(got, to_dtype(done, out)), f'{what} -> {out} != in place, converted'
+        if out == 'f32' and in_dtype == np.float16:  # rounded once: not the f16 rotation widened
+            assert not np.array_equal(y, y.astype(np.float16).astype(np.float32)), 'f16 -> f32 was rounded to f16'
+        yc = apply(xp, ['--positions', pp, '--out-dtype', out, '--cache-rows', str(int(p.max()) + 1)] + vargs)
+        assert same_bits(yc, y), f'-> {out}: --cache-rows differs from on the fly'
+        yi = apply(xp, ['--positions', pp, '--out-dtype', out, '--inverse'] + vargs)
+        ref = to_dtype(rotate_reference(x.astype(np.float32), c, s, rotary, style, inverse=True), out)
+        assert same_bits(yi, ref), f'-> {out} --inverse'
+    # the dtype the output already has: exactly today's output
+    same = {np.dtype(np.float32): 'f32', np.dtype(np.float16): 'f16'}[x.dtype]
+    assert same_bits(apply(xp, ['--positions', pp, '--out-dtype', same] + vargs), in_place), '--out-dtype = input'
+    data = run_ok(['rope', 'apply', '--in', xp, '--positions', pp, '--out-dtype', 'bf16'] + vargs)
+    assert npy_payload(data)[0]['descr'] == '<u2', 'bf16 output: raw bits in <u2'
+
+
+# ---- rope apply --qk-norm -----------------------------------------------------------------------------
+
+def rms_norm_posenc(x, w, eps, offset):
+    """posenc_rope_norm's definition (posenc.h) op for op: per head, float64 sums of the squares of
+    the elements e = k (mod 8) in increasing e, combined in its order; r = fl32(1/sqrt(ss/D + eps));
+    then fl32(fl32(x r) w), w = fl32(1 + weight) with the offset. (posenc takes the root by Newton
+    steps: the same float32 r unless 1/sqrt lies within 2^-50 of a float32 rounding boundary.)"""
+    xf = x.astype(np.float32)
+    xd = xf.astype(np.float64)
+    D = x.shape[-1]
+    a = [np.cumsum(xd[..., k::8] ** 2, axis=-1)[..., -1] if k < D else np.zeros(x.shape[:-1]) for k in range(8)]
+    ss = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]))
+    r = (1.0 / np.sqrt(ss * (1.0 / D) + float(np.float32(eps)))).astype(np.float32)
+    wf = np.float32(1) + w if offset else w
+    return (xf * r[..., None]) * wf
+
+
+def rms_norm_f64(x, w, eps, offset):
+    """RMSNorm in float64: x w / sqrt(mean(x^2) + eps), w the float32 weight (1 + w rounded to
+    float32 with the offset: posenc's w_e)."""
+    xd = x.astype(np.float64)
+    wd = (np.float32(1) + w if offset else w).astype(np.float64)
+    return xd * wd / np.sqrt(np.mean(xd ** 2, axis=-1, keepdims=True) + float(np.float32(eps)))
+
+
+def rope_magnitude(n, c, s, d, style):
+    """|n0 c| + |n1 s| (|n1 c| + |n0 s|) per rotated element, |n| past d: what its error scales with."""
+    m = np.abs(n)
+    c, s = np.abs(c[..., None, :]).astype(np.float64), np.abs(s[..., None, :]).astype(np.float64)
+    i0, i1 = rope_pairs(d, style)
+    out = m.copy()
+    out[..., i0] = m[..., i0] * c + m[..., i1] * s
+    out[..., i1] = m[..., i1] * c + m[..., i0] * s
+    return out
+
+
+def norm_weight(rng, D, offset):
+    """Qwen3's weights lie around 1; Gemma's (1 + w) around 0."""
+    return (rng.standard_normal(D) * 0.3 + (0.0 if offset else 1.0)).astype(np.float32)
+
+
+def scaled_heads(rng, shape, dtype, decades):
+    """Normal values, each head (the last axis) scaled by 10^u, |u| <= decades; one head all zeros."""
+    x = rng.standard_normal(shape) * 10.0 ** rng.uniform(-decades, decades, shape[:-1] + (1,))
+    x[(0,) * (len(shape) - 1)] = 0.0
+    return x.astype(dtype)
+
+
+QK_NORM_CASES = [  # (name, D, rotary, style, batch, Q dtype, K dtype or None, options, weight file, out-dtype)
+    ('Qwen3: 128, q_norm and k_norm, GQA 8:2', 128, 128, 'neox', 0, np.float32, np.float16,
+     ['--base', '1000000'], 'f32', None),
+    ('Gemma 3: 256, 1 + w, bf16 weight bits, batch, bf16 out', 256, 256, 'neox', 2, np.float32, None,
+     ['--base', '10000', '--qk-norm-offset', '--qk-norm-eps', '1e-6'], 'bf16', 'bf16'),
+    ('partial rotary 48 of 80, gptj, f16 in, eps 1e-5, f16 weight, K f32', 80, 48, 'gptj', 0, np.float16,
+     np.float32, ['--rotary-dim', '48', '--qk-norm-eps', '1e-5'], 'f16', 'f16'),
+]
+
+
+def save_weight(name, w, kind):
+    """w (float32 values that kind holds exactly) saved as kind: <f4, <f2, or bf16 bits in <u2."""
+    return save_npy(name, {'f32': w, 'f16': w.astype(np.float16), 'bf16': bf16_round(w)}[kind])
+
+
+def test_apply_qk_norm(D, rotary, style, batch, q_dtype, k_dtype, opts, wkind, out):
+    """--qk-norm (and --k-norm): bit for bit posenc_rope_norm's definition in NumPy float32 then the
+    float32 rotation; within the rounding bound of a float64 RMSNorm + RoPE; --out-dtype T the float32
+    output rounded once; the cache path alike."""
+    rng = np.random.default_rng(D + rotary)
+    T = 23
+    lead = (batch, T) if batch else (T,)
+    offset = '--qk-norm-offset' in opts
+    eps = float(opts[opts.index('--qk-norm-eps') + 1]) if '--qk-norm-eps' in opts else 1e-6
+    decades = 3 if q_dtype == np.float32 else 1
+    x = scaled_heads(rng, lead + (8,) + (D,), q_dtype, decades)
+    qw, kw = norm_weight(rng, D, offset), norm_weight(rng, D, offset)
+    if wkind == 'f16':
+        qw, kw = qw.astype(np.float16).astype(np.float32), kw.astype(np.float16).astype(np.float32)
+    elif wkind == 'bf16':
+        qw, kw = bf16_from_bits(bf16_round(qw)), bf16_from_bits(bf16_round(kw))
+    p = rng.integers(0, 40000, lead)
+    xp, pp = save_npy('xn.npy', x), save_npy('pn.npy', p)
+    args = ['--positions', pp, '--style', style, '--qk-norm', save_weight('qw.npy', qw, wkind)] + opts
+    tensors = [('X', x, qw)]
+    k_path = None
+    if k_dtype is not None:
+        k = scaled_heads(rng, lead + (2, D), k_dtype, decades)
+        k_path = save_npy('kn.npy', k)
+        args += ['--k-norm', save_weight('kw.npy', kw, wkind)]
+        tensors.append(('K', k, kw))
+    vargs = [a for a in opts if a in ('--base', '--rotary-dim')]
+    vargs = sum(([a, opts[opts.index(a) + 1]] for a in vargs), [])
+    c, s = cos_sin_for(p, rotary, ['--head-dim', str(D), '--style', style] + vargs)
+    got = apply(xp, args + ['--out-dtype', 'f32'], k_path=k_path)
+    got = list(got) if k_path else [got]
+    worst = 0.0
+    for y, (what, t, w) in zip(got, tensors):
+        ref = rotate_reference(rms_norm_posenc(t, w, eps, offset), c, s, rotary, style)
+        assert same_bits(y, ref), f'{what}: {(y != ref).sum()} of {y.size} values differ from the NumPy float32 ' \
+                                  f'posenc_rope_norm + rotation'
+        n64 = rms_norm_f64(t, w, eps, offset)
+        exact = rotate_reference(n64, c, s, rotary, style, work=np.float64)
+        # n_e within 3 ulp, two products and a sum rounded: 8 * 2^-24 of |n0 c| + |n1 s|
+        bound = 2.0 ** -21 * rope_magnitude(n64, c, s, rotary, style) + 1e-37
+        err = np.abs(y - exact)
+        assert (err <= bound).all(), f'{what}: {(err > bound).sum()} values beyond the float64 bound, ' \
+                                     f'worst {(err / bound).max():.3g}x'
+        worst = max(worst, float((err / bound).max()))
+        assert not y[(0,) * (y.ndim - 1)].any(), f'{what}: a zero head must stay zero'
+    if out:
+        y_out = apply(xp, args + ['--out-dtype', out], k_path=k_path)
+        y_out = list(y_out) if k_path else [y_out]
+        for y, y32, (what, _, _) in zip(y_out, got, tensors):
+            assert same_bits(y, to_dtype(y32, out)), f'{what} --out-dtype {out}: not the float32 output rounded once'
+    yc = apply(xp, args + ['--out-dtype', 'f32', '--cache-rows', str(int(p.max()) + 1)], k_path=k_path)
+    for y, y32 in zip(list(yc) if k_path else [yc], got):
+        assert same_bits(y, y32), '--cache-rows differs from on the fly'
+    return f'worst error {worst:.3f} of the float64 bound'
+
+
+def test_apply_qk_norm_exact():
+    """Identities that hold bit for bit: --qk-norm-offset with w is --qk-norm with fl32(1 + w); f16
+    and bf16 weight files are their float32 values; Q and K normalised together are each
+    normalised alone; in place (-o = --in) too."""
+    rng = np.random.default_rng(31)
+    T, D = 17, 64
+    x = scaled_heads(rng, (T, 4, D), np.float32, 2)
+    k = scaled_heads(rng, (T, 2, D), np.float16, 1)
+    w, kw = norm_weight(rng, D, True), norm_weight(rng, D, True)
+    xp, kp = save_npy('xe.npy', x), save_npy('ke.npy', k)
+    base = ['--start', '300', '--style', 'gptj']
+    one = apply(xp, base + ['--qk-norm', save_npy('we.npy', w), '--qk-norm-offset',
+                            '--k-norm', save_npy('kwe.npy', kw)], k_path=kp)
+    plus = apply(xp, base + ['--qk-norm', save_npy('we1.npy', np.float32(1) + w),
+                             '--k-norm', save_npy('kwe1.npy', np.float32(1) + kw)], k_path=kp)
+    assert same_bits(one[0], plus[0]) and same_bits(one[1], plus[1]), '--qk-norm-offset != weight fl32(1 + w)'
+    alone_q = apply(xp, base + ['--qk-norm', save_npy('we1.npy', np.float32(1) + w)])
+    alone_k = apply(kp, base + ['--qk-norm', save_npy('kwe1.npy', np.float32(1) + kw)])
+    assert same_bits(plus[0], alone_q) and same_bits(plus[1], alone_k), 'Q and K together != each alone'
+    for kind, exact in (('f16', w.astype(np.float16).astype(np.float32)), ('bf16', bf16_from_bits(bf16_round(w)))):
+        got = apply(xp, base + ['--qk-norm', save_weight('wk.npy', exact, kind)])
+        assert same_bits(got, apply(xp, base + ['--qk-norm', save_npy('wk32.npy', exact)])), \
+            f'a {kind} weight file != its float32 values'
+    xin = save_npy('xe_in.npy', x)
+    run_ok(['rope', 'apply', '--in', xin, '-o', xin, '--qk-norm', save_npy('we1.npy', np.float32(1) + w)] + base)
+    assert same_bits(np.load(xin), alone_q), 'in place (-o = --in)'
+
+
 # ---- .npy input errors --------------------------------------------------------------------------
 
 def npy_image(array, version=(1, 0), header=None, data=None):
@@ -1481,6 +1679,22 @@ def bad_data_cases():
         ('table --rows vs --positions',
          lambda: ['table', '--head-dim', '8', '--rows', '3', '--positions', npy('dp.npy', np.zeros(4), np.int32)],
          '--rows'),
+        ('norm weight too short', lambda: x() + ['--qk-norm', npy('dw.npy', np.ones(7), np.float32)], '(8,)'),
+        ('norm weight 2-D', lambda: x() + ['--qk-norm', npy('dw.npy', np.ones((1, 8)), np.float32)], 'shape'),
+        ('norm weight float64', lambda: x() + ['--qk-norm', npy('dw.npy', np.ones(8))], 'astype(np.float32)'),
+        ('norm weight int32', lambda: x() + ['--qk-norm', npy('dw.npy', np.ones(8), np.int32)], 'dtype'),
+        ('norm weight NaN', lambda: x() + ['--qk-norm', npy('dw.npy', [1, 1, np.nan, 1, 1, 1, 1, 1], np.float32)],
+         'finite'),
+        ('norm weight inf (f16)', lambda: x() + ['--qk-norm', npy('dw.npy', [1] * 7 + [np.inf], np.float16)],
+         'finite'),
+        ('norm weight inf (bf16 bits)', lambda: x() + ['--qk-norm', npy('dw.npy', [0x3f80] * 7 + [0x7f80], np.uint16)],
+         'finite'),
+        ('K norm weight shape',
+         lambda: x() + ['--k', npy('dk.npy', np.zeros((5, 1, 8)), np.float32)] + k_out() +
+         ['--qk-norm', npy('dw.npy', np.ones(8), np.float32), '--k-norm', npy('dw2.npy', np.ones(4), np.float32)],
+         '--k-norm'),
+        ('missing norm weight file', lambda: x() + ['--qk-norm', os.path.join(WORKDIR, 'no-such-w.npy')],
+         'no-such-w.npy'),
         ('table empty positions',
          lambda: ['table', '--head-dim', '8', '--positions', npy('dp.npy', np.zeros(0), np.int32)], 'non-empty'),
     ]
@@ -1601,6 +1815,26 @@ ROPE_USAGE_ERRORS = [  # (argv, text the message must contain); run with -o FILE
     (['rope', 'apply', '--in', 'x.npy', '--cache-rows', '0'], '--cache-rows'),
     (['rope', 'apply', '--in', 'x.npy', '--start', '0', '--positions', 'p.npy'], '--positions'),
     (['rope', 'apply', '--in', 'x.npy', '--inverse=1'], '--inverse'),
+    (['rope', 'apply', '--in', 'x.npy', '--out-dtype', 'f64'], '--out-dtype'),
+    (['rope', 'apply', '--in', 'x.npy', '--out-dtype', ''], '--out-dtype'),
+    (TB + ['--out-dtype', 'f16'], '--out-dtype'),
+    (['rope', 'apply', '--in', 'x.npy', '--qk-norm', ''], '--qk-norm'),
+    (['rope', 'apply', '--in', 'x.npy', '--qk-norm', 'w.npy', '--qk-norm-eps', '0'], 'greater than 0'),
+    (['rope', 'apply', '--in', 'x.npy', '--qk-norm', 'w.npy', '--qk-norm-eps', '-1e-6'], '--qk-norm-eps'),
+    (['rope', 'apply', '--in', 'x.npy', '--qk-norm', 'w.npy', '--qk-norm-eps', 'nan'], '--qk-norm-eps'),
+    (['rope', 'apply', '--in', 'x.npy', '--qk-norm', 'w.npy', '--qk-norm-eps', 'inf'], '--qk-norm-eps'),
+    (['rope', 'apply', '--in', 'x.npy', '--qk-norm', 'w.npy', '--qk-norm-eps', '1e39'], '--qk-norm-eps'),
+    (['rope', 'apply', '--in', 'x.npy', '--qk-norm', 'w.npy', '--qk-norm-eps', '1e-50'], 'rounds to 0'),
+    (['rope', 'apply', '--in', 'x.npy', '--qk-norm', 'w.npy', '--qk-norm-eps', ''], '--qk-norm-eps'),
+    (['rope', 'apply', '--in', 'x.npy', '--qk-norm-eps', '1e-6'], '--qk-norm'),
+    (['rope', 'apply', '--in', 'x.npy', '--qk-norm-offset'], '--qk-norm'),
+    (['rope', 'apply', '--in', 'x.npy', '--qk-norm', 'w.npy', '--qk-norm-offset=1'], '--qk-norm-offset'),
+    (['rope', 'apply', '--in', 'x.npy', '--qk-norm', 'w.npy', '--inverse'], '--inverse'),
+    (['rope', 'apply', '--in', 'x.npy', '--k-norm', 'w.npy'], '--qk-norm'),
+    (['rope', 'apply', '--in', 'x.npy', '--qk-norm', 'w.npy', '--k-norm', 'w.npy'], '--k'),
+    (['rope', 'apply', '--in', 'x.npy', '--qk-norm', 'w.npy', '--k-norm', ''], '--k-norm'),
+    (['rope', 'apply', '--in', 'x.npy', '--qk-norm', 'w.npy', '--k', 'k.npy', '--k-out', 'ko.npy'], '--k-norm'),
+    (TB + ['--qk-norm', 'w.npy'], '--qk-norm'),
 ]
 
 
@@ -1699,7 +1933,8 @@ def test_rope_help():
                    '--cache-rows', '--mrope-section', '--positions', '--k-out', 'Exit status'):
         assert needle in text, f'{needle!r} missing from rope --help'
     for sub, needle in (('freqs', 'float64'), ('table', '--rows'), ('table', '--name IDENT'),
-                        ('apply', '--inverse')):
+                        ('apply', '--inverse'), ('apply', '--out-dtype'), ('apply', '--qk-norm W.npy'),
+                        ('apply', '--k-norm KW.npy'), ('apply', '--qk-norm-eps E'), ('apply', '--qk-norm-offset')):
         t = run_ok(['rope', sub, '--help']).decode()
         assert t.startswith(f'Usage: posenc rope {sub}') and needle in t and '--scaling' in t, sub
     assert 'rope' in run_ok(['--help']).decode()
@@ -1768,6 +2003,13 @@ def run_rope_cases(results, available_isas):
                          interleaved, batched)
     results.case('rope apply --hf-compat', test_apply_hf_compat)
     results.case('rope apply .npy versions 2.0/3.0 and header spellings', test_apply_npy_versions)
+    for in_dtype, style in ((np.float32, 'neox'), (np.float16, 'gptj')):
+        results.case(f'rope apply --out-dtype from {np.dtype(in_dtype).name} ({style})', test_apply_out_dtype,
+                     in_dtype, style)
+    for case in QK_NORM_CASES:
+        results.case(f'rope apply --qk-norm {case[0]}', test_apply_qk_norm, *case[1:])
+    results.case('rope apply --qk-norm: exact identities (offset, weight dtypes, Q/K alone, in place)',
+                 test_apply_qk_norm_exact)
     for name, image, needle in bad_npy_cases():
         results.case(f'bad .npy --in: {name}', test_bad_input_file, image, needle)
     for name, build, needle in bad_data_cases():
