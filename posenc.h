@@ -506,8 +506,9 @@ POSENC_API posenc_status posenc_rope_store_kv(const posenc_rope *rope, const pos
                                               const posenc_kv_cache *kv, const int64_t *slots);
 
 /* ---- QK-norm fused with the rotation ------------------------------------------------------- */
-/* A per-head RMSNorm applied to every head of a tensor right before its rotation: Qwen3, Gemma 3
- * and OLMo 2 normalise Q and K so, each with a weight of head_dim values shared by the heads.
+/* A per-head RMSNorm applied to every head of a tensor right before its rotation: Qwen3 and Gemma 3
+ * normalise Q and K so, each with a weight of head_dim values shared by the heads (OLMo 2's norm
+ * spans all heads at once: not this).
  * Fused, the norm costs no pass over memory of its own. Exactly, for a head's values x_e (its
  * input converted to f32), e < D = head_dim:
  *   a_k = sum of (double)x_e * x_e over e = k (mod 8), in increasing e (k = 0..7, in double)
@@ -517,8 +518,8 @@ POSENC_API posenc_status posenc_rope_store_kv(const posenc_rope *rope, const pos
  *   n_e = fl32(fl32(x_e * r) * w_e),  w_e = weight[e], or fl32(1 + weight[e]) with weight_offset
  * and the head n is rotated as posenc_rope_apply rotates (dims past rotary_dim: n_e), rounded
  * once to the output's dtype. So every backend gives the same bits, and n_e is within 3 ulp of
- * x_e * w_e / sqrt(mean(x^2) + epsilon). HF rounds the normalised head to the model's dtype
- * before the weight (bf16: 2^-9); posenc keeps f32 until the one final rounding. */
+ * x_e * w_e / sqrt(mean(x^2) + epsilon). HF's Qwen3 rounds the normalised head to the model's
+ * dtype before the weight (bf16: 2^-9), its Gemma 3 keeps f32 to the end as posenc does. */
 typedef struct posenc_rope_norm {
   const float *weight;   /* head_dim values (an engine converts a bf16 weight once, at load) */
   float epsilon;         /* added to the mean square: finite, > 0 (Qwen3 1e-6) */
