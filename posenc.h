@@ -409,7 +409,9 @@ typedef struct posenc_rope_cache_view {
  * b*batch_stride + t*token_stride + h*head_stride + e of data. Zero strides mean dense:
  * head_stride = head_dim, token_stride = heads*head_stride, batch_stride = tokens*token_stride.
  * [batch, seq, heads, dim] is the dense default; [batch, heads, seq, dim] is
- * head_stride = seq*head_dim, token_stride = head_dim, batch_stride = heads*seq*head_dim. */
+ * head_stride = seq*head_dim, token_stride = head_dim, batch_stride = heads*seq*head_dim.
+ * The defaults follow `heads`: a view of some of a tensor's heads (a thread's share) must give
+ * the whole tensor's strides, or it describes a smaller dense tensor (posenc cannot tell). */
 typedef struct posenc_rope_tensor {
   void *data;
   posenc_dtype dtype;              /* storage; arithmetic is f32 */
@@ -482,7 +484,7 @@ typedef struct posenc_kv_cache {
   size_t heads;              /* KV heads: K's and V's head count */
   size_t n_slots;            /* slots in each array (a multiple of block_size) */
   size_t block_size;         /* slots per block; 0: none */
-  size_t head_stride, slot_stride, block_stride;
+  size_t head_stride, slot_stride, block_stride;  /* as for tensors: a share of the heads gives them */
 } posenc_kv_cache;
 
 /* Rotate-and-store, as an engine's attention step writes its KV cache: Q rotated in place (q may

@@ -1040,53 +1040,78 @@ static void POSENC_I_K(rotate)(const posenc_i_rot_job *job) {
 }
 
 /* QK-norm's sums of squares (posenc_i_scalar_sumsq's order): the squares in double, element e
- * into accumulator lane e mod 8 (8 / DLANES vectors of DLANES lanes), then the scalar kernel's
- * tree. Each lane is a chain of n/8 dependent adds, so heads go four at a time, their chains
- * side by side (one at a time, decode's 40 heads took 4x the rotation's time, AVX2). */
+ * into accumulator lane e mod 8 (NACC = 8 / DLANES vectors of DLANES lanes), then the scalar
+ * kernel's tree. Each lane is a chain of n/8 dependent adds, so heads go four at a time, their
+ * chains side by side (one at a time, decode's 40 heads took 4x the rotation's time, AVX2). Steps
+ * of SQ_STEP elements (a whole number of vectors and of 8-lane rows) keep every accumulator's
+ * index a constant: the accumulators stay in registers. */
 #define POSENC_I_NACC (8 / POSENC_I_DLANES)
-#define POSENC_I_SUMSQ_HEADS 4
+#define POSENC_I_SQ_STEP (POSENC_I_FLANES >= 8 ? POSENC_I_FLANES : 8)
+#define POSENC_I_SQ_HEADS 4
+#if defined(__GNUC__) || defined(__clang__)
+#  define POSENC_I_UNROLL_ALL _Pragma("GCC unroll 16")
+#else
+#  define POSENC_I_UNROLL_ALL
+#endif
+
+/* The squares of SQ_STEP values at x into acc (a head's NACC accumulators). */
+POSENC_I_INLINE void POSENC_I_K(sq_step)(vd_t *acc, const unsigned char *x, posenc_dtype dtype) {
+  const size_t es = dtype == POSENC_DTYPE_F32 ? 4 : 2;
+  size_t v;
+  POSENC_I_UNROLL_ALL
+  for (v = 0; v < POSENC_I_SQ_STEP / POSENC_I_FLANES; v++) {
+    vf_t f = POSENC_I_K(load)(x + v * POSENC_I_FLANES * es, dtype);
+    vd_t lo = vd_from_lo(f), hi = vd_from_hi(f);
+    acc[2 * v % POSENC_I_NACC] = vd_add(acc[2 * v % POSENC_I_NACC], vd_mul(lo, lo));
+    acc[(2 * v + 1) % POSENC_I_NACC] = vd_add(acc[(2 * v + 1) % POSENC_I_NACC], vd_mul(hi, hi));
+  }
+}
+
+/* nh (a constant: SQ_HEADS or 1) heads' sums. */
 POSENC_I_INLINE void POSENC_I_K(sumsq_heads)(const unsigned char *src, posenc_dtype dtype, ptrdiff_t head_stride,
                                              size_t nh, size_t n, double *ss) {
-  const size_t es = dtype == POSENC_DTYPE_F32 ? 4 : 2;
-  vd_t acc[POSENC_I_SUMSQ_HEADS][POSENC_I_NACC];
+  const size_t es = dtype == POSENC_DTYPE_F32 ? 4 : 2, nv = n - n % POSENC_I_SQ_STEP;
+  vd_t acc[POSENC_I_SQ_HEADS][POSENC_I_NACC];
   double lanes[8];
-  size_t i, k = 0, hd;
+  size_t i, k, hd;
+  POSENC_I_UNROLL_ALL
   for (hd = 0; hd < nh; hd++)
-    for (i = 0; i < POSENC_I_NACC; i++) acc[hd][i] = vd_zero();
-  for (i = 0; i < n; i += POSENC_I_FLANES) {
+    for (k = 0; k < POSENC_I_NACC; k++) acc[hd][k] = vd_zero();
+  for (i = 0; i < nv; i += POSENC_I_SQ_STEP) {
+    POSENC_I_UNROLL_ALL
+    for (hd = 0; hd < nh; hd++) POSENC_I_K(sq_step)(acc[hd], src + (ptrdiff_t)hd * head_stride + i * es, dtype);
+  }
+  if (nv < n) { /* zeros past the end add nothing */
+    unsigned char t[POSENC_I_SQ_STEP * 4];
     for (hd = 0; hd < nh; hd++) {
-      const unsigned char *x = src + (ptrdiff_t)hd * head_stride + i * es;
-      vf_t v;
-      vd_t lo, hi;
-      if (i + POSENC_I_FLANES <= n) {
-        v = POSENC_I_K(load)(x, dtype);
-      } else { /* zeros past the end add nothing */
-        unsigned char t[POSENC_I_FLANES * 4];
-        memset(t, 0, sizeof t);
-        memcpy(t, x, (n - i) * es);
-        v = POSENC_I_K(load)(t, dtype);
-      }
-      lo = vd_from_lo(v); hi = vd_from_hi(v);
-      acc[hd][k] = vd_add(acc[hd][k], vd_mul(lo, lo));
-      acc[hd][(k + 1) % POSENC_I_NACC] = vd_add(acc[hd][(k + 1) % POSENC_I_NACC], vd_mul(hi, hi));
+      memset(t, 0, sizeof t);
+      memcpy(t, src + (ptrdiff_t)hd * head_stride + nv * es, (n - nv) * es);
+      POSENC_I_K(sq_step)(acc[hd], t, dtype);
     }
-    k = (k + 2) % POSENC_I_NACC;
   }
   for (hd = 0; hd < nh; hd++) {
-    for (i = 0; i < POSENC_I_NACC; i++) vd_storeu(lanes + i * POSENC_I_DLANES, acc[hd][i]);
+    for (k = 0; k < POSENC_I_NACC; k++) vd_storeu(lanes + k * POSENC_I_DLANES, acc[hd][k]);
     ss[hd] = ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6])) + ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]));
   }
 }
 
+POSENC_I_INLINE void POSENC_I_K(sumsq_as)(const unsigned char *src, posenc_dtype dtype, ptrdiff_t head_stride,
+                                          size_t heads, size_t n, double *ss) {
+  size_t hd;
+  for (hd = 0; hd + POSENC_I_SQ_HEADS <= heads; hd += POSENC_I_SQ_HEADS)
+    POSENC_I_K(sumsq_heads)(src + (ptrdiff_t)hd * head_stride, dtype, head_stride, POSENC_I_SQ_HEADS, n, ss + hd);
+  for (; hd < heads; hd++) POSENC_I_K(sumsq_heads)(src + (ptrdiff_t)hd * head_stride, dtype, head_stride, 1, n, ss + hd);
+}
+
 static void POSENC_I_K(sumsq)(const unsigned char *src, posenc_dtype dtype, ptrdiff_t head_stride, size_t heads,
                               size_t n, double *ss) {
-  size_t hd;
-  for (hd = 0; hd + POSENC_I_SUMSQ_HEADS <= heads; hd += POSENC_I_SUMSQ_HEADS)
-    POSENC_I_K(sumsq_heads)(src + (ptrdiff_t)hd * head_stride, dtype, head_stride, POSENC_I_SUMSQ_HEADS, n, ss + hd);
-  for (; hd < heads; hd++)
-    POSENC_I_K(sumsq_heads)(src + (ptrdiff_t)hd * head_stride, dtype, head_stride, 1, n, ss + hd);
+  if (dtype == POSENC_DTYPE_F32) POSENC_I_K(sumsq_as)(src, POSENC_DTYPE_F32, head_stride, heads, n, ss);
+  else if (dtype == POSENC_DTYPE_F16) POSENC_I_K(sumsq_as)(src, POSENC_DTYPE_F16, head_stride, heads, n, ss);
+  else POSENC_I_K(sumsq_as)(src, POSENC_DTYPE_BF16, head_stride, heads, n, ss);
 }
-#undef POSENC_I_SUMSQ_HEADS
+#undef POSENC_I_UNROLL_ALL
+#undef POSENC_I_SQ_HEADS
+#undef POSENC_I_SQ_STEP
 #undef POSENC_I_NACC
 
 /* A cache row's values to f32 (negated for the inverse: exact). */
