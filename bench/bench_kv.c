@@ -186,28 +186,34 @@ static int check_bits(method *m, size_t nm, kv_state *s, int decode) {
   return bad;
 }
 
-/* Round-robin: `rounds` samples of `reps` calls per method; each method's median per call. */
+/* Round-robin timing (bench_round_robin): each method's median per call. */
+typedef struct kv_timing {
+  method *m;
+  kv_state *s;
+  int decode;
+} kv_timing;
+
+static void kv_prepare(void *ctx, size_t i) {
+  kv_timing *t = (kv_timing *)ctx;
+  if (t->m[i].isa >= 0) posenc_isa_set((posenc_isa)t->m[i].isa);
+  reset_inputs(t->s);
+}
+
+static void kv_run(void *ctx, size_t i) {
+  kv_timing *t = (kv_timing *)ctx;
+  run_method(&t->m[i], t->s, t->decode);
+}
+
 static void time_methods(method *m, size_t nm, kv_state *s, int decode, int rounds, long reps) {
-  double *samples = (double *)malloc(nm * (size_t)rounds * sizeof(double));
+  kv_timing t;
+  bench_rr rr;
+  double med[MAX_METHODS];
   size_t i;
-  int r;
-  for (r = 0; r < rounds; r++)
-    for (i = 0; i < nm; i++) {
-      long k;
-      double t0;
-      if (m[i].isa >= 0) posenc_isa_set((posenc_isa)m[i].isa);
-      reset_inputs(s);
-      run_method(&m[i], s, decode); /* warm */
-      t0 = now_s();
-      for (k = 0; k < reps; k++) run_method(&m[i], s, decode);
-      samples[i * (size_t)rounds + (size_t)r] = (now_s() - t0) / (double)reps;
-    }
-  for (i = 0; i < nm; i++) {
-    qsort(samples + i * (size_t)rounds, (size_t)rounds, sizeof(double), cmp_double);
-    m[i].med = samples[i * (size_t)rounds + (size_t)rounds / 2];
-  }
+  t.m = m; t.s = s; t.decode = decode;
+  rr.ctx = &t; rr.prepare = kv_prepare; rr.run = kv_run;
+  if (bench_round_robin(&rr, nm, rounds, reps, med) == 0)
+    for (i = 0; i < nm; i++) m[i].med = med[i];
   posenc_isa_set(POSENC_ISA_AUTO);
-  free(samples);
 }
 
 static const method *find(const method *m, size_t nm, int isa, int cached, int separate) {

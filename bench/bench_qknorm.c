@@ -148,27 +148,33 @@ static int check_bits(const method *m, size_t nm, state *s) {
   return bad;
 }
 
+/* Round-robin timing (bench_round_robin): each method's median per call. */
+typedef struct qk_timing {
+  method *m;
+  state *s;
+} qk_timing;
+
+static void qk_prepare(void *ctx, size_t i) {
+  qk_timing *t = (qk_timing *)ctx;
+  posenc_isa_set((posenc_isa)t->m[i].isa);
+  reset_inputs(t->s);
+}
+
+static void qk_run(void *ctx, size_t i) {
+  qk_timing *t = (qk_timing *)ctx;
+  run_method(&t->m[i], t->s);
+}
+
 static void time_methods(method *m, size_t nm, state *s, int rounds, long reps) {
-  double *samples = (double *)malloc(nm * (size_t)rounds * sizeof(double));
+  qk_timing t;
+  bench_rr rr;
+  double med[MAX_METHODS];
   size_t i;
-  int r;
-  for (r = 0; r < rounds; r++)
-    for (i = 0; i < nm; i++) {
-      long k;
-      double t0;
-      posenc_isa_set((posenc_isa)m[i].isa);
-      reset_inputs(s);
-      run_method(&m[i], s); /* warm */
-      t0 = now_s();
-      for (k = 0; k < reps; k++) run_method(&m[i], s);
-      samples[i * (size_t)rounds + (size_t)r] = (now_s() - t0) / (double)reps;
-    }
-  for (i = 0; i < nm; i++) {
-    qsort(samples + i * (size_t)rounds, (size_t)rounds, sizeof(double), cmp_double);
-    m[i].med = samples[i * (size_t)rounds + (size_t)rounds / 2];
-  }
+  t.m = m; t.s = s;
+  rr.ctx = &t; rr.prepare = qk_prepare; rr.run = qk_run;
+  if (bench_round_robin(&rr, nm, rounds, reps, med) == 0)
+    for (i = 0; i < nm; i++) m[i].med = med[i];
   posenc_isa_set(POSENC_ISA_AUTO);
-  free(samples);
 }
 
 static const method *find(const method *m, size_t nm, int isa, int cached, int kind) {

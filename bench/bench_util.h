@@ -38,6 +38,38 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Round-robin timing of n methods: `rounds` samples of each, a sample being prepare(ctx, i) (select
+ * the backend, reset the inputs), one warm call of run(ctx, i), then `reps` timed calls; med[i] is
+ * method i's median seconds per call. 1 if out of memory. */
+typedef struct bench_rr {
+  void *ctx;
+  void (*prepare)(void *ctx, size_t i);
+  void (*run)(void *ctx, size_t i);
+} bench_rr;
+
+static int bench_round_robin(const bench_rr *b, size_t n, int rounds, long reps, double *med) {
+  double *samples = (double *)malloc(n * (size_t)rounds * sizeof(double));
+  size_t i;
+  int r;
+  if (!samples) return 1;
+  for (r = 0; r < rounds; r++)
+    for (i = 0; i < n; i++) {
+      long k;
+      double t0;
+      b->prepare(b->ctx, i);
+      b->run(b->ctx, i); /* warm */
+      t0 = now_s();
+      for (k = 0; k < reps; k++) b->run(b->ctx, i);
+      samples[i * (size_t)rounds + (size_t)r] = (now_s() - t0) / (double)reps;
+    }
+  for (i = 0; i < n; i++) {
+    qsort(samples + i * (size_t)rounds, (size_t)rounds, sizeof(double), cmp_double);
+    med[i] = samples[i * (size_t)rounds + (size_t)rounds / 2];
+  }
+  free(samples);
+  return 0;
+}
+
 static int cpu_has_avx2(void) {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
   return __builtin_cpu_supports("avx2") ? 1 : 0;
