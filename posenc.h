@@ -520,7 +520,8 @@ POSENC_API posenc_status posenc_rope_store_kv(const posenc_rope *rope, const pos
  *   n_e = fl32(fl32(x_e * r) * w_e),  w_e = weight[e], or fl32(1 + weight[e]) with weight_offset
  * and the head n is rotated as posenc_rope_apply rotates (dims past rotary_dim: n_e), rounded
  * once to the output's dtype. So every backend gives the same bits, and n_e is within 3 ulp of
- * x_e * w_e / sqrt(mean(x^2) + epsilon). HF's Qwen3 rounds the normalised head to the model's
+ * x_e * w_e / sqrt(mean(x^2) + epsilon) where the head's root mean square is below 2^126 and
+ * x_e * r is normal (or 0); past 2^126 r is subnormal, with fewer bits, and 0 under FTZ. HF's Qwen3 rounds the normalised head to the model's
  * dtype before the weight (bf16: 2^-9), its Gemma 3 keeps f32 to the end as posenc does. */
 typedef struct posenc_rope_norm {
   const float *weight;   /* head_dim values (an engine converts a bf16 weight once, at load) */
@@ -530,9 +531,9 @@ typedef struct posenc_rope_norm {
 
 /* posenc_rope_apply_out with Q normalised by q_norm and K by k_norm first (either may be NULL: no
  * norm for that tensor); always the forward rotation. An output may be its input (in place).
- * Errors: those of posenc_rope_apply_out, and NULL (a norm's weight), PARAM (epsilon not finite
- * or <= 0, weight_offset not 0 or 1), ALIAS (a weight overlapping an output). On error nothing is
- * written. */
+ * Errors: those of posenc_rope_apply_out, and NULL (a norm's weight; k_norm without k_in), PARAM
+ * (epsilon not finite or <= 0, weight_offset not 0 or 1), ALIAS (a weight within the bytes from an
+ * output's first element to its last, gaps included). On error nothing is written. */
 POSENC_API posenc_status posenc_rope_apply_norm(const posenc_rope *rope, const posenc_rope_cache_view *cache,
                                                 const posenc_rope_positions *positions,
                                                 const posenc_rope_tensor *q_in, const posenc_rope_tensor *q_out,
@@ -542,7 +543,7 @@ POSENC_API posenc_status posenc_rope_apply_norm(const posenc_rope *rope, const p
 
 /* posenc_rope_store_kv with Q (in place) normalised by q_norm and K by k_norm before their
  * rotation (either may be NULL); V is stored unnormalised. Errors: those of posenc_rope_store_kv
- * and of posenc_rope_apply_norm's norms. */
+ * and of posenc_rope_apply_norm's norms (NULL: q_norm without q). */
 POSENC_API posenc_status posenc_rope_store_kv_norm(const posenc_rope *rope, const posenc_rope_cache_view *cache,
                                                    const posenc_rope_positions *positions,
                                                    const posenc_rope_tensor *q, const posenc_rope_norm *q_norm,
@@ -1096,7 +1097,8 @@ typedef struct posenc_selftest_result {
   posenc_status status;  /* OK, ERR_SUBNORMAL or ERR_SELFTEST, as posenc_selftest returns */
   unsigned failed;       /* the POSENC_SELFTEST_* bits of every check that failed */
   int normal_exact;      /* 1: results of normal inputs are posenc's bits (no ROUNDING, CONTRACT,
-                            REASSOC or VALUES bit); 0: do not use them */
+                            REASSOC or VALUES bit), but for a QK-norm's head whose root mean square
+                            is 2^126 or more under FTZ (posenc_rope_norm); 0: do not use them */
   posenc_isa isa;        /* the backend it checked: the active one */
 } posenc_selftest_result;
 

@@ -47,7 +47,7 @@ typedef struct bench_rr {
   void (*run)(void *ctx, size_t i);
 } bench_rr;
 
-static int bench_round_robin(const bench_rr *b, size_t n, int rounds, long reps, double *med) {
+static inline int bench_round_robin(const bench_rr *b, size_t n, int rounds, long reps, double *med) {
   double *samples = (double *)malloc(n * (size_t)rounds * sizeof(double));
   size_t i;
   int r;
