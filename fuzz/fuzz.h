@@ -433,7 +433,9 @@ static inline size_t fz_out_bytes(fz_in *in, posenc_status st, size_t need) {
 }
 
 /* ---- RoPE configurations (fuzz_tables and fuzz_rope) ----------------------------------------- */
-/* The factor lists a configuration points to: exactly `pairs` floats each, owned by the caller. */
+/* The factor lists a configuration points to, owned by the caller: `pairs` floats drawn from the
+ * input, then repeated to POSENC_ROPE_MAX_DIM / 2, so that a garbled rotary_dim or scaling (which
+ * makes posenc_rope_init read more of them, fz_rope_reproducible) still reads inside the list. */
 typedef struct fz_rope_lists {
   float *short_factor, *long_factor, *freq_factors;
 } fz_rope_lists;
@@ -442,11 +444,10 @@ static inline float *fz_factor_list(fz_in *in, size_t pairs) {
   float *list;
   size_t i;
   if (fz_u8(in) % 8 == 7) return NULL;
-  list = (float *)malloc(pairs ? pairs * sizeof *list : 1);
+  list = (float *)malloc(POSENC_ROPE_MAX_DIM / 2 * sizeof *list);
   if (!list) abort();
-  for (i = 0; i < pairs; i++) {
-    list[i] = fz_float(in, 1.0f + (float)(i % 7) * 0.5f);
-  }
+  for (i = 0; i < pairs; i++) list[i] = fz_float(in, 1.0f + (float)(i % 7) * 0.5f);
+  for (; i < POSENC_ROPE_MAX_DIM / 2; i++) list[i] = pairs ? list[i % pairs] : 1.0f;
   return list;
 }
 
