@@ -5018,22 +5018,19 @@ POSENC_API posenc_status posenc_t5_check(const posenc_t5_buckets *cfg) {
 
 /* first[k] for k = 0 .. n-e-1: the smallest a with bucket(a) >= e + k, i.e. with
  * (n-e) ln(a/e) >= k ln(max_distance/e); first[0] = e. Then near[] from them. */
-POSENC_API posenc_status posenc_t5_plan_init(posenc_t5_plan *plan, const posenc_t5_buckets *cfg) {
-  posenc_t5_plan pl;
+/* The plan of a checked cfg, made in *pl (which the caller's error path discards). One frame
+ * holds the plan, the caller's: a copy here besides made posenc_t5_bucket_range 5.4 KiB deep. */
+static posenc_status posenc_i_t5_plan_fill(posenc_t5_plan *pl, const posenc_t5_buckets *cfg) {
   uint32_t n, e, N, k;
   int64_t r, run;
   posenc_i_dd ln_ratio;
-  posenc_status st;
-  if (!plan) return POSENC_ERR_NULL;
-  st = posenc_t5_check(cfg);
-  if (st != POSENC_OK) return st;
-  memset(&pl, 0, sizeof pl);
-  pl.cfg = *cfg;
-  pl.cfg.bidirectional = cfg->bidirectional != 0;
+  memset(pl, 0, sizeof *pl);
+  pl->cfg = *cfg;
+  pl->cfg.bidirectional = cfg->bidirectional != 0;
   n = cfg->bidirectional ? cfg->num_buckets / 2 : cfg->num_buckets;
   e = n / 2; N = n - e;
   ln_ratio = posenc_i_ln_frac((double)cfg->max_distance, (double)e);
-  pl.first[0] = (int32_t)e;
+  pl->first[0] = (int32_t)e;
   for (k = 1; k < N; k++) {
     /* a >= e (max_distance/e)^(k/N), estimated, then settled exactly */
     double est = (double)e * posenc_i_dd_exp(posenc_i_dd_div_d(posenc_i_dd_mul_d(ln_ratio, (double)k), (double)N)).hi;
@@ -5052,13 +5049,22 @@ POSENC_API posenc_status posenc_t5_plan_init(posenc_t5_plan *plan, const posenc_
       if (sg < 0) break;
       a--;
     }
-    pl.first[k] = (int32_t)a;
+    pl->first[k] = (int32_t)a;
   }
-  pl.n = n; pl.e = e;
+  pl->n = n; pl->e = e;
   for (r = -POSENC_T5_NEAR; r <= POSENC_T5_NEAR; r++)
-    pl.near[r + POSENC_T5_NEAR] = (int16_t)posenc_i_t5_bucket(&pl, r, &run);
-  *plan = pl;
+    pl->near[r + POSENC_T5_NEAR] = (int16_t)posenc_i_t5_bucket(pl, r, &run);
   return POSENC_OK;
+}
+
+POSENC_API posenc_status posenc_t5_plan_init(posenc_t5_plan *plan, const posenc_t5_buckets *cfg) {
+  posenc_t5_plan pl; /* nothing written to *plan on error */
+  posenc_status st;
+  if (!plan) return POSENC_ERR_NULL;
+  st = posenc_t5_check(cfg);
+  if (st == POSENC_OK) st = posenc_i_t5_plan_fill(&pl, cfg);
+  if (st == POSENC_OK) *plan = pl;
+  return st;
 }
 
 /* near[] follows from first[]: the bucket of r for |r| <= reach (<= NEAR), in one pass over
@@ -5103,7 +5109,7 @@ POSENC_API posenc_status posenc_t5_bucket_range(const posenc_t5_buckets *cfg, in
   if (st != POSENC_OK) return st;
   if (!count) return POSENC_ERR_SIZE;
   if (count - 1 > (size_t)INT32_MAX || (int64_t)first + (int64_t)(count - 1) > INT32_MAX) return POSENC_ERR_POSITION;
-  st = posenc_t5_plan_init(&pl, cfg);
+  st = posenc_i_t5_plan_fill(&pl, cfg);
   if (st != POSENC_OK) return st;
   for (i = 0; i < count;) {
     int64_t run;
