@@ -1388,6 +1388,15 @@ POSENC_I_PRECISE_BEGIN
 #  error "posenc needs IEEE arithmetic without excess precision (i386: -msse2 -mfpmath=sse; s390x with -std=c99: -fexcess-precision=fast)"
 #endif
 
+/* A function kept out of its callers: its locals then share no frame with theirs (stack depth). */
+#if defined(__GNUC__) || defined(__clang__)
+#  define POSENC_I_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#  define POSENC_I_NOINLINE __declspec(noinline)
+#else
+#  define POSENC_I_NOINLINE
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -5415,8 +5424,10 @@ static unsigned posenc_i_selftest_arith(void) {
 /* Rotation: one head of d = 32 (the first 24 dims rotated) at positions 5 and 16777215, NeoX and
  * GPT-J, on the fly, into bits[style][token][element]. Inputs k/8 - 1.5, or with `tiny` subnormals
  * of both signs, whose rotations are subnormal too. A fused x0*c - x1*s changes the first; a
- * flush-to-zero (FTZ) or denormals-are-zero (DAZ) mode changes the second. Returns 0 on success. */
-static int posenc_i_selftest_rotation(const posenc_i_backend *be, int tiny, uint32_t bits[2][2][32]) {
+ * flush-to-zero (FTZ) or denormals-are-zero (DAZ) mode changes the second. Returns 0 on success.
+ * Out of line, as posenc_i_selftest_f16: each holds a posenc_rope (15 KiB at POSENC_ROPE_MAX_DIM
+ * 512), and inlined both were on the stack at once. */
+POSENC_I_NOINLINE static int posenc_i_selftest_rotation(const posenc_i_backend *be, int tiny, uint32_t bits[2][2][32]) {
   static const int32_t ids[2] = {5, 16777215};
   posenc_rope rope;
   posenc_rope_config cfg = posenc_rope_default(32);
@@ -5460,7 +5471,7 @@ static uint32_t posenc_i_st_hash(const uint32_t *bits, size_t n) {
  * regard to FTZ and DAZ (Intel SDM: "MXCSR.FTZ is ignored" for VCVTPS2PH, "MXCSR.DAZ is ignored"
  * for VCVTPH2PS) and the scalar conversions are integer code, so the active backend must agree
  * with the scalar one; an emulator can differ (qemu 7.2 flushes them). Returns 1 if they differ. */
-static int posenc_i_selftest_f16(const posenc_i_backend *be) {
+POSENC_I_NOINLINE static int posenc_i_selftest_f16(const posenc_i_backend *be) {
   static const int32_t ids[2] = {355, 710};
   const posenc_i_backend *pair[2];
   posenc_sinusoidal_params prm = posenc_sinusoidal_default(32);
