@@ -1120,13 +1120,16 @@ POSENC_API const char *posenc_selftest_check_name(unsigned check);
  * is the exact anchor value advanced by (p mod POSENC_ANCHOR) double-precision rotations.
  * Changing this changes results, so it is fixed. */
 #define POSENC_ANCHOR 32
-/* Frequencies per SIMD chunk, and chunks per kernel call (performance knobs only). A table call
- * holds a group's parts (512 B a chunk) and the kernel its steps (256 B a chunk) on the stack:
- * one chunk keeps the whole call within 4 KiB (2: 4.1-4.2 KiB on AVX2), bench_table within 3% of 8. */
+/* Frequencies per SIMD chunk, and chunks per kernel call (performance knobs only). POSENC_GROUP:
+ * jobs with their steps (RoPE's, made once in posenc_rope). POSENC_I_UGROUP: jobs whose kernel
+ * makes the steps (tables): the driver holds their parts (512 B a chunk) and the kernel the steps
+ * (256 B a chunk) on the stack; one chunk keeps the call within 4 KiB (2: 4.1-4.2 KiB on AVX2),
+ * bench_table within 3% of 8. */
 #ifndef POSENC_CHUNK
 #define POSENC_CHUNK 16
 #endif
-#define POSENC_GROUP 1
+#define POSENC_GROUP 8
+#define POSENC_I_UGROUP 1
 /* omega * 2/pi as four 21-bit parts: p * part is exact in double for |p| <= 2^31. */
 #define POSENC_UPARTS 4
 
@@ -1162,7 +1165,7 @@ typedef struct posenc_i_job {
   const double *u;              /* [chunk][POSENC_UPARTS][POSENC_CHUNK], unused lanes 0 */
   const double *step;           /* [chunk][2][POSENC_CHUNK]: E(1) = (sin, cos)(omega) of each lane
                                  * as posenc_i_exact_sincos(1.0, ...) gives it; NULL: computed */
-  unsigned nfreq;               /* valid lanes, 1..POSENC_GROUP*POSENC_CHUNK */
+  unsigned nfreq;               /* valid lanes, 1..POSENC_GROUP*POSENC_CHUNK (step NULL: POSENC_I_UGROUP) */
   int32_t start;                /* first position when positions is NULL */
   const int32_t *positions;     /* else one position per row */
   size_t nrows;
@@ -2301,7 +2304,7 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
   double max_abs = 0.0;
   posenc_status st;
   posenc_i_dd u_first;
-  double u[POSENC_GROUP * POSENC_UPARTS * POSENC_CHUNK];
+  double u[POSENC_I_UGROUP * POSENC_UPARTS * POSENC_CHUNK];
   posenc_sinusoidal_params copy; /* read again while rows are written: out may hold the caller's */
   if (!pr) return POSENC_ERR_NULL;
   copy = *pr;
@@ -2337,9 +2340,9 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
     } else if (rows > tile) {
       rows = tile;
     }
-    for (f0 = 0; f0 < plan.nfreq; f0 += POSENC_GROUP * POSENC_CHUNK) {
+    for (f0 = 0; f0 < plan.nfreq; f0 += POSENC_I_UGROUP * POSENC_CHUNK) {
       posenc_i_job job;
-      size_t nf = plan.nfreq - f0 < POSENC_GROUP * POSENC_CHUNK ? plan.nfreq - f0 : POSENC_GROUP * POSENC_CHUNK;
+      size_t nf = plan.nfreq - f0 < POSENC_I_UGROUP * POSENC_CHUNK ? plan.nfreq - f0 : POSENC_I_UGROUP * POSENC_CHUNK;
       posenc_i_fill_parts(u, nf, &u_run, plan.omega1);
       job.u = u; job.step = NULL; job.nfreq = (unsigned)nf;
       job.start = positions ? 0 : (int32_t)((int64_t)start + (int64_t)row0);
@@ -3793,8 +3796,8 @@ static void posenc_i_add_sinus(const posenc_i_embed_plan *pl, size_t b, size_t t
       job.mode = inter ? POSENC_I_PAIRS : POSENC_I_PLANAR;
       job.cos_offset = (ptrdiff_t)(inter ? es : nf * es);
       job.pair_cols = 0;
-      for (k = 0; k < nf; k += POSENC_GROUP * POSENC_CHUNK) { /* the kernel takes a group a call */
-        size_t kn = nf - k < POSENC_GROUP * POSENC_CHUNK ? nf - k : POSENC_GROUP * POSENC_CHUNK;
+      for (k = 0; k < nf; k += POSENC_I_UGROUP * POSENC_CHUNK) { /* the kernel takes a group a call */
+        size_t kn = nf - k < POSENC_I_UGROUP * POSENC_CHUNK ? nf - k : POSENC_I_UGROUP * POSENC_CHUNK;
         job.u = u + k / POSENC_CHUNK * POSENC_UPARTS * POSENC_CHUNK; job.nfreq = (unsigned)kn;
         job.out = blk + (inter ? 2 * k : k) * es;
         if (inter) job.pair_cols = (unsigned)(cols - 2 * k < 2 * kn ? cols - 2 * k : 2 * kn);

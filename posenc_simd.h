@@ -663,12 +663,6 @@ POSENC_I_INLINE void POSENC_I_K(exact_sincos)(vd_t p, const double *u, vd_t *s_o
 #  error "POSENC_CHUNK must be a multiple of 2 * POSENC_I_DLANES"
 #endif
 
-/* One chunk's step E(1) = (ss, sc) (see POSENC_I_BACK / POSENC_I_STEP in posenc.h). k2 = 2*sc is
- * made (exactly) where a pass is loaded, not kept: a group's steps stay within the 4 KiB stack. */
-typedef struct POSENC_I_K(step) {
-  vd_t ss[POSENC_I_NV], sc[POSENC_I_NV];
-} POSENC_I_K(step);
-
 /* k2*y - yp for one vector */
 #define POSENC_I_STEP_V(y, yp, k2) vd_sub(vd_mul((k2), (y)), (yp))
 
@@ -692,13 +686,14 @@ typedef struct POSENC_I_K(pass) {
  * before it (rotated back by omega) for every vector, then the steps. Every vector at once, in
  * locals the stores cannot alias: the vectors' chains are independent, so the seeds and the
  * steps overlap (one decode row at 31 steps: 3.5x faster than in a struct stepped in memory). */
-POSENC_I_INLINE void POSENC_I_K(seed_chunk)(vd_t *s, vd_t *c, vd_t *sp, vd_t *cp, const POSENC_I_K(step) *e,
+POSENC_I_INLINE void POSENC_I_K(seed_chunk)(vd_t *s, vd_t *c, vd_t *sp, vd_t *cp, const double *e,
                                             const double *u, int64_t a) {
   int v;
   for (v = 0; v < POSENC_I_NV; v++) {
+    const vd_t ss = vd_loadu(e + POSENC_I_DLANES * v), sc = vd_loadu(e + POSENC_CHUNK + POSENC_I_DLANES * v);
     POSENC_I_K(exact_sincos)(vd_set1((double)a), u + POSENC_I_DLANES * v, &s[v], &c[v]);
-    sp[v] = vd_sub(vd_mul(s[v], e->sc[v]), vd_mul(c[v], e->ss[v]));
-    cp[v] = vd_add(vd_mul(c[v], e->sc[v]), vd_mul(s[v], e->ss[v]));
+    sp[v] = vd_sub(vd_mul(s[v], sc), vd_mul(c[v], ss));
+    cp[v] = vd_add(vd_mul(c[v], sc), vd_mul(s[v], ss));
   }
 }
 
@@ -754,7 +749,11 @@ POSENC_I_INLINE void POSENC_I_K(pass_store)(const POSENC_I_K(pass) *ps, unsigned
  * row buffer and copies the valid columns (a buffer of a whole block would cost 4 KiB of stack).
  * mode and dtype are constants at each call site, so each combination compiles to its own loop. */
 POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_dtype dtype, int plain) {
-  POSENC_I_K(step) st[POSENC_GROUP];
+  /* E(1) = (ss, sc) of each chunk, [chunk][2][POSENC_CHUNK] as job->step holds them (see
+   * POSENC_I_BACK / POSENC_I_STEP in posenc.h); k2 = 2*sc is made where a pass is loaded. Without
+   * job->step they are made here, for at most POSENC_I_UGROUP chunks (kept small: the stack). */
+  double own[POSENC_I_UGROUP * 2 * POSENC_CHUNK];
+  const double *steps = job->step ? job->step : own;
   const size_t es = dtype == POSENC_DTYPE_F32 ? 4 : 2;
   const unsigned nchunk = (job->nfreq + POSENC_CHUNK - 1) / POSENC_CHUNK;
   /* columns one chunk fills: 2 per lane in PAIRS (sin, cos), 1 per lane per half in PLANAR */
@@ -769,16 +768,14 @@ POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_
   POSENC_I_K(store_opts) opts;
   opts.plain = plain; opts.scaled = job->scaled; opts.cos_first = job->cos_first;
   opts.scale = vd_set1(job->scale);
-  for (ch = 0; ch < nchunk; ch++)
+  for (ch = 0; !job->step && ch < nchunk; ch++)
     for (v = 0; v < POSENC_I_NV; v++) {
-      if (job->step) { /* E(1), made by posenc_i_exact_sincos with the frequencies */
-        const double *e = job->step + (size_t)ch * 2 * POSENC_CHUNK + (size_t)v * POSENC_I_DLANES;
-        st[ch].ss[v] = vd_loadu(e);
-        st[ch].sc[v] = vd_loadu(e + POSENC_CHUNK);
-      } else {
-        POSENC_I_K(exact_sincos)(vd_set1(1.0), job->u + (ch * POSENC_UPARTS * POSENC_CHUNK) + POSENC_I_DLANES * v,
-                                 &st[ch].ss[v], &st[ch].sc[v]);
-      }
+      double *e = own + (size_t)ch * 2 * POSENC_CHUNK + (size_t)v * POSENC_I_DLANES;
+      vd_t ss, sc;
+      POSENC_I_K(exact_sincos)(vd_set1(1.0), job->u + (ch * POSENC_UPARTS * POSENC_CHUNK) + POSENC_I_DLANES * v,
+                               &ss, &sc);
+      vd_storeu(e, ss);
+      vd_storeu(e + POSENC_CHUNK, sc);
     }
   while (row < job->nrows) {
     int64_t p0 = job->positions ? job->positions[row] : (int64_t)job->start + (int64_t)row;
@@ -797,7 +794,8 @@ POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_
                    (dtype == POSENC_DTYPE_F32 || POSENC_I_VH_STREAM);
       size_t r;
       vd_t s0[POSENC_I_NV], c0[POSENC_I_NV], sp0[POSENC_I_NV], cp0[POSENC_I_NV];
-      POSENC_I_K(seed_chunk)(s0, c0, sp0, cp0, &st[ch], job->u + ch * POSENC_UPARTS * POSENC_CHUNK, a);
+      const double *e = steps + (size_t)ch * 2 * POSENC_CHUNK;
+      POSENC_I_K(seed_chunk)(s0, c0, sp0, cp0, e, job->u + ch * POSENC_UPARTS * POSENC_CHUNK, a);
       for (v = 0; v < POSENC_I_NV && (unsigned)v * vec_cols < ncols; v += POSENC_I_W) {
         POSENC_I_K(pass) ps;
         unsigned char *dst = out + (size_t)v * vec_cols * es;
@@ -805,7 +803,8 @@ POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_
         int w;
         for (w = 0; w < POSENC_I_W; w++) {
           ps.s[w] = s0[v + w]; ps.c[w] = c0[v + w]; ps.sp[w] = sp0[v + w]; ps.cp[w] = cp0[v + w];
-          ps.k2[w] = vd_add(st[ch].sc[v + w], st[ch].sc[v + w]); /* 2*cos, exact */
+          ps.k2[w] = vd_loadu(e + POSENC_CHUNK + (size_t)(v + w) * POSENC_I_DLANES);
+          ps.k2[w] = vd_add(ps.k2[w], ps.k2[w]); /* 2*cos, exact */
         }
         for (j = a; j < p0; j++) POSENC_I_K(step_vecs)(ps.s, ps.c, ps.sp, ps.cp, ps.k2, POSENC_I_W);
         if (valid >= POSENC_I_W * vec_cols) { /* every column of the pass: straight to out */
