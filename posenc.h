@@ -1120,11 +1120,16 @@ POSENC_API const char *posenc_selftest_check_name(unsigned check);
  * is the exact anchor value advanced by (p mod POSENC_ANCHOR) double-precision rotations.
  * Changing this changes results, so it is fixed. */
 #define POSENC_ANCHOR 32
-/* Frequencies per SIMD chunk, and chunks per kernel call (performance knobs only). */
+/* Frequencies per SIMD chunk, and chunks per kernel call (performance knobs only). POSENC_GROUP:
+ * jobs with their steps (RoPE's, made once in posenc_rope). POSENC_I_UGROUP: jobs whose kernel
+ * makes the steps (tables): the driver holds their parts (512 B a chunk) and the kernel the steps
+ * (256 B a chunk) on the stack; one chunk keeps the call within 4 KiB (2: 4.1-4.2 KiB on AVX2),
+ * bench_table within 3% of 8. */
 #ifndef POSENC_CHUNK
 #define POSENC_CHUNK 16
 #endif
 #define POSENC_GROUP 8
+#define POSENC_I_UGROUP 1
 /* omega * 2/pi as four 21-bit parts: p * part is exact in double for |p| <= 2^31. */
 #define POSENC_UPARTS 4
 
@@ -1160,7 +1165,7 @@ typedef struct posenc_i_job {
   const double *u;              /* [chunk][POSENC_UPARTS][POSENC_CHUNK], unused lanes 0 */
   const double *step;           /* [chunk][2][POSENC_CHUNK]: E(1) = (sin, cos)(omega) of each lane
                                  * as posenc_i_exact_sincos(1.0, ...) gives it; NULL: computed */
-  unsigned nfreq;               /* valid lanes, 1..POSENC_GROUP*POSENC_CHUNK */
+  unsigned nfreq;               /* valid lanes, 1..POSENC_GROUP*POSENC_CHUNK (step NULL: POSENC_I_UGROUP) */
   int32_t start;                /* first position when positions is NULL */
   const int32_t *positions;     /* else one position per row */
   size_t nrows;
@@ -2308,7 +2313,7 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
   double max_abs = 0.0;
   posenc_status st;
   posenc_i_dd u_first;
-  double u[POSENC_GROUP * POSENC_UPARTS * POSENC_CHUNK];
+  double u[POSENC_I_UGROUP * POSENC_UPARTS * POSENC_CHUNK];
   posenc_sinusoidal_params copy; /* read again while rows are written: out may hold the caller's */
   if (!pr) return POSENC_ERR_NULL;
   copy = *pr;
@@ -2344,9 +2349,9 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
     } else if (rows > tile) {
       rows = tile;
     }
-    for (f0 = 0; f0 < plan.nfreq; f0 += POSENC_GROUP * POSENC_CHUNK) {
+    for (f0 = 0; f0 < plan.nfreq; f0 += POSENC_I_UGROUP * POSENC_CHUNK) {
       posenc_i_job job;
-      size_t nf = plan.nfreq - f0 < POSENC_GROUP * POSENC_CHUNK ? plan.nfreq - f0 : POSENC_GROUP * POSENC_CHUNK;
+      size_t nf = plan.nfreq - f0 < POSENC_I_UGROUP * POSENC_CHUNK ? plan.nfreq - f0 : POSENC_I_UGROUP * POSENC_CHUNK;
       posenc_i_fill_parts(u, nf, &u_run, plan.omega1);
       job.u = u; job.step = NULL; job.nfreq = (unsigned)nf;
       job.start = positions ? 0 : (int32_t)((int64_t)start + (int64_t)row0);
@@ -3731,6 +3736,10 @@ static posenc_status posenc_i_embed_scan(const posenc_embed_config *c, const pos
 /* ---- masked add: the drivers ------------------------------------------------------------------ */
 #define POSENC_I_ADD_ROWS 64   /* rows per kernel call (their dropout keys live on the stack) */
 #define POSENC_I_SIN_ROWS POSENC_ANCHOR /* sinusoidal rows per block (blocks end on anchors) */
+/* Frequencies per block. Its 32 rows are 32 KiB in f32, over issue 17's 4 KiB of stack; one chunk
+ * (4 KiB, a 5 KiB frame) made bench_embed's sinusoidal add 30% slower on AVX2 and 1.6-2x on the
+ * scalar backend (the add kernel's per-row work on 32-column strips), so the block stays wide. */
+#define POSENC_I_SIN_FREQS (8 * POSENC_CHUNK)
 
 /* The forward kernel over rows [0, n) of a run: x, y at their row 0, P rows from p (stride in
  * bytes), columns col0 .. col0+ncols-1 of the tensors (pointers already at col0). */
@@ -3768,8 +3777,8 @@ static void posenc_i_add_sinus(const posenc_i_embed_plan *pl, size_t b, size_t t
                                int stream) {
   const size_t es = pl->splan.esize, D = pl->D, nfreq = pl->splan.nfreq;
   const int inter = pl->sp.layout == POSENC_LAYOUT_INTERLEAVED;
-  unsigned char blk[POSENC_I_SIN_ROWS * 2 * POSENC_GROUP * POSENC_CHUNK * 4];
-  double u[POSENC_GROUP * POSENC_UPARTS * POSENC_CHUNK];
+  unsigned char blk[POSENC_I_SIN_ROWS * 2 * POSENC_I_SIN_FREQS * 4];
+  double u[(POSENC_I_SIN_FREQS + POSENC_CHUNK - 1) / POSENC_CHUNK * POSENC_UPARTS * POSENC_CHUNK];
   static const float zero = 0.0f;
   size_t r0 = 0;
   const size_t xrow = pl->x.ts * pl->x.es, yrow = pl->y.ts * pl->y.es;
@@ -3782,25 +3791,31 @@ static void posenc_i_add_sinus(const posenc_i_embed_plan *pl, size_t b, size_t t
     posenc_i_dd u_run = pl->u_first;
     const unsigned char *xr = xb + (t0 + r0) * xrow;
     unsigned char *yr = yb + (t0 + r0) * yrow;
-    for (f0 = 0; f0 < nfreq; f0 += POSENC_GROUP * POSENC_CHUNK) {
+    for (f0 = 0; f0 < nfreq; f0 += POSENC_I_SIN_FREQS) {
       posenc_i_job job;
-      size_t nf = nfreq - f0 < POSENC_GROUP * POSENC_CHUNK ? nfreq - f0 : POSENC_GROUP * POSENC_CHUNK;
+      size_t nf = nfreq - f0 < POSENC_I_SIN_FREQS ? nfreq - f0 : POSENC_I_SIN_FREQS;
       ptrdiff_t bstride = (ptrdiff_t)(2 * nf * es);
+      size_t cols = inter ? (D - 2 * f0 < 2 * nf ? D - 2 * f0 : 2 * nf) : nf, k;
       posenc_i_fill_parts(u, nf, &u_run, pl->splan.omega1);
-      job.u = u; job.step = NULL; job.nfreq = (unsigned)nf;
+      job.step = NULL;
       job.start = p0; job.positions = NULL; job.nrows = rows;
-      job.out = blk; job.row_stride = bstride;
+      job.row_stride = bstride;
       job.dtype = pl->sp.dtype; job.stream = 0;
       job.cos_first = 0; job.scaled = 0; job.scale = 1.0;
-      if (inter) {
-        size_t cols = D - 2 * f0 < 2 * nf ? D - 2 * f0 : 2 * nf;
-        job.mode = POSENC_I_PAIRS; job.cos_offset = (ptrdiff_t)es; job.pair_cols = (unsigned)cols;
+      job.mode = inter ? POSENC_I_PAIRS : POSENC_I_PLANAR;
+      job.cos_offset = (ptrdiff_t)(inter ? es : nf * es);
+      job.pair_cols = 0;
+      for (k = 0; k < nf; k += POSENC_I_UGROUP * POSENC_CHUNK) { /* the kernel takes a group a call */
+        size_t kn = nf - k < POSENC_I_UGROUP * POSENC_CHUNK ? nf - k : POSENC_I_UGROUP * POSENC_CHUNK;
+        job.u = u + k / POSENC_CHUNK * POSENC_UPARTS * POSENC_CHUNK; job.nfreq = (unsigned)kn;
+        job.out = blk + (inter ? 2 * k : k) * es;
+        if (inter) job.pair_cols = (unsigned)(cols - 2 * k < 2 * kn ? cols - 2 * k : 2 * kn);
         pl->be->sincos_rows(&job);
+      }
+      if (inter) {
         posenc_i_add_call(pl, 0, b, t0 + r0, rows, xr + 2 * f0 * pl->x.es, yr + 2 * f0 * pl->y.es, blk, bstride,
                           pl->sp.dtype, NULL, 0, 2 * f0, cols, stream);
       } else {
-        job.mode = POSENC_I_PLANAR; job.cos_offset = (ptrdiff_t)(nf * es); job.pair_cols = 0;
-        pl->be->sincos_rows(&job);
         posenc_i_add_call(pl, 0, b, t0 + r0, rows, xr + f0 * pl->x.es, yr + f0 * pl->y.es, blk, bstride,
                           pl->sp.dtype, NULL, 0, f0, nf, stream);
         posenc_i_add_call(pl, 0, b, t0 + r0, rows, xr + (nfreq + f0) * pl->x.es, yr + (nfreq + f0) * pl->y.es,

@@ -663,11 +663,6 @@ POSENC_I_INLINE void POSENC_I_K(exact_sincos)(vd_t p, const double *u, vd_t *s_o
 #  error "POSENC_CHUNK must be a multiple of 2 * POSENC_I_DLANES"
 #endif
 
-/* One chunk's step E(1) = (ss, sc) and k2 = 2*sc (see POSENC_I_BACK / POSENC_I_STEP in posenc.h). */
-typedef struct POSENC_I_K(step) {
-  vd_t ss[POSENC_I_NV], sc[POSENC_I_NV], k2[POSENC_I_NV];
-} POSENC_I_K(step);
-
 /* k2*y - yp for one vector */
 #define POSENC_I_STEP_V(y, yp, k2) vd_sub(vd_mul((k2), (y)), (yp))
 
@@ -691,13 +686,14 @@ typedef struct POSENC_I_K(pass) {
  * before it (rotated back by omega) for every vector, then the steps. Every vector at once, in
  * locals the stores cannot alias: the vectors' chains are independent, so the seeds and the
  * steps overlap (one decode row at 31 steps: 3.5x faster than in a struct stepped in memory). */
-POSENC_I_INLINE void POSENC_I_K(seed_chunk)(vd_t *s, vd_t *c, vd_t *sp, vd_t *cp, const POSENC_I_K(step) *e,
+POSENC_I_INLINE void POSENC_I_K(seed_chunk)(vd_t *s, vd_t *c, vd_t *sp, vd_t *cp, const double *e,
                                             const double *u, int64_t a) {
   int v;
   for (v = 0; v < POSENC_I_NV; v++) {
+    const vd_t ss = vd_loadu(e + POSENC_I_DLANES * v), sc = vd_loadu(e + POSENC_CHUNK + POSENC_I_DLANES * v);
     POSENC_I_K(exact_sincos)(vd_set1((double)a), u + POSENC_I_DLANES * v, &s[v], &c[v]);
-    sp[v] = vd_sub(vd_mul(s[v], e->sc[v]), vd_mul(c[v], e->ss[v]));
-    cp[v] = vd_add(vd_mul(c[v], e->sc[v]), vd_mul(s[v], e->ss[v]));
+    sp[v] = vd_sub(vd_mul(s[v], sc), vd_mul(c[v], ss));
+    cp[v] = vd_add(vd_mul(c[v], sc), vd_mul(s[v], ss));
   }
 }
 
@@ -749,34 +745,37 @@ POSENC_I_INLINE void POSENC_I_K(pass_store)(const POSENC_I_K(pass) *ps, unsigned
 
 /* posenc_i_scalar_sincos_rows, DLANES lanes per vector: rows walk from anchor to anchor; inside one
  * anchor block (in L1) every chunk of the group is done in turn, in passes of POSENC_I_W vectors.
- * A chunk with fewer valid columns is written to a block buffer and its valid columns copied.
+ * Passes past the last valid column are skipped; the one pass that holds it writes each row to a
+ * row buffer and copies the valid columns (a buffer of a whole block would cost 4 KiB of stack).
  * mode and dtype are constants at each call site, so each combination compiles to its own loop. */
 POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_dtype dtype, int plain) {
-  POSENC_I_K(step) st[POSENC_GROUP];
-  unsigned char block[POSENC_ANCHOR * 2 * POSENC_CHUNK * 4];
+  /* E(1) = (ss, sc) of each chunk, [chunk][2][POSENC_CHUNK] as job->step holds them (see
+   * POSENC_I_BACK / POSENC_I_STEP in posenc.h); k2 = 2*sc is made where a pass is loaded. Without
+   * job->step they are made here, for at most POSENC_I_UGROUP chunks (kept small: the stack). */
+  double own[POSENC_I_UGROUP * 2 * POSENC_CHUNK];
+  const double *steps = job->step ? job->step : own;
   const size_t es = dtype == POSENC_DTYPE_F32 ? 4 : 2;
   const unsigned nchunk = (job->nfreq + POSENC_CHUNK - 1) / POSENC_CHUNK;
   /* columns one chunk fills: 2 per lane in PAIRS (sin, cos), 1 per lane per half in PLANAR */
   const unsigned chunk_cols = mode == POSENC_I_PAIRS ? 2 * POSENC_CHUNK : POSENC_CHUNK;
   const unsigned total_cols = mode == POSENC_I_PAIRS ? job->pair_cols : job->nfreq;
-  const size_t vec_bytes = (mode == POSENC_I_PAIRS ? 2 : 1) * POSENC_I_DLANES * es; /* columns of a vector */
+  const unsigned vec_cols = (mode == POSENC_I_PAIRS ? 2 : 1) * POSENC_I_DLANES; /* columns of a vector */
+  /* the row buffer's cos half, PLANAR (PAIRS: unused) */
+  const ptrdiff_t tmp_cos = (ptrdiff_t)(POSENC_I_W * POSENC_I_DLANES * es);
   size_t row = 0;
   unsigned ch;
   int v;
   POSENC_I_K(store_opts) opts;
   opts.plain = plain; opts.scaled = job->scaled; opts.cos_first = job->cos_first;
   opts.scale = vd_set1(job->scale);
-  for (ch = 0; ch < nchunk; ch++)
+  for (ch = 0; !job->step && ch < nchunk; ch++)
     for (v = 0; v < POSENC_I_NV; v++) {
-      if (job->step) { /* E(1), made by posenc_i_exact_sincos with the frequencies */
-        const double *e = job->step + (size_t)ch * 2 * POSENC_CHUNK + (size_t)v * POSENC_I_DLANES;
-        st[ch].ss[v] = vd_loadu(e);
-        st[ch].sc[v] = vd_loadu(e + POSENC_CHUNK);
-      } else {
-        POSENC_I_K(exact_sincos)(vd_set1(1.0), job->u + (ch * POSENC_UPARTS * POSENC_CHUNK) + POSENC_I_DLANES * v,
-                                 &st[ch].ss[v], &st[ch].sc[v]);
-      }
-      st[ch].k2[v] = vd_add(st[ch].sc[v], st[ch].sc[v]); /* 2*cos, exact */
+      double *e = own + (size_t)ch * 2 * POSENC_CHUNK + (size_t)v * POSENC_I_DLANES;
+      vd_t ss, sc;
+      POSENC_I_K(exact_sincos)(vd_set1(1.0), job->u + (ch * POSENC_UPARTS * POSENC_CHUNK) + POSENC_I_DLANES * v,
+                               &ss, &sc);
+      vd_storeu(e, ss);
+      vd_storeu(e + POSENC_CHUNK, sc);
     }
   while (row < job->nrows) {
     int64_t p0 = job->positions ? job->positions[row] : (int64_t)job->start + (int64_t)row;
@@ -787,38 +786,42 @@ POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_
     for (ch = 0; ch < nchunk; ch++) {
       unsigned char *out = job->out + (ptrdiff_t)row * job->row_stride + (size_t)ch * chunk_cols * es;
       unsigned ncols = total_cols - ch * chunk_cols < chunk_cols ? total_cols - ch * chunk_cols : chunk_cols;
-      int full = ncols == chunk_cols;
       /* Non-temporal stores only where a pass writes whole 64-byte lines of a row: at 128 bits a
        * pass writes 32 bytes (f32 pairs) and the other half of the line a pass later, which broke
        * the write combining (bench_table n = 131072, SSE2: 2.93 ns per pair streamed, 1.33 with
        * ordinary stores). 16-bit stores narrower than 16 bytes stay ordinary too. */
-      int stream = job->stream && full && POSENC_I_VBITS >= 256 && (dtype == POSENC_DTYPE_F32 || POSENC_I_VH_STREAM);
-      unsigned char *base = full ? out : block;
-      ptrdiff_t stride = full ? job->row_stride : (ptrdiff_t)(2 * POSENC_CHUNK * es);
-      ptrdiff_t cos_offset = full ? job->cos_offset : (ptrdiff_t)(POSENC_CHUNK * es);
+      int stream = job->stream && ncols == chunk_cols && POSENC_I_VBITS >= 256 &&
+                   (dtype == POSENC_DTYPE_F32 || POSENC_I_VH_STREAM);
       size_t r;
       vd_t s0[POSENC_I_NV], c0[POSENC_I_NV], sp0[POSENC_I_NV], cp0[POSENC_I_NV];
-      POSENC_I_K(seed_chunk)(s0, c0, sp0, cp0, &st[ch], job->u + ch * POSENC_UPARTS * POSENC_CHUNK, a);
-      for (v = 0; v < POSENC_I_NV; v += POSENC_I_W) {
+      const double *e = steps + (size_t)ch * 2 * POSENC_CHUNK;
+      POSENC_I_K(seed_chunk)(s0, c0, sp0, cp0, e, job->u + ch * POSENC_UPARTS * POSENC_CHUNK, a);
+      for (v = 0; v < POSENC_I_NV && (unsigned)v * vec_cols < ncols; v += POSENC_I_W) {
         POSENC_I_K(pass) ps;
-        unsigned char *dst = base + (size_t)v * vec_bytes;
+        unsigned char *dst = out + (size_t)v * vec_cols * es;
+        const unsigned valid = ncols - (unsigned)v * vec_cols; /* columns of this pass to write */
         int w;
         for (w = 0; w < POSENC_I_W; w++) {
           ps.s[w] = s0[v + w]; ps.c[w] = c0[v + w]; ps.sp[w] = sp0[v + w]; ps.cp[w] = cp0[v + w];
-          ps.k2[w] = st[ch].k2[v + w];
+          ps.k2[w] = vd_loadu(e + POSENC_CHUNK + (size_t)(v + w) * POSENC_I_DLANES);
+          ps.k2[w] = vd_add(ps.k2[w], ps.k2[w]); /* 2*cos, exact */
         }
         for (j = a; j < p0; j++) POSENC_I_K(step_vecs)(ps.s, ps.c, ps.sp, ps.cp, ps.k2, POSENC_I_W);
-        for (r = 0;; r++, dst += stride) {
-          POSENC_I_K(pass_store)(&ps, dst, cos_offset, mode, dtype, stream, opts);
-          if (r + 1 == nblock) break;
-          POSENC_I_K(step_vecs)(ps.s, ps.c, ps.sp, ps.cp, ps.k2, POSENC_I_W);
-        }
-      }
-      if (!full) {
-        for (r = 0; r < nblock; r++, out += job->row_stride) {
-          memcpy(out, block + (ptrdiff_t)r * stride, ncols * es);
-          if (mode == POSENC_I_PLANAR)
-            memcpy(out + job->cos_offset, block + (ptrdiff_t)r * stride + cos_offset, ncols * es);
+        if (valid >= POSENC_I_W * vec_cols) { /* every column of the pass: straight to out */
+          for (r = 0;; r++, dst += job->row_stride) {
+            POSENC_I_K(pass_store)(&ps, dst, job->cos_offset, mode, dtype, stream, opts);
+            if (r + 1 == nblock) break;
+            POSENC_I_K(step_vecs)(ps.s, ps.c, ps.sp, ps.cp, ps.k2, POSENC_I_W);
+          }
+        } else { /* the last valid column is in this pass: through the row buffer */
+          unsigned char tmp[2 * POSENC_I_W * POSENC_I_DLANES * 4];
+          for (r = 0;; r++, dst += job->row_stride) {
+            POSENC_I_K(pass_store)(&ps, tmp, tmp_cos, mode, dtype, 0, opts);
+            memcpy(dst, tmp, valid * es);
+            if (mode == POSENC_I_PLANAR) memcpy(dst + job->cos_offset, tmp + tmp_cos, valid * es);
+            if (r + 1 == nblock) break;
+            POSENC_I_K(step_vecs)(ps.s, ps.c, ps.sp, ps.cp, ps.k2, POSENC_I_W);
+          }
         }
       }
     }
