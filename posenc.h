@@ -1187,17 +1187,18 @@ typedef struct posenc_i_rot_job {
   ptrdiff_t dst_head_stride;
   posenc_dtype dst_dtype;
   size_t heads;
-  size_t pairs;
+  size_t pairs;                 /* rotated here: a range of the rope's pairs, src and dst at its first */
+  size_t half;                  /* NEOX: lane j's partner is lane j + half (the rope's pairs) */
   int style;                    /* posenc_rope_style */
   const float *c, *s;
   /* QK-norm (posenc_rope_norm): NULL, or one scale r per head; element e of a head is then
    * fl32(fl32(x_e * r) * w_e) before the rotation, w_e = fl32(weight[e] + weight_bias) (bias
-   * -0.0f leaves every weight as it is, 1.0f is Gemma's 1 + w), and the kernel writes the dims
-   * from 2*pairs to dim as well */
+   * -0.0f leaves every weight as it is, 1.0f is Gemma's 1 + w; norm_weight is indexed like src),
+   * and the kernel writes the elements from tail_from to dim (relative to src) as well */
   const float *norm_scale;
   const float *norm_weight;
   float weight_bias;
-  size_t dim;
+  size_t tail_from, dim;
 } posenc_i_rot_job;
 
 /* The masked add over nrows rows of n columns (columns col0 .. col0+n-1 of the tensor), every
@@ -1818,9 +1819,9 @@ POSENC_I_SHARED void posenc_i_scalar_rotate(const posenc_i_rot_job *job) {
     unsigned char *y = job->dst + (ptrdiff_t)h * job->dst_head_stride;
     float r = job->norm_scale ? job->norm_scale[h] : 1.0f;
     for (j = 0; j < job->pairs; j++) {
-      /* NEOX: (j, j + pairs) with c[j], s[j]; GPTJ: (2j, 2j + 1) with the expanded rows */
+      /* NEOX: (j, j + half) with c[j], s[j]; GPTJ: (2j, 2j + 1) with the expanded rows */
       size_t e0 = job->style == POSENC_ROPE_NEOX ? j : 2 * j;
-      size_t e1 = job->style == POSENC_ROPE_NEOX ? j + job->pairs : 2 * j + 1;
+      size_t e1 = job->style == POSENC_ROPE_NEOX ? j + job->half : 2 * j + 1;
       float x0 = posenc_i_rot_load(job, x, e0, r), x1 = posenc_i_rot_load(job, x, e1, r), o0, o1;
       if (job->style == POSENC_ROPE_NEOX) {
         o0 = x0 * job->c[j] - x1 * job->s[j];
@@ -1833,7 +1834,7 @@ POSENC_I_SHARED void posenc_i_scalar_rotate(const posenc_i_rot_job *job) {
       posenc_i_store(y + e1 * des, job->dst_dtype, o1);
     }
     if (job->norm_scale) /* the dims past rotary_dim, normalised */
-      for (e = 2 * job->pairs; e < job->dim; e++) posenc_i_store(y + e * des, job->dst_dtype, posenc_i_rot_load(job, x, e, r));
+      for (e = job->tail_from; e < job->dim; e++) posenc_i_store(y + e * des, job->dst_dtype, posenc_i_rot_load(job, x, e, r));
   }
 }
 
@@ -3153,6 +3154,7 @@ static void posenc_i_rotate_normed(const posenc_i_backend *be, posenc_i_rot_job 
   job->norm_scale = r;
   job->norm_weight = norm->weight;
   job->weight_bias = norm->weight_offset ? 1.0f : -0.0f;
+  job->tail_from = 2 * job->pairs;
   job->dim = D;
   for (h0 = 0; h0 < heads; h0 += POSENC_I_NORM_HEADS) {
     job->heads = heads - h0 < POSENC_I_NORM_HEADS ? heads - h0 : POSENC_I_NORM_HEADS;
@@ -3287,6 +3289,7 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
             job.dst_dtype = out->dtype;
             job.heads = in->heads;
             job.pairs = h;
+            job.half = h;
             job.style = rope->config.style;
             job.c = c; job.s = s;
             job.norm_scale = NULL;
