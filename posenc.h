@@ -2827,41 +2827,43 @@ static posenc_status posenc_i_rope_check_reach(const posenc_rope *rope, double m
 }
 
 /* HF compatibility: the correctly rounded cos/sin of the float32 angle fl32(fl32(p) * inv_f32),
- * times fl32(A) in float32. The angle is a float, so the exact primitive takes it as "p" with
- * u = 2/pi in parts. */
-static void posenc_i_rope_hf_row(const posenc_rope *rope, int32_t p, float *c, float *s) {
+ * times fl32(A) in float32, for the n pairs from f0. The angle is a float, so the exact primitive
+ * takes it as "p" with u = 2/pi in parts. */
+static void posenc_i_rope_hf_row(const posenc_rope *rope, int32_t p, size_t f0, size_t n, float *c, float *s) {
   double u[POSENC_UPARTS * POSENC_CHUNK], sd, cd;
   float fp = (float)p, af = (float)rope->attention_factor;
   size_t i;
   memset(u, 0, sizeof u);
   posenc_i_split_parts(u, 0, posenc_i_TWO_OVER_PI);
-  for (i = 0; i < rope->pairs; i++) {
-    float theta = fp * rope->inv_freq_f32[i];
+  for (i = 0; i < n; i++) {
+    float theta = fp * rope->inv_freq_f32[f0 + i];
     posenc_i_exact_sincos((double)theta, u, POSENC_CHUNK, &sd, &cd);
     c[i] = (float)cd; s[i] = (float)sd;
     if (af != 1.0f) { c[i] = c[i] * af; s[i] = s[i] * af; }
   }
 }
 
-/* Store a row of f32 cos/sin in a cache layout. */
-static void posenc_i_rope_store_row(unsigned char *row, const posenc_rope_cache_spec *spec, size_t h,
-                                    const float *c, const float *s) {
-  size_t es = posenc_dtype_size(spec->dtype), i;
-  for (i = 0; i < h; i++) {
+/* Store the cos/sin of the n pairs from f0 (f32 c[i], s[i] for pair f0 + i) in a row of a cache
+ * layout whose rows hold h pairs. */
+static void posenc_i_rope_store_row(unsigned char *row, const posenc_rope_cache_spec *spec, size_t h, size_t f0,
+                                    size_t n, const float *c, const float *s) {
+  size_t es = posenc_dtype_size(spec->dtype), i, f;
+  for (i = 0; i < n; i++) {
+    f = f0 + i;
     switch (spec->layout) {
       case POSENC_ROPE_CACHE_HALF:
-        posenc_i_store(row + i * es, spec->dtype, c[i]);
-        posenc_i_store(row + (h + i) * es, spec->dtype, s[i]);
+        posenc_i_store(row + f * es, spec->dtype, c[i]);
+        posenc_i_store(row + (h + f) * es, spec->dtype, s[i]);
         break;
       case POSENC_ROPE_CACHE_FULL:
-        posenc_i_store(row + i * es, spec->dtype, c[i]);
-        posenc_i_store(row + (h + i) * es, spec->dtype, c[i]);
-        posenc_i_store(row + (2 * h + i) * es, spec->dtype, s[i]);
-        posenc_i_store(row + (3 * h + i) * es, spec->dtype, s[i]);
+        posenc_i_store(row + f * es, spec->dtype, c[i]);
+        posenc_i_store(row + (h + f) * es, spec->dtype, c[i]);
+        posenc_i_store(row + (2 * h + f) * es, spec->dtype, s[i]);
+        posenc_i_store(row + (3 * h + f) * es, spec->dtype, s[i]);
         break;
       default:
-        posenc_i_store(row + 2 * i * es, spec->dtype, c[i]);
-        posenc_i_store(row + (2 * i + 1) * es, spec->dtype, s[i]);
+        posenc_i_store(row + 2 * f * es, spec->dtype, c[i]);
+        posenc_i_store(row + (2 * f + 1) * es, spec->dtype, s[i]);
         break;
     }
   }
@@ -2873,12 +2875,14 @@ static void posenc_i_rope_rows(const posenc_i_backend *be, const posenc_rope *ro
                                const posenc_rope_cache_spec *spec, int32_t start, const int32_t *positions,
                                size_t n_rows, unsigned char *out, size_t stride_bytes) {
   size_t h = rope->pairs, es = posenc_dtype_size(spec->dtype), r, f0;
-  if (rope->config.hf_compat) {
-    float c[POSENC_ROPE_MAX_DIM / 2], s[POSENC_ROPE_MAX_DIM / 2];
-    for (r = 0; r < n_rows; r++) {
-      posenc_i_rope_hf_row(rope, positions ? positions[r] : (int32_t)((int64_t)start + (int64_t)r), c, s);
-      posenc_i_rope_store_row(out + r * stride_bytes, spec, h, c, s);
-    }
+  if (rope->config.hf_compat) { /* a chunk of pairs at a time: a whole row's f32 would take 2 KiB of stack */
+    float c[POSENC_CHUNK], s[POSENC_CHUNK];
+    for (r = 0; r < n_rows; r++)
+      for (f0 = 0; f0 < h; f0 += POSENC_CHUNK) {
+        size_t nf = h - f0 < POSENC_CHUNK ? h - f0 : POSENC_CHUNK;
+        posenc_i_rope_hf_row(rope, positions ? positions[r] : (int32_t)((int64_t)start + (int64_t)r), f0, nf, c, s);
+        posenc_i_rope_store_row(out + r * stride_bytes, spec, h, f0, nf, c, s);
+      }
     return;
   }
   for (f0 = 0; f0 < h; f0 += POSENC_GROUP * POSENC_CHUNK) {
