@@ -159,10 +159,8 @@ extern "C" {
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define POSENC_I_INLINE static inline __attribute__((always_inline))
-#  define POSENC_I_NOINLINE static __attribute__((noinline))
 #else
 #  define POSENC_I_INLINE static inline
-#  define POSENC_I_NOINLINE static
 #endif
 
 /* ---- the vocabulary -------------------------------------------------------------------------
