@@ -1184,7 +1184,7 @@ typedef struct posenc_i_job {
 #  define POSENC_I_NOINLINE static
 #endif
 
-/* Rotation of one token's heads in place by prepared f32 cos/sin rows. NEOX: pairs (j, j+pairs),
+/* Rotation of one token's heads in place by prepared f32 cos/sin rows. NEOX: pairs (j, j+half),
  * c[j], s[j]. GPTJ: pairs (2j, 2j+1), rows expanded to 2*pairs: c = (c0 c0 c1 c1 ...),
  * s = (-s0 s0 -s1 s1 ...), so that out = x*c + swap(x)*s. The inverse is prepared as -s. */
 typedef struct posenc_i_rot_job {
