@@ -1181,7 +1181,15 @@ typedef struct posenc_i_job {
   double scale;
 } posenc_i_job;
 
-/* Rotation of one token's heads in place by prepared f32 cos/sin rows. NEOX: pairs (j, j+pairs),
+/* A function kept out of its callers: its stack frame is then on the stack only while it runs
+ * (a bound on every call's stack; see posenc_i_rope_tokens). */
+#if defined(__GNUC__) || defined(__clang__)
+#  define POSENC_I_NOINLINE static __attribute__((noinline))
+#else
+#  define POSENC_I_NOINLINE static
+#endif
+
+/* Rotation of one token's heads in place by prepared f32 cos/sin rows. NEOX: pairs (j, j+half),
  * c[j], s[j]. GPTJ: pairs (2j, 2j+1), rows expanded to 2*pairs: c = (c0 c0 c1 c1 ...),
  * s = (-s0 s0 -s1 s1 ...), so that out = x*c + swap(x)*s. The inverse is prepared as -s. */
 typedef struct posenc_i_rot_job {
@@ -1192,17 +1200,18 @@ typedef struct posenc_i_rot_job {
   ptrdiff_t dst_head_stride;
   posenc_dtype dst_dtype;
   size_t heads;
-  size_t pairs;
+  size_t pairs;                 /* rotated here: a range of the rope's pairs, src and dst at its first */
+  size_t half;                  /* NEOX: lane j's partner is lane j + half (the rope's pairs) */
   int style;                    /* posenc_rope_style */
   const float *c, *s;
   /* QK-norm (posenc_rope_norm): NULL, or one scale r per head; element e of a head is then
    * fl32(fl32(x_e * r) * w_e) before the rotation, w_e = fl32(weight[e] + weight_bias) (bias
-   * -0.0f leaves every weight as it is, 1.0f is Gemma's 1 + w), and the kernel writes the dims
-   * from 2*pairs to dim as well */
+   * -0.0f leaves every weight as it is, 1.0f is Gemma's 1 + w; norm_weight is indexed like src),
+   * and the kernel writes the elements from tail_from to dim (relative to src) as well */
   const float *norm_scale;
   const float *norm_weight;
   float weight_bias;
-  size_t dim;
+  size_t tail_from, dim;
 } posenc_i_rot_job;
 
 /* The masked add over nrows rows of n columns (columns col0 .. col0+n-1 of the tensor), every
@@ -1832,9 +1841,9 @@ POSENC_I_SHARED void posenc_i_scalar_rotate(const posenc_i_rot_job *job) {
     unsigned char *y = job->dst + (ptrdiff_t)h * job->dst_head_stride;
     float r = job->norm_scale ? job->norm_scale[h] : 1.0f;
     for (j = 0; j < job->pairs; j++) {
-      /* NEOX: (j, j + pairs) with c[j], s[j]; GPTJ: (2j, 2j + 1) with the expanded rows */
+      /* NEOX: (j, j + half) with c[j], s[j]; GPTJ: (2j, 2j + 1) with the expanded rows */
       size_t e0 = job->style == POSENC_ROPE_NEOX ? j : 2 * j;
-      size_t e1 = job->style == POSENC_ROPE_NEOX ? j + job->pairs : 2 * j + 1;
+      size_t e1 = job->style == POSENC_ROPE_NEOX ? j + job->half : 2 * j + 1;
       float x0 = posenc_i_rot_load(job, x, e0, r), x1 = posenc_i_rot_load(job, x, e1, r), o0, o1;
       if (job->style == POSENC_ROPE_NEOX) {
         o0 = x0 * job->c[j] - x1 * job->s[j];
@@ -1847,7 +1856,7 @@ POSENC_I_SHARED void posenc_i_scalar_rotate(const posenc_i_rot_job *job) {
       posenc_i_store(y + e1 * des, job->dst_dtype, o1);
     }
     if (job->norm_scale) /* the dims past rotary_dim, normalised */
-      for (e = 2 * job->pairs; e < job->dim; e++) posenc_i_store(y + e * des, job->dst_dtype, posenc_i_rot_load(job, x, e, r));
+      for (e = job->tail_from; e < job->dim; e++) posenc_i_store(y + e * des, job->dst_dtype, posenc_i_rot_load(job, x, e, r));
   }
 }
 
@@ -2840,41 +2849,43 @@ static posenc_status posenc_i_rope_check_reach(const posenc_rope *rope, double m
 }
 
 /* HF compatibility: the correctly rounded cos/sin of the float32 angle fl32(fl32(p) * inv_f32),
- * times fl32(A) in float32. The angle is a float, so the exact primitive takes it as "p" with
- * u = 2/pi in parts. */
-static void posenc_i_rope_hf_row(const posenc_rope *rope, int32_t p, float *c, float *s) {
+ * times fl32(A) in float32, for the n pairs from f0. The angle is a float, so the exact primitive
+ * takes it as "p" with u = 2/pi in parts. */
+static void posenc_i_rope_hf_row(const posenc_rope *rope, int32_t p, size_t f0, size_t n, float *c, float *s) {
   double u[POSENC_UPARTS * POSENC_CHUNK], sd, cd;
   float fp = (float)p, af = (float)rope->attention_factor;
   size_t i;
   memset(u, 0, sizeof u);
   posenc_i_split_parts(u, 0, posenc_i_TWO_OVER_PI);
-  for (i = 0; i < rope->pairs; i++) {
-    float theta = fp * rope->inv_freq_f32[i];
+  for (i = 0; i < n; i++) {
+    float theta = fp * rope->inv_freq_f32[f0 + i];
     posenc_i_exact_sincos((double)theta, u, POSENC_CHUNK, &sd, &cd);
     c[i] = (float)cd; s[i] = (float)sd;
     if (af != 1.0f) { c[i] = c[i] * af; s[i] = s[i] * af; }
   }
 }
 
-/* Store a row of f32 cos/sin in a cache layout. */
-static void posenc_i_rope_store_row(unsigned char *row, const posenc_rope_cache_spec *spec, size_t h,
-                                    const float *c, const float *s) {
-  size_t es = posenc_dtype_size(spec->dtype), i;
-  for (i = 0; i < h; i++) {
+/* Store the cos/sin of the n pairs from f0 (f32 c[i], s[i] for pair f0 + i) in a row of a cache
+ * layout whose rows hold h pairs. */
+static void posenc_i_rope_store_row(unsigned char *row, const posenc_rope_cache_spec *spec, size_t h, size_t f0,
+                                    size_t n, const float *c, const float *s) {
+  size_t es = posenc_dtype_size(spec->dtype), i, f;
+  for (i = 0; i < n; i++) {
+    f = f0 + i;
     switch (spec->layout) {
       case POSENC_ROPE_CACHE_HALF:
-        posenc_i_store(row + i * es, spec->dtype, c[i]);
-        posenc_i_store(row + (h + i) * es, spec->dtype, s[i]);
+        posenc_i_store(row + f * es, spec->dtype, c[i]);
+        posenc_i_store(row + (h + f) * es, spec->dtype, s[i]);
         break;
       case POSENC_ROPE_CACHE_FULL:
-        posenc_i_store(row + i * es, spec->dtype, c[i]);
-        posenc_i_store(row + (h + i) * es, spec->dtype, c[i]);
-        posenc_i_store(row + (2 * h + i) * es, spec->dtype, s[i]);
-        posenc_i_store(row + (3 * h + i) * es, spec->dtype, s[i]);
+        posenc_i_store(row + f * es, spec->dtype, c[i]);
+        posenc_i_store(row + (h + f) * es, spec->dtype, c[i]);
+        posenc_i_store(row + (2 * h + f) * es, spec->dtype, s[i]);
+        posenc_i_store(row + (3 * h + f) * es, spec->dtype, s[i]);
         break;
       default:
-        posenc_i_store(row + 2 * i * es, spec->dtype, c[i]);
-        posenc_i_store(row + (2 * i + 1) * es, spec->dtype, s[i]);
+        posenc_i_store(row + 2 * f * es, spec->dtype, c[i]);
+        posenc_i_store(row + (2 * f + 1) * es, spec->dtype, s[i]);
         break;
     }
   }
@@ -2886,12 +2897,14 @@ static void posenc_i_rope_rows(const posenc_i_backend *be, const posenc_rope *ro
                                const posenc_rope_cache_spec *spec, int32_t start, const int32_t *positions,
                                size_t n_rows, unsigned char *out, size_t stride_bytes) {
   size_t h = rope->pairs, es = posenc_dtype_size(spec->dtype), r, f0;
-  if (rope->config.hf_compat) {
-    float c[POSENC_ROPE_MAX_DIM / 2], s[POSENC_ROPE_MAX_DIM / 2];
-    for (r = 0; r < n_rows; r++) {
-      posenc_i_rope_hf_row(rope, positions ? positions[r] : (int32_t)((int64_t)start + (int64_t)r), c, s);
-      posenc_i_rope_store_row(out + r * stride_bytes, spec, h, c, s);
-    }
+  if (rope->config.hf_compat) { /* a chunk of pairs at a time: a whole row's f32 would take 2 KiB of stack */
+    float c[POSENC_CHUNK], s[POSENC_CHUNK];
+    for (r = 0; r < n_rows; r++)
+      for (f0 = 0; f0 < h; f0 += POSENC_CHUNK) {
+        size_t nf = h - f0 < POSENC_CHUNK ? h - f0 : POSENC_CHUNK;
+        posenc_i_rope_hf_row(rope, positions ? positions[r] : (int32_t)((int64_t)start + (int64_t)r), f0, nf, c, s);
+        posenc_i_rope_store_row(out + r * stride_bytes, spec, h, f0, nf, c, s);
+      }
     return;
   }
   for (f0 = 0; f0 < h; f0 += POSENC_GROUP * POSENC_CHUNK) {
@@ -3039,12 +3052,14 @@ static int posenc_i_mrope_axis(const posenc_rope_config *c, size_t j) {
   return 0;
 }
 
-/* The f32 cos/sin rows the kernel reads for one token, from cache rows in any layout and dtype
- * (rows[axis]). NeoX f32 [cos|sin] rows read forward from an aligned cache are used in place. */
+/* The f32 cos/sin rows the kernel reads for pairs j0 .. j0+nj-1 of one token, from cache rows in
+ * any layout and dtype (rows[axis]); c[0] is pair j0's. NeoX f32 [cos|sin] rows read forward from
+ * an aligned cache are used in place. */
 static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope *rope,
                                   const posenc_rope_cache_spec *spec, const unsigned char *const rows[3],
-                                  int inverse, float *cbuf, float *sbuf, const float **c, const float **s) {
-  size_t h = rope->pairs, es = posenc_dtype_size(spec->dtype), j;
+                                  int inverse, size_t j0, size_t nj, float *cbuf, float *sbuf, const float **c,
+                                  const float **s) {
+  size_t h = rope->pairs, es = posenc_dtype_size(spec->dtype), j, k;
   const posenc_rope_config *cf = &rope->config;
   if (cf->style == POSENC_ROPE_NEOX && cf->mrope == POSENC_ROPE_MROPE_NONE &&
       spec->layout != POSENC_ROPE_CACHE_INTERLEAVED) {
@@ -3052,29 +3067,32 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
     if (spec->dtype == POSENC_DTYPE_F32 && !inverse && (uintptr_t)rows[0] % sizeof(float) == 0) {
       /* an aligned f32 cache row is used in place; a misaligned one is copied below, byte-wise,
        * since the kernels read c and s as floats */
-      *c = (const float *)(const void *)rows[0];
+      *c = (const float *)(const void *)rows[0] + j0;
       *s = *c + sin_col;
       return;
     }
-    be->to_f32(rows[0], spec->dtype, cbuf, h, 0);
-    be->to_f32(rows[0] + sin_col * es, spec->dtype, sbuf, h, inverse);
+    be->to_f32(rows[0] + j0 * es, spec->dtype, cbuf, nj, 0);
+    be->to_f32(rows[0] + (sin_col + j0) * es, spec->dtype, sbuf, nj, inverse);
     *c = cbuf; *s = sbuf;
     return;
   }
-  for (j = 0; j < h; j++) {
+  for (j = j0, k = 0; k < nj; j++, k++) {
     const unsigned char *row = rows[posenc_i_mrope_axis(cf, j)];
     size_t cc = spec->layout == POSENC_ROPE_CACHE_INTERLEAVED ? 2 * j : j;
     size_t sc = spec->layout == POSENC_ROPE_CACHE_INTERLEAVED ? 2 * j + 1
               : (spec->layout == POSENC_ROPE_CACHE_HALF ? h + j : 2 * h + j);
     float cv = posenc_i_load(row + cc * es, spec->dtype), sv = posenc_i_load(row + sc * es, spec->dtype);
     if (inverse) sv = -sv;
-    if (cf->style == POSENC_ROPE_NEOX) { cbuf[j] = cv; sbuf[j] = sv; }
-    else { cbuf[2 * j] = cv; cbuf[2 * j + 1] = cv; sbuf[2 * j] = -sv; sbuf[2 * j + 1] = sv; }
+    if (cf->style == POSENC_ROPE_NEOX) { cbuf[k] = cv; sbuf[k] = sv; }
+    else { cbuf[2 * k] = cv; cbuf[2 * k + 1] = cv; sbuf[2 * k] = -sv; sbuf[2 * k + 1] = sv; }
   }
   *c = cbuf; *s = sbuf;
 }
 
 #define POSENC_I_ROPE_BLOCK 2048 /* floats of on-the-fly cos/sin rows kept on the stack */
+/* Pairs rotated per step (a token's rotation walks its heads once per step): their cos/sin, GPT-J
+ * expanded, take 1 KiB of stack, where a whole row took 4 KiB (POSENC_ROPE_MAX_DIM). */
+#define POSENC_I_ROPE_PAIRS 64
 
 /* One tensor's pass: read from in, rotated (or, V, copied) and written to out: a tensor (in place:
  * in itself), or a KV cache array whose slot per token the plan gives. */
@@ -3155,26 +3173,43 @@ static float posenc_i_rms_scale(double ss, double inv_d, float eps) {
 
 #define POSENC_I_NORM_HEADS 16 /* heads per QK-norm group: their sums and scales on the stack */
 
-/* A token's rotation with a QK-norm, in groups of heads: their sums of squares, their scales,
- * then the rotation (which also writes the dims past rotary_dim). */
-static void posenc_i_rotate_normed(const posenc_i_backend *be, posenc_i_rot_job *job, const posenc_rope_norm *norm,
-                                   size_t D) {
+/* A token's rotation with a QK-norm, in groups of heads: their sums of squares and scales, before
+ * any write (the output may be the input), then the rotation range by range (the last range also
+ * writes the dims past rotary_dim). job->src and dst are the heads' starts. One range (h <=
+ * POSENC_I_ROPE_PAIRS): its cos/sin are c and s, already prepared; else each range is prepared
+ * here again, for each group. */
+static void posenc_i_rotate_normed(const posenc_i_backend *be, const posenc_rope *rope,
+                                   const posenc_rope_cache_spec *spec, const unsigned char *const rows[3],
+                                   int inverse, posenc_i_rot_job *job, const posenc_rope_norm *norm, size_t D,
+                                   float *cbuf, float *sbuf, const float *c, const float *s) {
   const unsigned char *src = job->src;
   unsigned char *dst = job->dst;
-  size_t heads = job->heads, h0, i;
+  size_t heads = job->heads, h = rope->pairs, h0, i, j0;
+  size_t ses = posenc_dtype_size(job->src_dtype), des = posenc_dtype_size(job->dst_dtype);
   double ss[POSENC_I_NORM_HEADS], inv_d = 1.0 / (double)D;
   float r[POSENC_I_NORM_HEADS];
   job->norm_scale = r;
-  job->norm_weight = norm->weight;
   job->weight_bias = norm->weight_offset ? 1.0f : -0.0f;
-  job->dim = D;
   for (h0 = 0; h0 < heads; h0 += POSENC_I_NORM_HEADS) {
+    const unsigned char *hsrc = src + (ptrdiff_t)h0 * job->src_head_stride;
+    unsigned char *hdst = dst + (ptrdiff_t)h0 * job->dst_head_stride;
     job->heads = heads - h0 < POSENC_I_NORM_HEADS ? heads - h0 : POSENC_I_NORM_HEADS;
-    job->src = src + (ptrdiff_t)h0 * job->src_head_stride;
-    job->dst = dst + (ptrdiff_t)h0 * job->dst_head_stride;
-    be->sumsq(job->src, job->src_dtype, job->src_head_stride, job->heads, D, ss);
+    be->sumsq(hsrc, job->src_dtype, job->src_head_stride, job->heads, D, ss);
     for (i = 0; i < job->heads; i++) r[i] = posenc_i_rms_scale(ss[i], inv_d, norm->epsilon);
-    be->rotate(job);
+    for (j0 = 0; j0 < h; j0 += POSENC_I_ROPE_PAIRS) {
+      size_t nj = h - j0 < POSENC_I_ROPE_PAIRS ? h - j0 : POSENC_I_ROPE_PAIRS;
+      size_t off = job->style == POSENC_ROPE_NEOX ? j0 : 2 * j0;
+      int last = j0 + nj == h;
+      if (h > POSENC_I_ROPE_PAIRS) posenc_i_rope_prepare(be, rope, spec, rows, inverse, j0, nj, cbuf, sbuf, &c, &s);
+      job->pairs = nj;
+      job->c = c; job->s = s;
+      job->src = hsrc + off * ses;
+      job->dst = hdst + off * des;
+      job->norm_weight = norm->weight + off;
+      job->tail_from = last ? 2 * h - off : 0;
+      job->dim = last ? D - off : 0;
+      be->rotate(job);
+    }
   }
 }
 
@@ -3183,17 +3218,133 @@ static int32_t posenc_i_rope_position(const posenc_rope_positions *pos, size_t b
   return pos->ids ? pos->ids[b * pos->tokens + t] : (int32_t)((int64_t)pos->start + (int64_t)t);
 }
 
+/* Where a pass writes token (b, t): its row of the output tensor, or its slot of a KV cache
+ * array; NULL for a padding token (slot < 0). */
+static unsigned char *posenc_i_pass_dst(const posenc_i_rot_io *io, const posenc_i_slot_plan *plan,
+                                        const posenc_rope_positions *pos, size_t b, size_t t) {
+  const posenc_i_tview *out = &io->out;
+  if (io->to_slots) {
+    int64_t slot = plan->slots ? plan->slots[b * pos->tokens + t] : (int64_t)posenc_i_rope_position(pos, b, t);
+    size_t sl = (size_t)slot;
+    if (slot < 0) return NULL;
+    return out->data + (plan->block_size ? sl / plan->block_size * plan->block_stride +
+                                               sl % plan->block_size * plan->slot_stride
+                                         : sl * plan->slot_stride) * out->es;
+  }
+  return out->data + (b * out->bs + t * out->ts) * out->es;
+}
+
+/* Tokens t0 .. t0+nt-1 of batch row b, every pass: cos/sin once per token, from the cache's rows
+ * or (cache NULL) from block, nt on-the-fly rows per axis. Not inlined: its cos/sin buffers and
+ * the on-the-fly block are then never on the stack together with the row kernels' frames. */
+POSENC_I_NOINLINE void posenc_i_rope_tokens(const posenc_i_backend *be, const posenc_rope *rope,
+                                            const posenc_rope_cache_view *cache, size_t crow_bytes,
+                                            const posenc_rope_positions *pos, const posenc_i_rot_io *io, size_t n,
+                                            const posenc_i_slot_plan *plan, int inverse, size_t b, size_t t0,
+                                            size_t nt, const float *block) {
+  size_t D = rope->config.head_dim, h = rope->pairs, B = pos->batch, T = pos->tokens, i, tt, a;
+  size_t naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
+  const posenc_rope_cache_spec half_f32 = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F32, 0};
+  const posenc_rope_cache_spec *spec = cache ? &cache->spec : &half_f32;
+  float cbuf[2 * POSENC_I_ROPE_PAIRS], sbuf[2 * POSENC_I_ROPE_PAIRS];
+  void (*rotate)(const posenc_i_rot_job *) = be->rotate;
+  for (tt = 0; tt < nt; tt++) {
+    size_t t = t0 + tt, j0;
+    const unsigned char *rows[3];
+    const float *c, *s;
+    for (a = 0; a < 3; a++) {
+      size_t ax = a < naxes ? a : 0;
+      if (cache) {
+        int32_t p = pos->ids ? pos->ids[ax * B * T + b * T + t] : (int32_t)(pos->start + (int32_t)t);
+        rows[a] = (const unsigned char *)cache->data + (size_t)p * crow_bytes;
+      } else {
+        rows[a] = (const unsigned char *)(block + (ax * nt + tt) * 2 * h);
+      }
+    }
+    for (j0 = 0; j0 < h; j0 += POSENC_I_ROPE_PAIRS) { /* pairs j0 .. j0+nj-1: elements off.. (NeoX: and +h) */
+      size_t nj = h - j0 < POSENC_I_ROPE_PAIRS ? h - j0 : POSENC_I_ROPE_PAIRS;
+      size_t off = rope->config.style == POSENC_ROPE_NEOX ? j0 : 2 * j0;
+      int last = j0 + nj == h;
+      posenc_i_rope_prepare(be, rope, spec, rows, inverse, j0, nj, cbuf, sbuf, &c, &s);
+      for (i = 0; i < n; i++) {
+        if (io[i].normed) continue; /* below, all ranges at once per group of heads */
+        const posenc_i_tview *in = &io[i].in, *out = &io[i].out;
+        const unsigned char *src = in->data + (b * in->bs + t * in->ts) * in->es;
+        unsigned char *dst = posenc_i_pass_dst(&io[i], plan, pos, b, t);
+        if (!dst) continue; /* a padding token: no slot */
+        if (io[i].rotate) {
+          posenc_i_rot_job job;
+          job.src = src;
+          job.src_head_stride = (ptrdiff_t)(in->hs * in->es);
+          job.src_dtype = in->dtype;
+          job.dst = dst;
+          job.dst_head_stride = (ptrdiff_t)(out->hs * out->es);
+          job.dst_dtype = out->dtype;
+          job.heads = in->heads;
+          job.pairs = nj;
+          job.half = h;
+          job.style = rope->config.style;
+          job.c = c; job.s = s;
+          job.norm_scale = NULL;
+          job.src = src + off * in->es;
+          job.dst = dst + off * out->es;
+          rotate(&job);
+          if (last && !io[i].in_place && 2 * h < D) posenc_i_rope_copy_heads(be, &io[i], src, dst, 2 * h, D);
+        } else if (j0 == 0) { /* V: copied once */
+          posenc_i_rope_copy_heads(be, &io[i], src, dst, 0, D);
+        }
+      }
+    }
+    for (i = 0; i < n; i++) { /* the passes with a QK-norm */
+      const posenc_i_tview *in = &io[i].in, *out = &io[i].out;
+      posenc_i_rot_job job;
+      if (!io[i].normed || !(job.dst = posenc_i_pass_dst(&io[i], plan, pos, b, t))) continue;
+      job.src = in->data + (b * in->bs + t * in->ts) * in->es;
+      job.src_head_stride = (ptrdiff_t)(in->hs * in->es);
+      job.src_dtype = in->dtype;
+      job.dst_head_stride = (ptrdiff_t)(out->hs * out->es);
+      job.dst_dtype = out->dtype;
+      job.heads = in->heads;
+      job.half = h;
+      job.style = rope->config.style;
+      posenc_i_rotate_normed(be, rope, spec, rows, inverse, &job, &io[i].norm, D, cbuf, sbuf, c, s);
+    }
+  }
+}
+
+/* On the fly: blocks of tokens whose cos/sin rows fit in block, then their rotations. */
+POSENC_I_NOINLINE void posenc_i_rope_fly(const posenc_i_backend *be, const posenc_rope *rope,
+                                         const posenc_rope_positions *pos, const posenc_i_rot_io *io, size_t n,
+                                         const posenc_i_slot_plan *plan, int inverse) {
+  size_t h = rope->pairs, B = pos->batch, T = pos->tokens, nt_max, b, t0;
+  size_t naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
+  const posenc_rope_cache_spec half_f32 = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F32, 0};
+  float block[POSENC_I_ROPE_BLOCK];
+  nt_max = POSENC_I_ROPE_BLOCK / (naxes * 2 * h);
+  for (b = 0; b < B; b++) {
+    for (t0 = 0; t0 < T; t0 += nt_max) {
+      size_t nt = T - t0 < nt_max ? T - t0 : nt_max, tt, a;
+      for (a = 0; a < naxes; a++) {
+        const int32_t *ids = pos->ids ? pos->ids + a * B * T + b * T + t0 : NULL;
+        int32_t start = ids ? ids[0] : (int32_t)((int64_t)pos->start + (int64_t)t0);
+        for (tt = 1; ids && tt < nt && (int64_t)ids[tt] == (int64_t)ids[0] + (int64_t)tt; tt++) {}
+        if (ids && tt == nt) ids = NULL; /* consecutive ids: the faster range recurrence */
+        posenc_i_rope_rows(be, rope, &half_f32, start, ids, nt, (unsigned char *)(block + a * nt * 2 * h),
+                           2 * h * sizeof(float));
+      }
+      posenc_i_rope_tokens(be, rope, NULL, 0, pos, io, n, plan, inverse, b, t0, nt, block);
+    }
+  }
+}
+
 /* Runs n passes (Q, K, V) token by token over validated views: cos/sin once per token. */
 static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_rope *rope,
                                        const posenc_rope_cache_view *cache, const posenc_rope_positions *pos,
                                        const posenc_i_rot_io *io, size_t n, const posenc_i_slot_plan *plan,
                                        posenc_rope_direction direction) {
-  size_t D = rope->config.head_dim, h = rope->pairs, B = pos->batch, T = pos->tokens, naxes, nt_max, b, t0, i, j;
+  size_t D = rope->config.head_dim, B = pos->batch, T = pos->tokens, naxes, b, i, j;
   size_t crow_bytes = 0;
-  const posenc_rope_cache_spec half_f32 = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F32, 0};
-  const posenc_rope_cache_spec *spec = cache ? &cache->spec : &half_f32;
-  float cbuf[POSENC_ROPE_MAX_DIM], sbuf[POSENC_ROPE_MAX_DIM], block[POSENC_I_ROPE_BLOCK];
-  void (*rotate)(const posenc_i_rot_job *) = be->rotate;
+  int inverse = direction == POSENC_ROPE_INVERSE;
   posenc_status st;
 
   naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
@@ -3248,75 +3399,11 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
     if (!cache && (st = posenc_i_rope_check_reach(rope, max_abs)) != POSENC_OK) return st;
   }
 
-  /* cached: one token at a time; on the fly: blocks of tokens whose rows fit on the stack */
-  nt_max = cache ? T : POSENC_I_ROPE_BLOCK / (naxes * 2 * h);
-  for (b = 0; b < B; b++) {
-    for (t0 = 0; t0 < T; t0 += nt_max) {
-      size_t nt = T - t0 < nt_max ? T - t0 : nt_max, tt, a;
-      if (!cache) {
-        for (a = 0; a < naxes; a++) {
-          const int32_t *ids = pos->ids ? pos->ids + a * B * T + b * T + t0 : NULL;
-          int32_t start = ids ? ids[0] : (int32_t)((int64_t)pos->start + (int64_t)t0);
-          for (tt = 1; ids && tt < nt && (int64_t)ids[tt] == (int64_t)ids[0] + (int64_t)tt; tt++) {}
-          if (ids && tt == nt) ids = NULL; /* consecutive ids: the faster range recurrence */
-          posenc_i_rope_rows(be, rope, &half_f32, start, ids, nt,
-                             (unsigned char *)(block + a * nt * 2 * h), 2 * h * sizeof(float));
-        }
-      }
-      for (tt = 0; tt < nt; tt++) {
-        size_t t = t0 + tt;
-        const unsigned char *rows[3];
-        const float *c, *s;
-        for (a = 0; a < 3; a++) {
-          size_t ax = a < naxes ? a : 0;
-          if (cache) {
-            int32_t p = pos->ids ? pos->ids[ax * B * T + b * T + t] : (int32_t)(pos->start + (int32_t)t);
-            rows[a] = (const unsigned char *)cache->data + (size_t)p * crow_bytes;
-          } else {
-            rows[a] = (const unsigned char *)(block + (ax * nt + tt) * 2 * h);
-          }
-        }
-        posenc_i_rope_prepare(be, rope, spec, rows, direction == POSENC_ROPE_INVERSE, cbuf, sbuf, &c, &s);
-        for (i = 0; i < n; i++) {
-          const posenc_i_tview *in = &io[i].in, *out = &io[i].out;
-          const unsigned char *src = in->data + (b * in->bs + t * in->ts) * in->es;
-          unsigned char *dst;
-          if (io[i].to_slots) {
-            int64_t slot = plan->slots ? plan->slots[b * T + t] : (int64_t)posenc_i_rope_position(pos, b, t);
-            size_t sl = (size_t)slot;
-            if (slot < 0) continue; /* a padding token: no slot */
-            dst = out->data + (plan->block_size ? sl / plan->block_size * plan->block_stride +
-                                                      sl % plan->block_size * plan->slot_stride
-                                                : sl * plan->slot_stride) * out->es;
-          } else {
-            dst = out->data + (b * out->bs + t * out->ts) * out->es;
-          }
-          if (io[i].rotate) {
-            posenc_i_rot_job job;
-            job.src = src;
-            job.src_head_stride = (ptrdiff_t)(in->hs * in->es);
-            job.src_dtype = in->dtype;
-            job.dst = dst;
-            job.dst_head_stride = (ptrdiff_t)(out->hs * out->es);
-            job.dst_dtype = out->dtype;
-            job.heads = in->heads;
-            job.pairs = h;
-            job.style = rope->config.style;
-            job.c = c; job.s = s;
-            job.norm_scale = NULL;
-            if (io[i].normed) {
-              posenc_i_rotate_normed(be, &job, &io[i].norm, D);
-            } else {
-              rotate(&job);
-              if (!io[i].in_place && 2 * h < D) posenc_i_rope_copy_heads(be, &io[i], src, dst, 2 * h, D);
-            }
-          } else {
-            posenc_i_rope_copy_heads(be, &io[i], src, dst, 0, D);
-          }
-        }
-      }
-    }
+  if (cache) {
+    for (b = 0; b < B; b++) posenc_i_rope_tokens(be, rope, cache, crow_bytes, pos, io, n, plan, inverse, b, 0, T, NULL);
+    return POSENC_OK;
   }
+  posenc_i_rope_fly(be, rope, pos, io, n, plan, inverse);
   return POSENC_OK;
 }
 

@@ -929,11 +929,50 @@ POSENC_I_INLINE void POSENC_I_K(rotate_lanes)(POSENC_I_K(rot_side) t, size_t hea
   }
 }
 
+/* The last rest < FLANES lanes of every head, from lane nv (NeoX: and their partners): the same
+ * vector code on zero-padded copies. Not inlined: its buffers would otherwise be in the frame of
+ * every instance of rotate_heads (1.3 KiB more stack at 512 bits), and it runs once a head. */
+POSENC_I_NOINLINE void POSENC_I_K(rotate_rest)(const posenc_i_rot_job *job, int style, posenc_dtype sdt,
+                                               posenc_dtype ddt, int norm, size_t nv, size_t rest) {
+  const size_t ses = sdt == POSENC_DTYPE_F32 ? 4 : 2, des = ddt == POSENC_DTYPE_F32 ? 4 : 2, h = job->half;
+  const float *const w = norm ? job->norm_weight : NULL;
+  float ct[POSENC_I_FLANES], st[POSENC_I_FLANES], wt[2 * POSENC_I_FLANES];
+  unsigned char in[2 * POSENC_I_FLANES * 4], out[2 * POSENC_I_FLANES * 4]; /* NeoX: partners at lane FLANES */
+  POSENC_I_K(rot_side) side;
+  POSENC_I_K(norm) nm;
+  size_t hd;
+  nm.on = norm;
+  nm.bias = vf_set1(norm ? job->weight_bias : 0.0f);
+  nm.r = nm.bias;
+  memset(ct, 0, sizeof ct); memset(st, 0, sizeof st); memset(wt, 0, sizeof wt);
+  memcpy(ct, job->c + nv, rest * sizeof(float));
+  memcpy(st, job->s + nv, rest * sizeof(float));
+  if (norm) {
+    memcpy(wt, w + nv, rest * sizeof(float));
+    if (style == POSENC_ROPE_NEOX) memcpy(wt + POSENC_I_FLANES, w + h + nv, rest * sizeof(float));
+  }
+  side.shs = side.dhs = 0;
+  side.ses = ses; side.des = des;
+  side.src = in; side.dst = out;
+  for (hd = 0; hd < job->heads; hd++) {
+    const unsigned char *x = job->src + (ptrdiff_t)hd * job->src_head_stride;
+    unsigned char *y = job->dst + (ptrdiff_t)hd * job->dst_head_stride;
+    memset(in, 0, sizeof in);
+    memcpy(in, x + nv * ses, rest * ses);
+    if (style == POSENC_ROPE_NEOX) memcpy(in + POSENC_I_FLANES * ses, x + (h + nv) * ses, rest * ses);
+    if (norm) nm.r = vf_set1(job->norm_scale[hd]);
+    POSENC_I_K(rotate_lanes)(side, 1, 0, POSENC_I_FLANES, vf_loadu(ct), vf_loadu(st), style, sdt, ddt, 0,
+                             norm ? wt : NULL, nm);
+    memcpy(y + nv * des, out, rest * des);
+    if (style == POSENC_ROPE_NEOX) memcpy(y + (h + nv) * des, out + POSENC_I_FLANES * des, rest * des);
+  }
+}
+
 POSENC_I_INLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, int style, posenc_dtype sdt,
                                               posenc_dtype ddt, int in_place, int norm) {
   const size_t ses = sdt == POSENC_DTYPE_F32 ? 4 : 2, des = ddt == POSENC_DTYPE_F32 ? 4 : 2;
-  const size_t h = job->pairs, heads = job->heads;
-  const size_t n = style == POSENC_ROPE_NEOX ? h : 2 * h; /* lanes per head */
+  const size_t h = job->half, heads = job->heads; /* h: a NeoX lane's partner distance */
+  const size_t n = style == POSENC_ROPE_NEOX ? job->pairs : 2 * job->pairs; /* lanes per head */
   const size_t nv = n - n % POSENC_I_FLANES, rest = n - nv;
   const float *const c = job->c, *const s = job->s;
   /* the job's fields in locals: after a store through the data pointers the compiler would read
@@ -966,36 +1005,13 @@ POSENC_I_INLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, int s
     for (j = 0; j < nv; j += POSENC_I_FLANES)
       POSENC_I_K(rotate_lanes)(side, ng, j, h, vf_loadu(c + j), vf_loadu(s + j), style, sdt, ddt, in_place, w, nm);
   }
-  if (rest) { /* the last lanes: the same vector code on zero-padded copies */
-    float ct[POSENC_I_FLANES], st[POSENC_I_FLANES], wt[2 * POSENC_I_FLANES];
-    unsigned char in[2 * POSENC_I_FLANES * 4], out[2 * POSENC_I_FLANES * 4]; /* NeoX: partners at lane FLANES */
-    memset(ct, 0, sizeof ct); memset(st, 0, sizeof st); memset(wt, 0, sizeof wt);
-    memcpy(ct, c + nv, rest * sizeof(float));
-    memcpy(st, s + nv, rest * sizeof(float));
-    if (norm) {
-      memcpy(wt, w + nv, rest * sizeof(float));
-      if (style == POSENC_ROPE_NEOX) memcpy(wt + POSENC_I_FLANES, w + h + nv, rest * sizeof(float));
-    }
-    side.shs = side.dhs = 0;
-    side.src = in; side.dst = out;
-    for (hd = 0; hd < heads; hd++) {
-      const unsigned char *x = src0 + (ptrdiff_t)hd * shs;
-      unsigned char *y = dst0 + (ptrdiff_t)hd * dhs;
-      memset(in, 0, sizeof in);
-      memcpy(in, x + nv * ses, rest * ses);
-      if (style == POSENC_ROPE_NEOX) memcpy(in + POSENC_I_FLANES * ses, x + (h + nv) * ses, rest * ses);
-      if (norm) nm.r = vf_set1(job->norm_scale[hd]);
-      POSENC_I_K(rotate_lanes)(side, 1, 0, POSENC_I_FLANES, vf_loadu(ct), vf_loadu(st), style, sdt, ddt, 0,
-                               norm ? wt : NULL, nm);
-      memcpy(y + nv * des, out, rest * des);
-      if (style == POSENC_ROPE_NEOX) memcpy(y + (h + nv) * des, out + POSENC_I_FLANES * des, rest * des);
-    }
-  }
-  if (norm && job->dim > 2 * h) /* the dims past rotary_dim, normalised */
+  if (rest) POSENC_I_K(rotate_rest)(job, style, sdt, ddt, norm, nv, rest);
+  if (norm && job->dim > job->tail_from) /* the dims past rotary_dim, normalised */
     for (hd = 0; hd < heads; hd++) {
       nm.r = vf_set1(job->norm_scale[hd]);
-      POSENC_I_K(convert_as)(src0 + (ptrdiff_t)hd * shs + 2 * h * ses, sdt, dst0 + (ptrdiff_t)hd * dhs + 2 * h * des,
-                             ddt, job->dim - 2 * h, w + 2 * h, nm);
+      POSENC_I_K(convert_as)(src0 + (ptrdiff_t)hd * shs + job->tail_from * ses, sdt,
+                             dst0 + (ptrdiff_t)hd * dhs + job->tail_from * des, ddt, job->dim - job->tail_from,
+                             w + job->tail_from, nm);
     }
 }
 
