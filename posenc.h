@@ -1185,6 +1185,8 @@ typedef struct posenc_i_job {
  * (a bound on every call's stack; see posenc_i_rope_tokens). */
 #if defined(__GNUC__) || defined(__clang__)
 #  define POSENC_I_NOINLINE static __attribute__((noinline))
+#elif defined(_MSC_VER)
+#  define POSENC_I_NOINLINE static __declspec(noinline)
 #else
 #  define POSENC_I_NOINLINE static
 #endif
@@ -1400,15 +1402,6 @@ POSENC_I_PRECISE_BEGIN
 #if defined(POSENC_I_FLT_EVAL_METHOD) && (POSENC_I_FLT_EVAL_METHOD != 0) && (POSENC_I_FLT_EVAL_METHOD != -1) && \
     (POSENC_I_FLT_EVAL_METHOD != 16) && (POSENC_I_FLT_EVAL_METHOD != 32)
 #  error "posenc needs IEEE arithmetic without excess precision (i386: -msse2 -mfpmath=sse; s390x with -std=c99: -fexcess-precision=fast)"
-#endif
-
-/* A function kept out of its callers: its locals then share no frame with theirs (stack depth). */
-#if defined(__GNUC__) || defined(__clang__)
-#  define POSENC_I_NOINLINE __attribute__((noinline))
-#elif defined(_MSC_VER)
-#  define POSENC_I_NOINLINE __declspec(noinline)
-#else
-#  define POSENC_I_NOINLINE
 #endif
 
 #ifdef __cplusplus
@@ -3860,7 +3853,7 @@ static void posenc_i_add_call(const posenc_i_embed_plan *pl, int backward, size_
 /* Forward rows t0 .. t0+n-1 of batch b whose source is the sinusoidal rows pos0, pos0+1, ... (a
  * run) or the one row pos0 (n == 1): generated a block of rows and a group of frequencies at a
  * time, exactly as posenc_sinusoidal_table computes them (same parts, same jobs). */
-static void posenc_i_add_sinus(const posenc_i_embed_plan *pl, size_t b, size_t t0, size_t n, int32_t pos0,
+POSENC_I_NOINLINE void posenc_i_add_sinus(const posenc_i_embed_plan *pl, size_t b, size_t t0, size_t n, int32_t pos0,
                                int stream) {
   const size_t es = pl->splan.esize, D = pl->D, nfreq = pl->splan.nfreq;
   const int inter = pl->sp.layout == POSENC_LAYOUT_INTERLEAVED;
@@ -5529,7 +5522,7 @@ static unsigned posenc_i_selftest_arith(void) {
  * flush-to-zero (FTZ) or denormals-are-zero (DAZ) mode changes the second. Returns 0 on success.
  * Out of line, as posenc_i_selftest_f16: each holds a posenc_rope (15 KiB at POSENC_ROPE_MAX_DIM
  * 512), and inlined both were on the stack at once. */
-POSENC_I_NOINLINE static int posenc_i_selftest_rotation(const posenc_i_backend *be, int tiny, uint32_t bits[2][2][32]) {
+POSENC_I_NOINLINE int posenc_i_selftest_rotation(const posenc_i_backend *be, int tiny, uint32_t bits[2][2][32]) {
   static const int32_t ids[2] = {5, 16777215};
   posenc_rope rope;
   posenc_rope_config cfg = posenc_rope_default(32);
@@ -5573,7 +5566,7 @@ static uint32_t posenc_i_st_hash(const uint32_t *bits, size_t n) {
  * regard to FTZ and DAZ (Intel SDM: "MXCSR.FTZ is ignored" for VCVTPS2PH, "MXCSR.DAZ is ignored"
  * for VCVTPH2PS) and the scalar conversions are integer code, so the active backend must agree
  * with the scalar one; an emulator can differ (qemu 7.2 flushes them). Returns 1 if they differ. */
-POSENC_I_NOINLINE static int posenc_i_selftest_f16(const posenc_i_backend *be) {
+POSENC_I_NOINLINE int posenc_i_selftest_f16(const posenc_i_backend *be) {
   static const int32_t ids[2] = {355, 710};
   const posenc_i_backend *pair[2];
   posenc_sinusoidal_params prm = posenc_sinusoidal_default(32);
