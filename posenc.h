@@ -3227,6 +3227,28 @@ static unsigned char *posenc_i_pass_dst(const posenc_i_rot_io *io, const posenc_
   return out->data + (b * out->bs + t * out->ts) * out->es;
 }
 
+/* The layout of on-the-fly cos/sin rows (posenc_i_rope_fly's block). */
+static const posenc_rope_cache_spec posenc_i_fly_spec = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F32, 0};
+
+/* A rotation job for one token of a pass (src, dst: the token's first head), all its pairs from
+ * pair 0; the caller narrows it to a range. */
+static posenc_i_rot_job posenc_i_pass_job(const posenc_i_rot_io *io, const posenc_rope *rope,
+                                          const unsigned char *src, unsigned char *dst) {
+  posenc_i_rot_job job;
+  job.src = src;
+  job.src_head_stride = (ptrdiff_t)(io->in.hs * io->in.es);
+  job.src_dtype = io->in.dtype;
+  job.dst = dst;
+  job.dst_head_stride = (ptrdiff_t)(io->out.hs * io->out.es);
+  job.dst_dtype = io->out.dtype;
+  job.heads = io->in.heads;
+  job.pairs = job.half = rope->pairs;
+  job.style = rope->config.style;
+  job.c = job.s = NULL;
+  job.norm_scale = NULL;
+  return job;
+}
+
 /* Tokens t0 .. t0+nt-1 of batch row b, every pass: cos/sin once per token, from the cache's rows
  * or (cache NULL) from block, nt on-the-fly rows per axis. Not inlined: its cos/sin buffers and
  * the on-the-fly block are then never on the stack together with the row kernels' frames. */
@@ -3237,8 +3259,7 @@ POSENC_I_NOINLINE void posenc_i_rope_tokens(const posenc_i_backend *be, const po
                                             size_t nt, const float *block) {
   size_t D = rope->config.head_dim, h = rope->pairs, B = pos->batch, T = pos->tokens, i, tt, a;
   size_t naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
-  const posenc_rope_cache_spec half_f32 = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F32, 0};
-  const posenc_rope_cache_spec *spec = cache ? &cache->spec : &half_f32;
+  const posenc_rope_cache_spec *spec = cache ? &cache->spec : &posenc_i_fly_spec;
   float cbuf[2 * POSENC_I_ROPE_PAIRS], sbuf[2 * POSENC_I_ROPE_PAIRS];
   void (*rotate)(const posenc_i_rot_job *) = be->rotate;
   for (tt = 0; tt < nt; tt++) {
@@ -3260,27 +3281,15 @@ POSENC_I_NOINLINE void posenc_i_rope_tokens(const posenc_i_backend *be, const po
       int last = j0 + nj == h;
       posenc_i_rope_prepare(be, rope, spec, rows, inverse, j0, nj, cbuf, sbuf, &c, &s);
       for (i = 0; i < n; i++) {
-        if (io[i].normed) continue; /* below, all ranges at once per group of heads */
-        const posenc_i_tview *in = &io[i].in, *out = &io[i].out;
+        const posenc_i_tview *in = &io[i].in;
         const unsigned char *src = in->data + (b * in->bs + t * in->ts) * in->es;
-        unsigned char *dst = posenc_i_pass_dst(&io[i], plan, pos, b, t);
-        if (!dst) continue; /* a padding token: no slot */
+        unsigned char *dst;
+        if (io[i].normed) continue; /* below, all ranges at once per group of heads */
+        if (!(dst = posenc_i_pass_dst(&io[i], plan, pos, b, t))) continue; /* a padding token: no slot */
         if (io[i].rotate) {
-          posenc_i_rot_job job;
-          job.src = src;
-          job.src_head_stride = (ptrdiff_t)(in->hs * in->es);
-          job.src_dtype = in->dtype;
-          job.dst = dst;
-          job.dst_head_stride = (ptrdiff_t)(out->hs * out->es);
-          job.dst_dtype = out->dtype;
-          job.heads = in->heads;
+          posenc_i_rot_job job = posenc_i_pass_job(&io[i], rope, src + off * in->es, dst + off * io[i].out.es);
           job.pairs = nj;
-          job.half = h;
-          job.style = rope->config.style;
           job.c = c; job.s = s;
-          job.norm_scale = NULL;
-          job.src = src + off * in->es;
-          job.dst = dst + off * out->es;
           rotate(&job);
           if (last && !io[i].in_place && 2 * h < D) posenc_i_rope_copy_heads(be, &io[i], src, dst, 2 * h, D);
         } else if (j0 == 0) { /* V: copied once */
@@ -3289,17 +3298,11 @@ POSENC_I_NOINLINE void posenc_i_rope_tokens(const posenc_i_backend *be, const po
       }
     }
     for (i = 0; i < n; i++) { /* the passes with a QK-norm */
-      const posenc_i_tview *in = &io[i].in, *out = &io[i].out;
+      const posenc_i_tview *in = &io[i].in;
+      unsigned char *dst;
       posenc_i_rot_job job;
-      if (!io[i].normed || !(job.dst = posenc_i_pass_dst(&io[i], plan, pos, b, t))) continue;
-      job.src = in->data + (b * in->bs + t * in->ts) * in->es;
-      job.src_head_stride = (ptrdiff_t)(in->hs * in->es);
-      job.src_dtype = in->dtype;
-      job.dst_head_stride = (ptrdiff_t)(out->hs * out->es);
-      job.dst_dtype = out->dtype;
-      job.heads = in->heads;
-      job.half = h;
-      job.style = rope->config.style;
+      if (!io[i].normed || !(dst = posenc_i_pass_dst(&io[i], plan, pos, b, t))) continue;
+      job = posenc_i_pass_job(&io[i], rope, in->data + (b * in->bs + t * in->ts) * in->es, dst);
       posenc_i_rotate_normed(be, rope, spec, rows, inverse, &job, &io[i].norm, D, cbuf, sbuf, c, s);
     }
   }
@@ -3311,7 +3314,6 @@ POSENC_I_NOINLINE void posenc_i_rope_fly(const posenc_i_backend *be, const posen
                                          const posenc_i_slot_plan *plan, int inverse) {
   size_t h = rope->pairs, B = pos->batch, T = pos->tokens, nt_max, b, t0;
   size_t naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
-  const posenc_rope_cache_spec half_f32 = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F32, 0};
   float block[POSENC_I_ROPE_BLOCK];
   nt_max = POSENC_I_ROPE_BLOCK / (naxes * 2 * h);
   for (b = 0; b < B; b++) {
@@ -3322,7 +3324,7 @@ POSENC_I_NOINLINE void posenc_i_rope_fly(const posenc_i_backend *be, const posen
         int32_t start = ids ? ids[0] : (int32_t)((int64_t)pos->start + (int64_t)t0);
         for (tt = 1; ids && tt < nt && (int64_t)ids[tt] == (int64_t)ids[0] + (int64_t)tt; tt++) {}
         if (ids && tt == nt) ids = NULL; /* consecutive ids: the faster range recurrence */
-        posenc_i_rope_rows(be, rope, &half_f32, start, ids, nt, (unsigned char *)(block + a * nt * 2 * h),
+        posenc_i_rope_rows(be, rope, &posenc_i_fly_spec, start, ids, nt, (unsigned char *)(block + a * nt * 2 * h),
                            2 * h * sizeof(float));
       }
       posenc_i_rope_tokens(be, rope, NULL, 0, pos, io, n, plan, inverse, b, t0, nt, block);
@@ -5120,10 +5122,10 @@ POSENC_API posenc_status posenc_t5_check(const posenc_t5_buckets *cfg) {
   return POSENC_OK;
 }
 
-/* first[k] for k = 0 .. n-e-1: the smallest a with bucket(a) >= e + k, i.e. with
- * (n-e) ln(a/e) >= k ln(max_distance/e); first[0] = e. Then near[] from them. */
-/* The plan of a checked cfg, made in *pl (which the caller's error path discards). One frame
- * holds the plan, the caller's: a copy here besides made posenc_t5_bucket_range 5.4 KiB deep. */
+/* The plan of a checked cfg, made in *pl (which the caller's error path discards): first[k] for
+ * k = 0 .. n-e-1, the smallest a with bucket(a) >= e + k, i.e. with (n-e) ln(a/e) >=
+ * k ln(max_distance/e); first[0] = e. Then near[] from them. One frame holds the plan, the
+ * caller's: a copy here besides made posenc_t5_bucket_range 5.4 KiB deep. */
 static posenc_status posenc_i_t5_plan_fill(posenc_t5_plan *pl, const posenc_t5_buckets *cfg) {
   uint32_t n, e, N, k;
   int64_t r, run;
