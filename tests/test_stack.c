@@ -464,12 +464,10 @@ static posenc_status deberta(void) {
   return st != POSENC_OK ? st : posenc_deberta_relative(ROWS, 4096, 256, 512, (int32_t *)out_buf, ROWS * 4096);
 }
 static posenc_status scales(void) {
-  posenc_rope_config c = posenc_rope_default(128);
   (void)posenc_logn_scale(4096, 100000);
   (void)posenc_yarn_mscale(16.0, 1.0);
   (void)posenc_deepseek_softmax_scale(128, 40.0, 1.0);
   (void)posenc_llama4_attn_scale(100000, 8192, 0.1);
-  (void)c;
   return posenc_logn_scales(4096, 0, 4096, (float *)out_buf);
 }
 static posenc_status small_helpers(void) {
