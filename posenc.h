@@ -229,12 +229,13 @@ POSENC_API posenc_status posenc_sinusoidal_rows(const posenc_sinusoidal_params *
  *   Dims at and after rotary_dim pass through unchanged (partial rotary).
  *
  * Usage, the common case:
- *     posenc_rope rope;
+ *     POSENC_ROPE_STORAGE(128) st;                          a rope for rotary dims up to 128 (4 KiB)
  *     posenc_rope_config cfg = posenc_rope_default(128);     base 10000, NeoX, no scaling
- *     posenc_rope_init(&rope, &cfg);
- *     posenc_rope_apply(&rope, NULL, &positions, &q, &k, POSENC_ROPE_FORWARD);
- * posenc_rope is a plain struct (about 12 KiB); init once per model, then share it read-only
- * between threads.
+ *     posenc_rope_init(&st.rope, sizeof st, &cfg);
+ *     posenc_rope_apply(&st.rope, NULL, &positions, &q, &k, POSENC_ROPE_FORWARD);
+ * A rope's state is a header and its frequencies, about 60 bytes a pair: posenc_rope_bytes(cfg)
+ * (2.1 KiB for rotary dim 64, 15 KiB for 512), in storage the caller provides (the stack, static,
+ * malloc). Init once per model, then share it read-only between threads.
  *
  * Accuracy (default mode): a cos/sin value is within 0.5 ulp(f32) + 1e-12 of A*cos(p*omega_i)
  * computed in real arithmetic from the variant's real-valued omega_i, for |p| < 2^31, the
@@ -247,9 +248,7 @@ POSENC_API posenc_status posenc_sinusoidal_rows(const posenc_sinusoidal_params *
  * float32). How close that is to a given PyTorch build depends on its float32 pow and cos
  * (README: measured figures against NumPy).
  * ------------------------------------------------------------------------------------------- */
-#ifndef POSENC_ROPE_MAX_DIM
-#define POSENC_ROPE_MAX_DIM 512  /* largest rotary_dim; sizes posenc_rope (define it alike everywhere) */
-#endif
+#define POSENC_ROPE_MAX_DIM 512  /* the largest rotary_dim posenc_rope_init accepts */
 
 typedef enum posenc_rope_style {
   POSENC_ROPE_NEOX = 0,  /* half split: (j, j + d/2) */
@@ -276,7 +275,7 @@ typedef enum posenc_rope_mrope {
  * use are ignored. */
 typedef struct posenc_rope_config {
   size_t head_dim;               /* D: elements per head, >= 2 */
-  size_t rotary_dim;             /* d: even, <= head_dim and POSENC_ROPE_MAX_DIM; 0 = head_dim */
+  size_t rotary_dim;             /* d: even, <= head_dim and POSENC_ROPE_MAX_DIM (512); 0 = head_dim */
   double base;                   /* rope_theta, > 0 and <= 1e30 */
   posenc_rope_style style;
   posenc_rope_scaling scaling;
@@ -333,38 +332,62 @@ typedef struct posenc_ggml_rope_params {
  * posenc_rope_init. On error *config is untouched. */
 POSENC_API posenc_status posenc_rope_config_from_ggml(const posenc_ggml_rope_params *ggml, posenc_rope_config *config);
 
-/* Read-only after posenc_rope_init. */
+/* A rope: this header, followed in the same storage by the frequencies of its rotary_dim
+ * (posenc_rope_bytes). Read-only after posenc_rope_init. It stays where init made it: a copy or
+ * a move (of the header or of the whole storage) is refused by every call as ERR_DIM; init the
+ * new place instead. */
 typedef struct posenc_rope {
   posenc_rope_config config;     /* a copy; the factor pointers are read again only by set_seq_len */
   size_t pairs;                  /* rotary_dim / 2 */
   double attention_factor;       /* A, as applied */
-  double inv_freq[POSENC_ROPE_MAX_DIM / 2];       /* omega_i rounded to double (for display) */
-  float inv_freq_f32[POSENC_ROPE_MAX_DIM / 2];    /* hf_compat: HF's float32 inv_freq */
-  double u_parts[POSENC_ROPE_MAX_DIM / 2 * 4];    /* internal: omega_i * 2/pi in 21-bit parts */
-  double u_step[POSENC_ROPE_MAX_DIM];             /* internal: (sin, cos)(omega_i), the recurrence's step */
+  size_t storage_bytes;          /* internal: the storage init was given */
+  const void *self;              /* internal: where init made it */
 } posenc_rope;
+
+/* Bytes of storage for a rope of rotary dims up to d (even, <= POSENC_ROPE_MAX_DIM), as a
+ * constant expression: the header, rounded to 16 bytes, then per pair (rounded up to 16 pairs,
+ * the kernels' chunk) the exact reduction's 4 parts, the step's sin and cos, omega in double and
+ * HF's float32 omega. posenc_rope_bytes gives the same for a config. */
+#define POSENC_ROPE_BYTES(d) \
+  (((sizeof(posenc_rope) + 15) / 16) * 16 + (((size_t)(d) / 2 + 15) / 16) * 16 * (7 * sizeof(double) + sizeof(float)))
+/* An anonymous union type holding a rope of rotary dims up to d, aligned for it: declare one on
+ * the stack or static, and pass &x.rope and sizeof x to posenc_rope_init. */
+#define POSENC_ROPE_STORAGE(d) \
+  union { posenc_rope rope; double storage_[POSENC_ROPE_BYTES(d) / sizeof(double)]; }
 
 /* head_dim, base 10000, NeoX, no scaling, rotary_dim = head_dim. */
 POSENC_API posenc_rope_config posenc_rope_default(size_t head_dim);
 
-/* Computes the frequencies and the attention factor. Errors: NULL (rope, config, or a LongRoPE
- * factor list), DIM (head_dim < 2, odd rotary_dim, rotary_dim > head_dim or
- * > POSENC_ROPE_MAX_DIM, NTK/dynamic with rotary_dim 2, M-RoPE sections that do not sum to
- * rotary_dim/2), BASE, PARAM (factor or a factor list value outside [1e-30, 1e30] or NaN,
- * L = 0 where needed or L < 2 for LongRoPE, negative betas, llama3 high_freq_factor <=
- * low_freq_factor, an attention factor negative or above 1e30, unknown enums, freq_factors with
- * hf_compat; hf_compat: a rescaled base that is not a normal float32, or float32 frequencies that
- * overflow, as from a base far below 1; derived values: YaRN with base 1, where HF divides by
- * ln(base) = 0, or a YaRN/LongRoPE attention factor outside [1e-30, 1e30], as from mscale 1e300),
- * ALIAS (a factor list inside *rope). YaRN without truncation: the ramp bounds are HF's
- * correction dims rounded to double (as HF's Python floats are); the rest is exact. On error
- * *rope is untouched. */
-POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_config *config);
+/* The bytes a rope for this config needs (POSENC_ROPE_BYTES of its rotary dim). Errors: those of
+ * posenc_rope_init's config checks (NULL, DIM, BASE, PARAM); on error *bytes is untouched. */
+POSENC_API posenc_status posenc_rope_bytes(const posenc_rope_config *config, size_t *bytes);
+
+/* Computes the frequencies and the attention factor into rope_bytes of storage at rope (aligned
+ * for a double). Errors: NULL (rope, config, or a LongRoPE factor list), BUFFER (rope_bytes below
+ * posenc_rope_bytes(config), or rope not aligned for a double), DIM (head_dim < 2, odd
+ * rotary_dim, rotary_dim > head_dim or > POSENC_ROPE_MAX_DIM, NTK/dynamic with rotary_dim 2,
+ * M-RoPE sections that do not sum to rotary_dim/2), BASE, PARAM (factor or a factor list value
+ * outside [1e-30, 1e30] or NaN, L = 0 where needed or L < 2 for LongRoPE, negative betas, llama3
+ * high_freq_factor <= low_freq_factor, an attention factor negative or above 1e30, unknown enums,
+ * freq_factors with hf_compat; hf_compat: a rescaled base that is not a normal float32, or float32
+ * frequencies that overflow, as from a base far below 1; derived values: YaRN with base 1, where
+ * HF divides by ln(base) = 0, or a YaRN/LongRoPE attention factor outside [1e-30, 1e30], as from
+ * mscale 1e300), ALIAS (a factor list inside the storage). YaRN without truncation: the ramp
+ * bounds are HF's correction dims rounded to double (as HF's Python floats are); the rest is
+ * exact. On error the storage is untouched. */
+POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, size_t rope_bytes, const posenc_rope_config *config);
+
+/* The rope's frequencies omega_i, i < pairs, rounded to double (for display: the kernels use
+ * them in exact parts), and with hf_compat HF's float32 ones (NULL otherwise). NULL for a NULL
+ * rope or one posenc_rope_init did not make. */
+POSENC_API const double *posenc_rope_inv_freq(const posenc_rope *rope);
+POSENC_API const float *posenc_rope_inv_freq_f32(const posenc_rope *rope);
 
 /* Dynamic NTK and LongRoPE depend on the sequence length (HF: max(position_ids) + 1). Recomputes
- * the frequencies for seq_len; the config's factor lists must still be valid. Keys already in a
- * KV cache keep their old rotation: that is HF's behaviour too (transformers #25104).
- * Errors: NULL (rope), and those of posenc_rope_init; on error *rope is untouched. */
+ * the frequencies for seq_len in the rope's storage; the config's factor lists must still be
+ * valid. Keys already in a KV cache keep their old rotation: that is HF's behaviour too
+ * (transformers #25104). Errors: NULL (rope), DIM (a rope posenc_rope_init did not make), and
+ * those of posenc_rope_init; on error *rope is untouched. */
 POSENC_API posenc_status posenc_rope_set_seq_len(posenc_rope *rope, uint32_t seq_len);
 
 /* ---- cos/sin caches ------------------------------------------------------------------------ */
@@ -1125,9 +1148,7 @@ POSENC_API const char *posenc_selftest_check_name(unsigned check);
  * makes the steps (tables): the driver holds their parts (512 B a chunk) and the kernel the steps
  * (256 B a chunk) on the stack; one chunk keeps the call within 4 KiB (2: 4.1-4.2 KiB on AVX2),
  * bench_table within 3% of 8. */
-#ifndef POSENC_CHUNK
-#define POSENC_CHUNK 16
-#endif
+#define POSENC_CHUNK 16 /* also POSENC_ROPE_BYTES's pair rounding */
 #define POSENC_GROUP 8
 #define POSENC_I_UGROUP 1
 /* omega * 2/pi as four 21-bit parts: p * part is exact in double for |p| <= 2^31. */
@@ -2684,20 +2705,56 @@ POSENC_API posenc_status posenc_rope_config_from_ggml(const posenc_ggml_rope_par
   return POSENC_OK;
 }
 
-/* 1 if a factor list the frequencies are computed from lies inside *rope, which init overwrites
+/* A rope's arrays follow its header (POSENC_ROPE_BYTES), for cap = pairs rounded up to a chunk:
+ * u_parts [cap/CHUNK][POSENC_UPARTS][CHUNK] (unused lanes 0), u_step [cap/CHUNK][2][CHUNK],
+ * inv_freq [cap] and inv_freq_f32 [cap]. */
+#define POSENC_I_ROPE_HEAD (((sizeof(posenc_rope) + 15) / 16) * 16)
+struct posenc_i_double_align { char c; double d; };
+
+static size_t posenc_i_rope_cap(size_t pairs) { return (pairs + POSENC_CHUNK - 1) / POSENC_CHUNK * POSENC_CHUNK; }
+/* The bytes init writes: POSENC_ROPE_BYTES(2 * pairs). */
+static size_t posenc_i_rope_need(size_t pairs) {
+  return POSENC_I_ROPE_HEAD + posenc_i_rope_cap(pairs) * ((POSENC_UPARTS + 3) * sizeof(double) + sizeof(float));
+}
+static const double *posenc_i_rope_u_parts(const posenc_rope *rope) {
+  return (const double *)(const void *)((const unsigned char *)rope + POSENC_I_ROPE_HEAD);
+}
+static const double *posenc_i_rope_u_step(const posenc_rope *rope) {
+  return posenc_i_rope_u_parts(rope) + POSENC_UPARTS * posenc_i_rope_cap(rope->pairs);
+}
+static const double *posenc_i_rope_omega(const posenc_rope *rope) {
+  return posenc_i_rope_u_step(rope) + 2 * posenc_i_rope_cap(rope->pairs);
+}
+static const float *posenc_i_rope_omega_f32(const posenc_rope *rope) {
+  return (const float *)(const void *)(posenc_i_rope_omega(rope) + posenc_i_rope_cap(rope->pairs));
+}
+
+/* 1 if a factor list the frequencies are computed from lies inside the storage init overwrites
  * while it still reads them. */
 static int posenc_i_rope_lists_meet(const posenc_rope *rope, const posenc_rope_config *c, size_t h) {
   const unsigned char *r = (const unsigned char *)rope;
-  size_t lb = h * sizeof(float);
-  return (c->freq_factors && posenc_i_ranges_meet(r, sizeof *rope, (const unsigned char *)c->freq_factors, lb)) ||
+  size_t lb = h * sizeof(float), rb = posenc_i_rope_need(h);
+  return (c->freq_factors && posenc_i_ranges_meet(r, rb, (const unsigned char *)c->freq_factors, lb)) ||
          (c->scaling == POSENC_ROPE_SCALING_LONGROPE &&
-          (posenc_i_ranges_meet(r, sizeof *rope, (const unsigned char *)c->short_factor, lb) ||
-           posenc_i_ranges_meet(r, sizeof *rope, (const unsigned char *)c->long_factor, lb)));
+          (posenc_i_ranges_meet(r, rb, (const unsigned char *)c->short_factor, lb) ||
+           posenc_i_ranges_meet(r, rb, (const unsigned char *)c->long_factor, lb)));
 }
 
-POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_config *config) {
+POSENC_API posenc_status posenc_rope_bytes(const posenc_rope_config *config, size_t *bytes) {
   posenc_rope_config c;
-  size_t d, h, i;
+  size_t d;
+  posenc_status st;
+  if (!config || !bytes) return POSENC_ERR_NULL;
+  c = *config;
+  if ((st = posenc_i_rope_check_config(&c, &d)) != POSENC_OK) return st;
+  *bytes = posenc_i_rope_need(d / 2);
+  return POSENC_OK;
+}
+
+POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, size_t rope_bytes, const posenc_rope_config *config) {
+  posenc_rope_config c;
+  size_t d, h, i, cap;
+  double *u_parts, *u_step, *inv_freq;
   posenc_i_dd run = posenc_i_TWO_OVER_PI, om1;
   const float *ext = NULL;
   float hf_inv[POSENC_ROPE_MAX_DIM / 2];
@@ -2708,6 +2765,9 @@ POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_c
   st = posenc_i_rope_check_config(&c, &d);
   if (st != POSENC_OK) return st;
   h = d / 2;
+  if (rope_bytes < posenc_i_rope_need(h) ||
+      (uintptr_t)(void *)rope % offsetof(struct posenc_i_double_align, d) != 0)
+    return POSENC_ERR_BUFFER;
   if (posenc_i_rope_lists_meet(rope, &c, h)) return POSENC_ERR_ALIAS;
   if (c.scaling == POSENC_ROPE_SCALING_LONGROPE)
     ext = (c.seq_len > c.original_max_pos) ? c.long_factor : c.short_factor;
@@ -2723,10 +2783,13 @@ POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_c
   rope->config.hf_compat = c.hf_compat != 0;
   rope->pairs = h;
   rope->attention_factor = posenc_i_rope_attention(&c);
-  memset(rope->u_parts, 0, sizeof rope->u_parts);
-  memset(rope->u_step, 0, sizeof rope->u_step);
-  memset(rope->inv_freq, 0, sizeof rope->inv_freq);
-  memset(rope->inv_freq_f32, 0, sizeof rope->inv_freq_f32);
+  rope->storage_bytes = rope_bytes;
+  rope->self = rope;
+  cap = posenc_i_rope_cap(h);
+  u_parts = (double *)(void *)((unsigned char *)rope + POSENC_I_ROPE_HEAD);
+  u_step = u_parts + POSENC_UPARTS * cap;
+  inv_freq = u_step + 2 * cap;
+  memset(u_parts, 0, posenc_i_rope_need(h) - POSENC_I_ROPE_HEAD);
   for (i = 0; i < h; i++) {
     posenc_i_dd u = run; /* omega0_i * 2/pi; every factor below stays in double-double */
     switch (c.scaling) {
@@ -2756,25 +2819,17 @@ POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, const posenc_rope_c
     }
     if (ext) u = posenc_i_dd_div_d(u, (double)ext[i]);
     if (c.freq_factors) u = posenc_i_dd_div_d(u, (double)c.freq_factors[i]);
-    rope->inv_freq[i] = posenc_i_dd_mul(u, posenc_i_PI_OVER_2).hi;
-    posenc_i_split_parts(rope->u_parts, i, u);
+    inv_freq[i] = posenc_i_dd_mul(u, posenc_i_PI_OVER_2).hi;
+    posenc_i_split_parts(u_parts, i, u);
     { /* E(1), which every call on the fly would otherwise compute again */
       const size_t k = (i / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK + i % POSENC_CHUNK;
-      double *e = rope->u_step + (i / POSENC_CHUNK) * 2 * POSENC_CHUNK + i % POSENC_CHUNK;
-      posenc_i_exact_sincos(1.0, rope->u_parts + k, POSENC_CHUNK, &e[0], &e[POSENC_CHUNK]);
+      double *e = u_step + (i / POSENC_CHUNK) * 2 * POSENC_CHUNK + i % POSENC_CHUNK;
+      posenc_i_exact_sincos(1.0, u_parts + k, POSENC_CHUNK, &e[0], &e[POSENC_CHUNK]);
     }
     run = posenc_i_dd_mul(run, om1);
   }
-  if (c.hf_compat) memcpy(rope->inv_freq_f32, hf_inv, h * sizeof *hf_inv);
+  if (c.hf_compat) memcpy(inv_freq + cap, hf_inv, h * sizeof *hf_inv);
   return POSENC_OK;
-}
-
-POSENC_API posenc_status posenc_rope_set_seq_len(posenc_rope *rope, uint32_t seq_len) {
-  posenc_rope_config c;
-  if (!rope) return POSENC_ERR_NULL;
-  c = rope->config;
-  c.seq_len = seq_len;
-  return posenc_rope_init(rope, &c);
 }
 
 /* ---- RoPE: cos/sin rows ------------------------------------------------------------------- */
@@ -2804,17 +2859,36 @@ static posenc_status posenc_i_rope_check_spec(const posenc_rope *rope, const pos
 static int posenc_i_rope_valid(const posenc_rope *rope) {
   const posenc_rope_config *c = &rope->config;
   size_t h = rope->pairs;
+  if (rope->self != (const void *)rope) return 0; /* copied or moved: its arrays are elsewhere */
   if (h == 0 || h > POSENC_ROPE_MAX_DIM / 2 || c->rotary_dim != 2 * h || c->head_dim < 2 * h) return 0;
+  if (rope->storage_bytes < posenc_i_rope_need(h)) return 0;
   if ((unsigned)c->style > POSENC_ROPE_GPTJ || (unsigned)c->scaling > POSENC_ROPE_SCALING_LONGROPE ||
       (unsigned)c->mrope > POSENC_ROPE_MROPE_INTERLEAVED || (unsigned)c->hf_compat > 1)
     return 0;
   /* which frequency array the kernels read must have been filled: init zeroes HF's float32 one
    * unless hf_compat, and its first frequency is > 0 either way */
-  if (c->hf_compat ? !(rope->inv_freq_f32[0] > 0.0f) : !(rope->u_parts[0] > 0.0)) return 0;
+  if (c->hf_compat ? !(posenc_i_rope_omega_f32(rope)[0] > 0.0f) : !(posenc_i_rope_u_parts(rope)[0] > 0.0)) return 0;
   if (c->mrope != POSENC_ROPE_MROPE_NONE &&
       (uint64_t)c->mrope_section[0] + c->mrope_section[1] + c->mrope_section[2] != h)
     return 0;
   return rope->attention_factor > 0.0 && rope->attention_factor <= 1e30;
+}
+
+POSENC_API posenc_status posenc_rope_set_seq_len(posenc_rope *rope, uint32_t seq_len) {
+  posenc_rope_config c;
+  if (!rope) return POSENC_ERR_NULL;
+  if (!posenc_i_rope_valid(rope)) return POSENC_ERR_DIM;
+  c = rope->config;
+  c.seq_len = seq_len;
+  return posenc_rope_init(rope, rope->storage_bytes, &c);
+}
+
+POSENC_API const double *posenc_rope_inv_freq(const posenc_rope *rope) {
+  return rope && posenc_i_rope_valid(rope) ? posenc_i_rope_omega(rope) : NULL;
+}
+
+POSENC_API const float *posenc_rope_inv_freq_f32(const posenc_rope *rope) {
+  return rope && posenc_i_rope_valid(rope) && rope->config.hf_compat ? posenc_i_rope_omega_f32(rope) : NULL;
 }
 
 POSENC_API size_t posenc_rope_cache_width(const posenc_rope *rope, posenc_rope_cache_layout layout) {
@@ -2834,7 +2908,7 @@ static posenc_status posenc_i_rope_check_reach(const posenc_rope *rope, double m
   double om = 0.0;
   size_t i;
   for (i = 0; i < rope->pairs; i++) {
-    double w = rope->config.hf_compat ? (double)rope->inv_freq_f32[i] : rope->inv_freq[i];
+    double w = rope->config.hf_compat ? (double)posenc_i_rope_omega_f32(rope)[i] : posenc_i_rope_omega(rope)[i];
     if (w > om) om = w;
   }
   if (max_abs_pos * om * 0.6366197723675814 >= POSENC_I_MAX_TURNS) return POSENC_ERR_POSITION;
@@ -2843,15 +2917,16 @@ static posenc_status posenc_i_rope_check_reach(const posenc_rope *rope, double m
 
 /* HF compatibility: the correctly rounded cos/sin of the float32 angle fl32(fl32(p) * inv_f32),
  * times fl32(A) in float32, for the n pairs from f0. The angle is a float, so the exact primitive
- * takes it as "p" with u = 2/pi in parts. */
-static void posenc_i_rope_hf_row(const posenc_rope *rope, int32_t p, size_t f0, size_t n, float *c, float *s) {
+ * takes it as "p" with u = 2/pi in parts. Out of line: inlined, its 512-byte u sat in
+ * posenc_i_rope_rows's frame on the exact path too. */
+POSENC_I_NOINLINE void posenc_i_rope_hf_row(const posenc_rope *rope, int32_t p, size_t f0, size_t n, float *c, float *s) {
   double u[POSENC_UPARTS * POSENC_CHUNK], sd, cd;
   float fp = (float)p, af = (float)rope->attention_factor;
   size_t i;
   memset(u, 0, sizeof u);
   posenc_i_split_parts(u, 0, posenc_i_TWO_OVER_PI);
   for (i = 0; i < n; i++) {
-    float theta = fp * rope->inv_freq_f32[f0 + i];
+    float theta = fp * posenc_i_rope_omega_f32(rope)[f0 + i];
     posenc_i_exact_sincos((double)theta, u, POSENC_CHUNK, &sd, &cd);
     c[i] = (float)cd; s[i] = (float)sd;
     if (af != 1.0f) { c[i] = c[i] * af; s[i] = s[i] * af; }
@@ -2903,8 +2978,8 @@ static void posenc_i_rope_rows(const posenc_i_backend *be, const posenc_rope *ro
   for (f0 = 0; f0 < h; f0 += POSENC_GROUP * POSENC_CHUNK) {
     posenc_i_job job;
     size_t nf = h - f0 < POSENC_GROUP * POSENC_CHUNK ? h - f0 : POSENC_GROUP * POSENC_CHUNK;
-    job.u = rope->u_parts + (f0 / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK;
-    job.step = rope->u_step + (f0 / POSENC_CHUNK) * 2 * POSENC_CHUNK;
+    job.u = posenc_i_rope_u_parts(rope) + (f0 / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK;
+    job.step = posenc_i_rope_u_step(rope) + (f0 / POSENC_CHUNK) * 2 * POSENC_CHUNK;
     job.nfreq = (unsigned)nf;
     job.start = start;
     job.positions = positions;
@@ -2955,7 +3030,7 @@ static posenc_status posenc_i_rope_cache_run(const posenc_i_backend *be, const p
   if (st != POSENC_OK) return st;
   st = posenc_i_rope_check_reach(rope, max_abs);
   if (st != POSENC_OK) return st;
-  if (posenc_i_ranges_meet((const unsigned char *)out, need, (const unsigned char *)rope, sizeof *rope) ||
+  if (posenc_i_ranges_meet((const unsigned char *)out, need, (const unsigned char *)rope, posenc_i_rope_need(rope->pairs)) ||
       posenc_i_ranges_meet((const unsigned char *)out, need, (const unsigned char *)spec, sizeof *spec))
     return POSENC_ERR_ALIAS; /* both are read for every tile */
   tile = posenc_i_tile_rows(stride * es);
@@ -3362,7 +3437,7 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
     for (j = 0; j < n; j++)
       if (io[j].normed && posenc_i_ranges_meet((const unsigned char *)io[j].norm.weight, D * sizeof(float), o->data, o->span))
         return POSENC_ERR_ALIAS;
-    if (posenc_i_ranges_meet((const unsigned char *)rope, sizeof *rope, o->data, o->span) ||
+    if (posenc_i_ranges_meet((const unsigned char *)rope, posenc_i_rope_need(rope->pairs), o->data, o->span) ||
         posenc_i_ranges_meet((const unsigned char *)pos, sizeof *pos, o->data, o->span) ||
         (cache && posenc_i_ranges_meet((const unsigned char *)cache, sizeof *cache, o->data, o->span)))
       return POSENC_ERR_ALIAS;
@@ -5522,11 +5597,11 @@ static unsigned posenc_i_selftest_arith(void) {
  * GPT-J, on the fly, into bits[style][token][element]. Inputs k/8 - 1.5, or with `tiny` subnormals
  * of both signs, whose rotations are subnormal too. A fused x0*c - x1*s changes the first; a
  * flush-to-zero (FTZ) or denormals-are-zero (DAZ) mode changes the second. Returns 0 on success.
- * Out of line, as posenc_i_selftest_f16: each holds a posenc_rope (15 KiB at POSENC_ROPE_MAX_DIM
- * 512), and inlined both were on the stack at once. */
+ * Out of line, as posenc_i_selftest_f16, so that their ropes (1 KiB each) are not on the stack at
+ * once. */
 POSENC_I_NOINLINE int posenc_i_selftest_rotation(const posenc_i_backend *be, int tiny, uint32_t bits[2][2][32]) {
   static const int32_t ids[2] = {5, 16777215};
-  posenc_rope rope;
+  POSENC_ROPE_STORAGE(32) st;
   posenc_rope_config cfg = posenc_rope_default(32);
   posenc_rope_positions pos;
   posenc_rope_tensor t;
@@ -5538,12 +5613,12 @@ POSENC_I_NOINLINE int posenc_i_selftest_rotation(const posenc_i_backend *be, int
   t.data = x; t.dtype = POSENC_DTYPE_F32; t.heads = 1;
   for (style = 0; style < 2; style++) {
     cfg.style = (posenc_rope_style)style;
-    if (posenc_rope_init(&rope, &cfg) != POSENC_OK) return 1;
+    if (posenc_rope_init(&st.rope, sizeof st, &cfg) != POSENC_OK) return 1;
     for (tok = 0; tok < 2; tok++)
       for (e = 0; e < 32; e++)
         x[tok][e] = tiny ? posenc_i_bitsf((uint32_t)(e + 7 * tok) * 0x3579u + 0x40000u + ((uint32_t)(e & 1) << 31))
                          : (float)(e + 7 * tok) / 8.0f - 1.5f;
-    if (posenc_i_rope_apply(be, &rope, NULL, &pos, &t, NULL, POSENC_ROPE_FORWARD) != POSENC_OK) return 1;
+    if (posenc_i_rope_apply(be, &st.rope, NULL, &pos, &t, NULL, POSENC_ROPE_FORWARD) != POSENC_OK) return 1;
     for (tok = 0; tok < 2; tok++)
       for (e = 0; e < 32; e++) bits[style][tok][e] = posenc_i_fbits(x[tok][e]);
   }
@@ -5572,7 +5647,7 @@ POSENC_I_NOINLINE int posenc_i_selftest_f16(const posenc_i_backend *be) {
   static const int32_t ids[2] = {355, 710};
   const posenc_i_backend *pair[2];
   posenc_sinusoidal_params prm = posenc_sinusoidal_default(32);
-  posenc_rope rope;
+  POSENC_ROPE_STORAGE(32) st;
   posenc_rope_config cfg = posenc_rope_default(32);
   posenc_rope_positions pos;
   posenc_rope_tensor t;
@@ -5582,13 +5657,13 @@ POSENC_I_NOINLINE int posenc_i_selftest_f16(const posenc_i_backend *be) {
   pos.batch = 1; pos.tokens = 2; pos.ids = ids; pos.start = 0;
   memset(&t, 0, sizeof t);
   t.dtype = POSENC_DTYPE_F16; t.heads = 1;
-  if (posenc_rope_init(&rope, &cfg) != POSENC_OK) return 1;
+  if (posenc_rope_init(&st.rope, sizeof st, &cfg) != POSENC_OK) return 1;
   pair[0] = be; pair[1] = &posenc_i_backend_scalar;
   for (which = 0; which < 2; which++) {
     for (e = 0; e < 2 * 32; e++) x[which][e] = (uint16_t)(((unsigned)e * 0x0123u + 0x0011u) % 0x03ffu + 1u + (e % 3 == 1 ? 0x8000u : 0u));
     t.data = x[which];
     if (posenc_i_sinusoidal_run(pair[which], &prm, 0, ids, 2, table[which], sizeof table[which]) != POSENC_OK ||
-        posenc_i_rope_apply(pair[which], &rope, NULL, &pos, &t, NULL, POSENC_ROPE_FORWARD) != POSENC_OK)
+        posenc_i_rope_apply(pair[which], &st.rope, NULL, &pos, &t, NULL, POSENC_ROPE_FORWARD) != POSENC_OK)
       return 1;
   }
   return memcmp(table[0], table[1], sizeof table[0]) != 0 || memcmp(x[0], x[1], sizeof x[0]) != 0;

@@ -28,7 +28,8 @@ typedef struct kv_shape {
 
 typedef struct kv_state {
   kv_shape sh;
-  posenc_rope rope;
+  POSENC_ROPE_STORAGE(POSENC_ROPE_MAX_DIM) rope_st;
+  posenc_rope *rope;               /* &rope_st.rope */
   posenc_rope_cache_view cossin;  /* f32 [cos | sin] rows 0 .. slots-1 */
   float *q, *k, *v, *k_work, *q_work;
   uint16_t *kc, *vc;              /* the f16 KV cache arrays [slot][head][dim] */
@@ -68,7 +69,7 @@ static int run_method(const method *m, kv_state *s, int decode) {
   }
   if (m->separate) { /* what an engine writes without store_kv */
     k.data = s->k_work;
-    if (posenc_rope_apply(&s->rope, cv, &pos, decode ? &q : &k, decode ? &k : NULL, POSENC_ROPE_FORWARD) != POSENC_OK)
+    if (posenc_rope_apply(s->rope, cv, &pos, decode ? &q : &k, decode ? &k : NULL, POSENC_ROPE_FORWARD) != POSENC_OK)
       return 1;
     m->convert(s->kc + (size_t)sh->start * row, s->k_work, n);
     if (decode) m->convert(s->vc + (size_t)sh->start * row, s->v, n);
@@ -78,7 +79,7 @@ static int run_method(const method *m, kv_state *s, int decode) {
   kv.k = s->kc; kv.v = decode ? s->vc : NULL; kv.dtype = POSENC_DTYPE_F16; kv.heads = sh->heads;
   kv.n_slots = sh->slots;
   v = dense(s->v, sh->heads);
-  return posenc_rope_store_kv(&s->rope, cv, &pos, decode ? &q : NULL, &k, decode ? &v : NULL, &kv, NULL) != POSENC_OK;
+  return posenc_rope_store_kv(s->rope, cv, &pos, decode ? &q : NULL, &k, decode ? &v : NULL, &kv, NULL) != POSENC_OK;
 }
 
 static int state_init(kv_state *s, const kv_shape *sh) {
@@ -89,14 +90,15 @@ static int state_init(kv_state *s, const kv_shape *sh) {
   void *table;
   memset(s, 0, sizeof *s);
   s->sh = *sh;
-  if (posenc_rope_init(&s->rope, &cfg) != POSENC_OK || posenc_rope_cache_bytes(&s->rope, &sp, sh->slots, &bytes))
+  s->rope = &s->rope_st.rope;
+  if (posenc_rope_init(s->rope, sizeof s->rope_st, &cfg) != POSENC_OK || posenc_rope_cache_bytes(s->rope, &sp, sh->slots, &bytes))
     return 1;
   table = malloc(bytes);
   s->q = (float *)malloc(nq * 4); s->q_work = (float *)malloc(nq * 4);
   s->k = (float *)malloc(nk * 4); s->k_work = (float *)malloc(nk * 4); s->v = (float *)malloc(nk * 4);
   s->kc = (uint16_t *)calloc(sh->slots * row, 2); s->vc = (uint16_t *)calloc(sh->slots * row, 2);
   if (!table || !s->q || !s->q_work || !s->k || !s->k_work || !s->v || !s->kc || !s->vc) return 1;
-  if (posenc_rope_cache_table(&s->rope, &sp, 0, sh->slots, table, bytes) != POSENC_OK) return 1;
+  if (posenc_rope_cache_table(s->rope, &sp, 0, sh->slots, table, bytes) != POSENC_OK) return 1;
   s->cossin.data = table; s->cossin.n_rows = sh->slots; s->cossin.spec = sp;
   for (i = 0; i < nq; i++) s->q[i] = s->q_work[i] = (float)((int)(i * 2654435761u % 511u) - 255) / 64.0f;
   for (i = 0; i < nk; i++) {

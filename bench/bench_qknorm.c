@@ -31,7 +31,8 @@ typedef void (*norm_fn)(float *x, size_t heads, size_t dim, const float *w, floa
 typedef struct state {
   size_t tokens;
   int32_t start;
-  posenc_rope rope;
+  POSENC_ROPE_STORAGE(POSENC_ROPE_MAX_DIM) rope_st;
+  posenc_rope *rope;               /* &rope_st.rope */
   posenc_rope_cache_view cossin;  /* f32 [cos | sin] rows 0 .. 4095 */
   float *q, *k, *q_work, *k_work, wq[DIM], wk[DIM];
 } state;
@@ -58,13 +59,13 @@ static int run_method(const method *m, state *s) {
   if (m->kind == FUSED) {
     qn.weight = s->wq; qn.epsilon = EPS; qn.weight_offset = 0;
     kn = qn; kn.weight = s->wk;
-    return posenc_rope_apply_norm(&s->rope, cv, &pos, &q, &q, &qn, &k, &k, &kn) != POSENC_OK;
+    return posenc_rope_apply_norm(s->rope, cv, &pos, &q, &q, &qn, &k, &k, &kn) != POSENC_OK;
   }
   if (m->kind == LOOP_THEN_ROTATE) {
     m->norm(s->q_work, s->tokens * QHEADS, DIM, s->wq, EPS);
     m->norm(s->k_work, s->tokens * KHEADS, DIM, s->wk, EPS);
   }
-  return posenc_rope_apply(&s->rope, cv, &pos, &q, &k, POSENC_ROPE_FORWARD) != POSENC_OK;
+  return posenc_rope_apply(s->rope, cv, &pos, &q, &k, POSENC_ROPE_FORWARD) != POSENC_OK;
 }
 
 static void reset_inputs(state *s) {
@@ -81,12 +82,13 @@ static int state_init(state *s, size_t tokens, int32_t start) {
   memset(s, 0, sizeof *s);
   s->tokens = tokens; s->start = start;
   cfg.base = 1000000.0;
-  if (posenc_rope_init(&s->rope, &cfg) != POSENC_OK || posenc_rope_cache_bytes(&s->rope, &sp, 4096, &bytes)) return 1;
+  s->rope = &s->rope_st.rope;
+  if (posenc_rope_init(s->rope, sizeof s->rope_st, &cfg) != POSENC_OK || posenc_rope_cache_bytes(s->rope, &sp, 4096, &bytes)) return 1;
   table = malloc(bytes);
   s->q = (float *)malloc(nq * 4); s->q_work = (float *)malloc(nq * 4);
   s->k = (float *)malloc(nk * 4); s->k_work = (float *)malloc(nk * 4);
   if (!table || !s->q || !s->q_work || !s->k || !s->k_work) return 1;
-  if (posenc_rope_cache_table(&s->rope, &sp, 0, 4096, table, bytes) != POSENC_OK) return 1;
+  if (posenc_rope_cache_table(s->rope, &sp, 0, 4096, table, bytes) != POSENC_OK) return 1;
   s->cossin.data = table; s->cossin.n_rows = 4096; s->cossin.spec = sp;
   for (i = 0; i < nq; i++) s->q[i] = (float)((int)(i * 2654435761u % 511u) - 255) / 64.0f;
   for (i = 0; i < nk; i++) s->k[i] = (float)((int)(i * 40503u % 509u) - 254) / 64.0f;

@@ -357,7 +357,8 @@ static size_t runnable(bench_method *m, size_t count) {
 
 /* ---- the shared state ----------------------------------------------------------------------- */
 typedef struct bench_state {
-  posenc_rope neox, gptj;
+  POSENC_ROPE_STORAGE(BENCH_DIM) neox_st, gptj_st;
+  posenc_rope *neox, *gptj;          /* &neox_st.rope, &gptj_st.rope */
   float *cache_f32;                 /* sz.cache_rows x [cos | sin], f32 */
   uint16_t *cache_f16, *cache_bf16;
   posenc_rope_cache_view view_f32, view_f16, view_bf16;
@@ -383,19 +384,21 @@ static int state_init(bench_state *s) {
   posenc_rope_cache_spec spec = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F32, 0};
   size_t rows_elems = (size_t)sz.cache_rows * BENCH_DIM;
   memset(s, 0, sizeof *s);
-  if (posenc_rope_init(&s->neox, &cfg) != POSENC_OK) return -1;
+  s->neox = &s->neox_st.rope;
+  s->gptj = &s->gptj_st.rope;
+  if (posenc_rope_init(s->neox, sizeof s->neox_st, &cfg) != POSENC_OK) return -1;
   cfg.style = POSENC_ROPE_GPTJ;
-  if (posenc_rope_init(&s->gptj, &cfg) != POSENC_OK) return -1;
+  if (posenc_rope_init(s->gptj, sizeof s->gptj_st, &cfg) != POSENC_OK) return -1;
   s->cache_f32 = xalloc(rows_elems * 4);
   s->cache_f16 = xalloc(rows_elems * 2);
   s->cache_bf16 = xalloc(rows_elems * 2);
-  if (posenc_rope_cache_table(&s->neox, &spec, 0, sz.cache_rows, s->cache_f32, rows_elems * 4))
+  if (posenc_rope_cache_table(s->neox, &spec, 0, sz.cache_rows, s->cache_f32, rows_elems * 4))
     return -1;
   spec.dtype = POSENC_DTYPE_F16;
-  if (posenc_rope_cache_table(&s->neox, &spec, 0, sz.cache_rows, s->cache_f16, rows_elems * 2))
+  if (posenc_rope_cache_table(s->neox, &spec, 0, sz.cache_rows, s->cache_f16, rows_elems * 2))
     return -1;
   spec.dtype = POSENC_DTYPE_BF16;
-  if (posenc_rope_cache_table(&s->neox, &spec, 0, sz.cache_rows, s->cache_bf16, rows_elems * 2))
+  if (posenc_rope_cache_table(s->neox, &spec, 0, sz.cache_rows, s->cache_bf16, rows_elems * 2))
     return -1;
   s->view_f32 = make_view(s->cache_f32, POSENC_DTYPE_F32);
   s->view_f16 = make_view(s->cache_f16, POSENC_DTYPE_F16);
@@ -444,7 +447,7 @@ static int check_run(const bench_state *s, const check_case *cc, uint64_t *dig) 
   if (cc->dtype != POSENC_DTYPE_F32) { to_half(qh, qf, QN, cc->dtype); to_half(kh, kf, KN, cc->dtype); }
   if (cc->cache == 1) view = &s->view_f32;
   if (cc->cache == 2) view = cc->dtype == POSENC_DTYPE_F16 ? &s->view_f16 : &s->view_bf16;
-  st = posenc_rope_apply(cc->style == POSENC_ROPE_NEOX ? &s->neox : &s->gptj, view, &pos, &q, &k,
+  st = posenc_rope_apply(cc->style == POSENC_ROPE_NEOX ? s->neox : s->gptj, view, &pos, &q, &k,
                          POSENC_ROPE_FORWARD);
   if (st != POSENC_OK) return (int)st;
   *dig = digest(qd, QN * es) ^ (digest(kd, KN * es) * 31u);
@@ -709,7 +712,7 @@ static rope_call prefill_call(const bench_state *s, posenc_rope_style style, voi
                               posenc_dtype dtype, const posenc_rope_cache_view *view) {
   rope_call rc;
   memset(&rc, 0, sizeof rc);
-  rc.rope = style == POSENC_ROPE_NEOX ? &s->neox : &s->gptj;
+  rc.rope = style == POSENC_ROPE_NEOX ? s->neox : s->gptj;
   rc.cache = view;
   rc.pos.batch = 1;
   rc.pos.tokens = sz.tokens;
@@ -881,7 +884,7 @@ static int bench_cache(const bench_state *s, const bench_opts *o, cache_summary 
     snprintf(name, sizeof name, "posenc %s", posenc_isa_name((posenc_isa)isa));
     x = add_method(&t, name, run_cache_posenc, ROLE_POSENC, isa);
     x->id = posenc_isa_name((posenc_isa)isa);
-    x->rc.rope = &s->neox;
+    x->rc.rope = s->neox;
   }
   x = add_method(&t, "libm cosf/sinf, f32 angle (HF)", run_cache_hf, ROLE_PEER, -1);
   x->id = "libm_cosf_sinf_hf";
@@ -1060,7 +1063,7 @@ typedef struct decode_summary {
 static rope_call decode_call(const bench_state *s, posenc_rope_style style) {
   rope_call rc;
   memset(&rc, 0, sizeof rc);
-  rc.rope = style == POSENC_ROPE_NEOX ? &s->neox : &s->gptj;
+  rc.rope = style == POSENC_ROPE_NEOX ? s->neox : s->gptj;
   rc.cache = &s->view_f32;
   rc.pos.batch = 1;
   rc.pos.tokens = 1;
@@ -1255,7 +1258,7 @@ static int bench_proto(bench_state *s, const bench_opts *o, proto_summary *pr) {
   print_decode(&t, "vs posenc");
   failed |= table_failed(&t);
   for (i = 0; i < t.count; i++) {
-    int gptj = t.m[i].rc.rope == &s->gptj;
+    int gptj = t.m[i].rc.rope == s->gptj;
     double ns = t.r[i].status == 0 ? t.r[i].median_s * 1e9 : 0.0;
     if (t.m[i].role == ROLE_PROTO) pr->decode_ns[gptj][t.m[i].order] = ns;
     if (t.m[i].role == ROLE_POSENC) pr->posenc_decode_ns[gptj] = ns;

@@ -98,7 +98,7 @@ static void check_sinusoidal(void) {
  * --original-max-pos 8192 (low/high freq factors 1 and 4) --rows 64 --start 0 --layout half
  * --dtype f16 */
 static void check_rope(void) {
-  static posenc_rope rope; /* about 12 KiB */
+  static POSENC_ROPE_STORAGE(32) rope; /* 1 KiB: the rope of a 32-dim head */
   static uint16_t cache[baked_rope_ROWS][baked_rope_COLS];
   const posenc_rope_cache_spec spec = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F16, 0};
   posenc_rope_config config = posenc_rope_default(32);
@@ -111,8 +111,8 @@ static void check_rope(void) {
   config.original_max_pos = 8192;
   config.low_freq_factor = 1.0;
   config.high_freq_factor = 4.0;
-  st = posenc_rope_init(&rope, &config);
-  if (st == POSENC_OK) st = posenc_rope_cache_table(&rope, &spec, 0, baked_rope_ROWS, cache, sizeof cache);
+  st = posenc_rope_init(&rope.rope, sizeof rope, &config);
+  if (st == POSENC_OK) st = posenc_rope_cache_table(&rope.rope, &spec, 0, baked_rope_ROWS, cache, sizeof cache);
   check_status("rope llama3 64x32 f16: posenc", st);
   if (st == POSENC_OK)
     report("rope llama3 64x32 f16: recomputed", memcmp(cache, baked_rope, sizeof cache) == 0, "");

@@ -3,7 +3,7 @@
  * attention step is posenc_rope_store_kv_norm: QK-norm, RoPE of Q and K, and K and V stored into
  * the f16 cache, in one pass. It prefills a 16-token prompt in one call, then decodes 4 tokens
  * greedily, one at a time, and checks every step's logits against the same model in double
- * (RoPE from rope.inv_freq with libm's cos and sin, a double KV cache: no f16 rounding).
+ * (RoPE from posenc_rope_inv_freq with libm's cos and sin, a double KV cache: no f16 rounding).
  * Prints the largest |logit difference| and exits 1 if it is past TOLERANCE.
  * Run: build/examples/engine */
 #include <math.h>
@@ -97,7 +97,7 @@ static void ref_norm_rope(const posenc_rope *rope, double *x, const float *w, in
   size_t j;
   ref_rmsnorm(x, x, w, D);
   for (j = 0; j < D / 2; j++) {
-    double a = pos * rope->inv_freq[j], c = cos(a), s = sin(a), x0 = x[j], x1 = x[j + D / 2];
+    double a = pos * posenc_rope_inv_freq(rope)[j], c = cos(a), s = sin(a), x0 = x[j], x1 = x[j + D / 2];
     x[j] = x0 * c - x1 * s;
     x[j + D / 2] = x1 * c + x0 * s;
   }
@@ -114,8 +114,8 @@ static void ref_forward(const model *m, int tok, int32_t pos, double *logits) {
     ref_matvec(q, h, l->wq, DM, QD);
     ref_matvec(k, h, l->wk, DM, KD);
     ref_matvec(v, h, l->wv, DM, KD);
-    for (hd = 0; hd < HQ; hd++) ref_norm_rope(&m->rope, q + hd * D, l->q_norm, pos);
-    for (hd = 0; hd < HKV; hd++) ref_norm_rope(&m->rope, k + hd * D, l->k_norm, pos);
+    for (hd = 0; hd < HQ; hd++) ref_norm_rope(&m->rope.rope, q + hd * D, l->q_norm, pos);
+    for (hd = 0; hd < HKV; hd++) ref_norm_rope(&m->rope.rope, k + hd * D, l->k_norm, pos);
     for (hd = 0; hd < HQ; hd++) {
       const double *kc = ref_k[i] + hd / (HQ / HKV) * D, *vc = ref_v[i] + hd / (HQ / HKV) * D;
       double mx = -INFINITY, sum = 0.0;

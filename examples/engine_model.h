@@ -28,7 +28,7 @@ typedef struct model {
   float embed[VOCAB * DM]; /* tied: also the output projection */
   float final_norm[DM];
   layer l[LAYERS];
-  posenc_rope rope;        /* ~12 KiB, read-only once initialised: threads share it */
+  POSENC_ROPE_STORAGE(D) rope; /* 2 KiB, read-only once initialised: threads share it */
 } model;
 
 /* splitmix64, mapped to [-1, 1) */
@@ -67,7 +67,7 @@ static inline posenc_status model_init(model *m) {
     fill(&s, l->wd, DM * FF, 0.0f, 1.0f / 22.627417f); /* 1/sqrt(FF) */
   }
   cfg.base = ROPE_THETA;
-  return posenc_rope_init(&m->rope, &cfg);
+  return posenc_rope_init(&m->rope.rope, sizeof m->rope, &cfg);
 }
 
 /* The prompt: PROMPT token ids from a seed of their own. */
@@ -125,7 +125,7 @@ static inline posenc_status rope_store(const model *m, const layer *l, int32_t p
   posenc_rope_tensor tk = {k, POSENC_DTYPE_F32, HKV, 0, 0, 0}, tv = {v, POSENC_DTYPE_F32, HKV, 0, 0, 0};
   posenc_rope_norm qn = {l->q_norm, NORM_EPS, 0}, kn = {l->k_norm, NORM_EPS, 0};
   posenc_kv_cache kv = {k_cache, v_cache, POSENC_DTYPE_F16, HKV, MAX_T, 0, 0, 0, 0};
-  return posenc_rope_store_kv_norm(&m->rope, NULL, &p, &tq, &qn, &tk, &kn, &tv, &kv, NULL);
+  return posenc_rope_store_kv_norm(&m->rope.rope, NULL, &p, &tq, &qn, &tk, &kn, &tv, &kv, NULL);
 }
 
 #endif

@@ -36,7 +36,7 @@ static void *store_slice(void *arg) {
   posenc_rope_tensor v = {s->v + s->t0 * KD + s->g0 * D, POSENC_DTYPE_F32, s->ng, 0, KD, 0};
   posenc_rope_norm qn = {l->q_norm, NORM_EPS, 0}, kn = {l->k_norm, NORM_EPS, 0};
   posenc_kv_cache kv = {s->k_cache + s->g0 * D, s->v_cache + s->g0 * D, POSENC_DTYPE_F16, s->ng, MAX_T, 0, 0, KD, 0};
-  s->st = posenc_rope_store_kv_norm(&s->m->rope, NULL, &p, &q, &qn, &k, &kn, &v, &kv, NULL);
+  s->st = posenc_rope_store_kv_norm(&s->m->rope.rope, NULL, &p, &q, &qn, &k, &kn, &v, &kv, NULL);
   return NULL;
 }
 

@@ -49,9 +49,12 @@ class Rope {
     cfg.scaling = POSENC_ROPE_SCALING_LLAMA3;
     cfg.factor = kFactor;
     cfg.original_max_pos = kOriginalContext;
-    rope_ = arena.template alloc<posenc_rope>(1);
+    size_t rope_bytes = 0;
+    posenc_status st = posenc_rope_bytes(&cfg, &rope_bytes);  // 4 KiB for a 128-dim head
+    if (st != POSENC_OK) return st;
+    rope_ = reinterpret_cast<posenc_rope *>(arena.template alloc<double>(rope_bytes / sizeof(double)));
     if (!rope_) return POSENC_ERR_BUFFER;
-    posenc_status st = posenc_rope_init(rope_, &cfg);
+    st = posenc_rope_init(rope_, rope_bytes, &cfg);
     if (st != POSENC_OK) return st;
 
     view_.spec = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F32, 0};

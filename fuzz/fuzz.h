@@ -340,6 +340,21 @@ static inline int fz_plant(fz_call *call, fz_in *in, const char *name, void *slo
   return 1;
 }
 
+/* fz_plant for a rope: its header and arrays (POSENC_ROPE_BYTES of its rotary dim), with the
+ * copy's own address as its `self`, as posenc_rope_init would have made it there (a rope copied
+ * as it is, is refused as moved: ERR_DIM). */
+static inline int fz_plant_rope(fz_call *call, fz_in *in, const posenc_rope **slot) {
+  const posenc_rope *r = *slot;
+  const void *self;
+  fz_planted *pl;
+  if (!fz_plant(call, in, "rope", (void *)slot, POSENC_ROPE_BYTES(r->config.rotary_dim), 16)) return 0;
+  pl = &call->plants[call->n_plants - 1];
+  self = pl->addr;
+  memcpy(call->spans[pl->span].init + pl->at + offsetof(posenc_rope, self), &self, sizeof self);
+  memcpy(pl->addr + offsetof(posenc_rope, self), &self, sizeof self);
+  return 1;
+}
+
 /* After the plain run on isa (status st, the spans holding its result): the same call with every
  * plant read from inside its span. It must refuse (ALIAS, every span byte as it was) or give
  * exactly the plain run's status and bytes: same backend, same initial bytes. */
@@ -438,6 +453,7 @@ static inline size_t fz_out_bytes(fz_in *in, posenc_status st, size_t need) {
  * makes posenc_rope_init read more of them, fz_rope_reproducible) still reads inside the list. */
 typedef struct fz_rope_lists {
   float *short_factor, *long_factor, *freq_factors;
+  posenc_rope *rope; /* fz_rope_init's storage: exactly posenc_rope_bytes, so ASan sees an overread */
 } fz_rope_lists;
 
 static inline float *fz_factor_list(fz_in *in, size_t pairs) {
@@ -488,6 +504,7 @@ static inline posenc_rope_config fz_rope_config(fz_in *in, size_t max_head, fz_r
   }
   c.hf_compat = fz_u8(in) % 4 == 3;
   lists->short_factor = lists->long_factor = lists->freq_factors = NULL;
+  lists->rope = NULL;
   if (c.scaling == POSENC_ROPE_SCALING_LONGROPE) {
     c.short_factor = lists->short_factor = fz_factor_list(in, pairs);
     c.long_factor = lists->long_factor = fz_factor_list(in, pairs);
@@ -500,24 +517,34 @@ static inline posenc_rope_config fz_rope_config(fz_in *in, size_t max_head, fz_r
  * garbage: every frequency finite and > 0 (HF's float32 ones finite too), the attention factor
  * finite and in (0, 1e30], whatever the config's base, factors, betas and mscales were. */
 static inline void fz_require_finite_rope(const posenc_rope *rope, const char *after) {
+  const double *om = posenc_rope_inv_freq(rope);
+  const float *om32 = posenc_rope_inv_freq_f32(rope);
+  /* the exact reduction's parts: the first array after the header (posenc.h, POSENC_ROPE_BYTES) */
+  const double *parts = (const double *)(const void *)((const unsigned char *)rope + POSENC_ROPE_BYTES(0));
   size_t i;
+  FZ_REQUIRE(om && (om32 != NULL) == (rope->config.hf_compat != 0), "%s: OK, but the rope is not valid", after);
   FZ_REQUIRE(rope->pairs >= 1 && rope->pairs <= POSENC_ROPE_MAX_DIM / 2, "%s: OK with %zu pairs", after, rope->pairs);
   FZ_REQUIRE(rope->attention_factor > 0.0 && rope->attention_factor <= 1e30,
              "%s returned OK with attention factor %g (scaling %d, factor %g, mscale %g / %g)", after,
              rope->attention_factor, (int)rope->config.scaling, rope->config.factor, rope->config.mscale,
              rope->config.mscale_all_dim);
   for (i = 0; i < rope->pairs; i++)
-    FZ_REQUIRE(rope->inv_freq[i] > 0.0 && rope->inv_freq[i] - rope->inv_freq[i] == 0.0 &&
-                   rope->u_parts[4 * i] - rope->u_parts[4 * i] == 0.0 &&
-                   (!rope->config.hf_compat || rope->inv_freq_f32[i] - rope->inv_freq_f32[i] == 0.0f),
+    FZ_REQUIRE(om[i] > 0.0 && om[i] - om[i] == 0.0 && parts[4 * i] - parts[4 * i] == 0.0 &&
+                   (!om32 || om32[i] - om32[i] == 0.0f),
                "%s returned OK with frequency %zu = %g (f32 %g; scaling %d, base %.17g, factor %g, betas %g %g)",
-               after, i, rope->inv_freq[i], (double)rope->inv_freq_f32[i], (int)rope->config.scaling,
+               after, i, om[i], om32 ? (double)om32[i] : 0.0, (int)rope->config.scaling,
                rope->config.base, rope->config.factor, rope->config.beta_fast, rope->config.beta_slow);
 }
 
-/* posenc_rope_init, then sometimes posenc_rope_set_seq_len; both checked when they succeed. */
-static inline posenc_status fz_rope_init(fz_in *in, posenc_rope *rope, const posenc_rope_config *cfg) {
-  posenc_status st = posenc_rope_init(rope, cfg);
+/* posenc_rope_init into lists->rope, storage of exactly posenc_rope_bytes(cfg) (freed with the
+ * lists), then sometimes posenc_rope_set_seq_len; both checked when they succeed. */
+static inline posenc_status fz_rope_init(fz_in *in, fz_rope_lists *lists, const posenc_rope_config *cfg) {
+  posenc_rope *rope;
+  size_t bytes = 0;
+  posenc_status st = posenc_rope_bytes(cfg, &bytes);
+  if (st != POSENC_OK) return st;
+  if (!(rope = lists->rope = (posenc_rope *)malloc(bytes))) abort();
+  st = posenc_rope_init(rope, bytes, cfg);
   if (st != POSENC_OK) return st;
   fz_require_finite_rope(rope, "posenc_rope_init");
   if (fz_u8(in) % 4 == 3 &&
@@ -587,26 +614,33 @@ static inline const char *fz_rope_garble(fz_in *in, posenc_rope *r) {
     case 8: c->hf_compat = fz_bool(in) ? !c->hf_compat : e; return "config.hf_compat";
     case 9: c->attention_factor = fz_double(in, 1.0); return "config.attention_factor";
     case 10: c->base = fz_double(in, c->base); return "config.base";
-    default: r->inv_freq[fz_below(in, r->pairs < 256 ? r->pairs + 1 : 256)] = fz_double(in, 0.5); return "inv_freq";
+    default: { /* the rope is valid here: only one field is garbled */
+      double *om = (double *)(uintptr_t)posenc_rope_inv_freq(r);
+      om[fz_below(in, r->pairs)] = fz_double(in, 0.5);
+      return "inv_freq";
+    }
   }
 }
 
 /* 1 if posenc_rope_init makes *r again from r->config (as far as the kernels read it). */
 static inline int fz_rope_reproducible(const posenc_rope *r) {
-  posenc_rope *again = (posenc_rope *)malloc(sizeof *again);
+  const size_t max_bytes = POSENC_ROPE_BYTES(POSENC_ROPE_MAX_DIM), head = POSENC_ROPE_BYTES(0);
+  posenc_rope *again = (posenc_rope *)malloc(max_bytes);
   const posenc_rope_config *a, *c = &r->config;
   size_t h = r->pairs;
   int same;
   if (!again) abort();
   a = &again->config;
-  same = posenc_rope_init(again, c) == POSENC_OK && again->pairs == h && h <= POSENC_ROPE_MAX_DIM / 2 &&
+  same = posenc_rope_init(again, max_bytes, c) == POSENC_OK && again->pairs == h && h <= POSENC_ROPE_MAX_DIM / 2 &&
+         r->self == r && r->storage_bytes >= POSENC_ROPE_BYTES(2 * h) &&
          memcmp(&again->attention_factor, &r->attention_factor, sizeof r->attention_factor) == 0 &&
          a->head_dim == c->head_dim && a->rotary_dim == c->rotary_dim && a->style == c->style &&
          a->scaling == c->scaling && a->mrope == c->mrope && a->hf_compat == c->hf_compat &&
          memcmp(a->mrope_section, c->mrope_section, sizeof a->mrope_section) == 0 &&
-         memcmp(again->inv_freq, r->inv_freq, h * sizeof *r->inv_freq) == 0 &&
-         (!c->hf_compat || memcmp(again->inv_freq_f32, r->inv_freq_f32, h * sizeof *r->inv_freq_f32) == 0) &&
-         memcmp(again->u_parts, r->u_parts, sizeof r->u_parts) == 0;
+         /* the arrays after the header: parts, steps, omega (doubles), and with hf_compat HF's
+          * float32 omega, the last (posenc.h, POSENC_ROPE_BYTES) */
+         memcmp((const unsigned char *)again + head, (const unsigned char *)r + head,
+                POSENC_ROPE_BYTES(2 * h) - head - (c->hf_compat ? 0 : (h + 15) / 16 * 16 * sizeof(float))) == 0;
   free(again);
   return same;
 }
@@ -623,6 +657,7 @@ static inline void fz_rope_garbage_round(fz_call *call, fz_in *in, posenc_rope *
 }
 
 static inline void fz_rope_lists_free(fz_rope_lists *lists) {
+  free(lists->rope);
   free(lists->short_factor);
   free(lists->long_factor);
   free(lists->freq_factors);

@@ -17,13 +17,13 @@
 #endif
 
 typedef struct rope_case {
-  posenc_rope rope;
+  posenc_rope *rope;                 /* in lists.rope's storage */
   posenc_rope_cache_view cache;
   const posenc_rope_cache_view *cache_used; /* NULL: on the fly */
   posenc_rope_positions pos;
   posenc_rope_tensor q, k;
   const posenc_rope_tensor *k_used; /* NULL: q only */
-  const posenc_rope *rope_used;      /* &rope, or a copy planted in q or k */
+  const posenc_rope *rope_used;      /* rope, or a copy planted in q or k */
   const posenc_rope_positions *pos_used;
   const posenc_rope_tensor *q_used;
   posenc_rope_direction direction;
@@ -98,15 +98,15 @@ static void *draw_cache(fz_in *in, rope_case *c) {
   spec->layout = (posenc_rope_cache_layout)fz_enum(in, 3);
   spec->dtype = fz_u8(in) % 2 ? POSENC_DTYPE_F32 : fz_dtype(in);
   spec->row_stride =
-      fz_u8(in) % 4 == 3 ? posenc_rope_cache_width(&c->rope, spec->layout) + fz_below(in, 4) : 0;
+      fz_u8(in) % 4 == 3 ? posenc_rope_cache_width(c->rope, spec->layout) + fz_below(in, 4) : 0;
   c->cache.n_rows = fz_u8(in) % 32 == 31 ? 0 : 1 + fz_below(in, 300);
-  if (posenc_rope_cache_bytes(&c->rope, spec, c->cache.n_rows ? c->cache.n_rows : 1, &bytes) != POSENC_OK ||
+  if (posenc_rope_cache_bytes(c->rope, spec, c->cache.n_rows ? c->cache.n_rows : 1, &bytes) != POSENC_OK ||
       bytes > FZ_MAX_BYTES)
     return NULL;
   if (!(data = malloc(bytes))) abort();
   was = bk_select(POSENC_ISA_SCALAR);
   c->cache_exact = fz_u8(in) % 16 != 15 &&
-                   posenc_rope_cache_table(&c->rope, spec, 0, c->cache.n_rows ? c->cache.n_rows : 1, data,
+                   posenc_rope_cache_table(c->rope, spec, 0, c->cache.n_rows ? c->cache.n_rows : 1, data,
                                            bytes) == POSENC_OK;
   if (!c->cache_exact) fz_fill(in, data, bytes / posenc_dtype_size(spec->dtype), spec->dtype);
   bk_select(was);
@@ -127,22 +127,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t head_dim, q_extent, k_extent, n_ids, i;
   posenc_status st;
   memset(&c, 0, sizeof c);
-  c.rope_used = &c.rope;
   c.pos_used = &c.pos;
   c.q_used = &c.q;
   cfg = fz_rope_config(&in, 160, &lists);
-  if (fz_rope_init(&in, &c.rope, &cfg) != POSENC_OK) {
+  if (fz_rope_init(&in, &lists, &cfg) != POSENC_OK) {
     fz_rope_lists_free(&lists);
     return 0;
   }
-  head_dim = c.rope.config.head_dim;
+  c.rope = lists.rope;
+  c.rope_used = c.rope;
+  head_dim = c.rope->config.head_dim;
   c.direction = (posenc_rope_direction)fz_enum(&in, 2);
   c.pos.batch = fz_u8(&in) % 32 == 31 ? fz_size(&in, 1) : 1 + fz_below(&in, 3);
   c.pos.tokens = fz_u8(&in) % 32 == 31 ? fz_size(&in, 1) : 1 + fz_below(&in, 12);
   c.pos.start = fz_i32(&in, 0, 2048);
   if (fz_u8(&in) % 3 == 0) cache_data = draw_cache(&in, &c);
   if (cache_data) c.cache_used = &c.cache;
-  n_ids = fz_mul(fz_mul(c.pos.batch, c.pos.tokens), c.rope.config.mrope ? 3 : 1);
+  n_ids = fz_mul(fz_mul(c.pos.batch, c.pos.tokens), c.rope->config.mrope ? 3 : 1);
   if (n_ids <= 4096 && fz_u8(&in) % 2) {
     int32_t range = cache_data && c.cache.n_rows ? (int32_t)c.cache.n_rows : 4096;
     size_t room = fz_mul(fz_mul(c.pos.batch, c.pos.tokens), 3); /* garbage may turn M-RoPE on */
@@ -191,7 +192,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (cache_data && c.cache.data == cache_data && fz_u8(&in) % 4 == 3)
       fz_plant(&call, &in, "cache data", &c.cache.data, c.cache_bytes, 4);
     switch (fz_u8(&in) % 5) {
-      case 0: fz_plant(&call, &in, "rope", &c.rope_used, sizeof c.rope, 8); break;
+      case 0: fz_plant_rope(&call, &in, &c.rope_used); break;
       case 1: fz_plant(&call, &in, "positions", &c.pos_used, sizeof c.pos, 8); break;
       case 2: fz_plant(&call, &in, "cache view", &c.cache_used, sizeof c.cache, 8); break;
       case 3: fz_plant(&call, &in, "q tensor", &c.q_used, sizeof c.q, 8); break;
@@ -221,7 +222,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     c.cache_used = used;
   }
   /* garbage in one field of the rope: refused with nothing written, or as an init makes it */
-  if (call.n_plants == 0 && fz_u8(&in) % 4 == 3) fz_rope_garbage_round(&call, &in, &c.rope, st);
+  if (call.n_plants == 0 && fz_u8(&in) % 4 == 3) fz_rope_garbage_round(&call, &in, c.rope, st);
   fz_call_free(&call);
   free(ids);
   free(weights);

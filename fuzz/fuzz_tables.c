@@ -22,7 +22,7 @@ enum {
 typedef struct tables_case {
   int op, spectrum;
   posenc_sinusoidal_params sin;
-  posenc_rope rope;
+  posenc_rope *rope;                 /* in lists.rope's storage */
   posenc_rope_cache_spec cache;
   posenc_sincos_2d_params grid;
   posenc_table src; /* resize, spectrum */
@@ -105,7 +105,7 @@ static posenc_sinusoidal_params draw_sinusoidal(fz_in *in) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fz_in in = {data, size};
   tables_case c;
-  fz_rope_lists lists = {NULL, NULL, NULL};
+  fz_rope_lists lists = {NULL, NULL, NULL, NULL};
   int32_t *positions = NULL;
   void *src_data = NULL;
   fz_call call;
@@ -113,7 +113,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t need = 0;
   memset(&c, 0, sizeof c);
   c.sin_used = &c.sin;
-  c.rope_used = &c.rope;
   c.cache_used = &c.cache;
   c.grid_used = &c.grid;
   c.src_used = &c.src;
@@ -129,14 +128,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     case OP_ROPE_TABLE:
     case OP_ROPE_ROWS: {
       posenc_rope_config cfg = fz_rope_config(&in, 160, &lists);
-      if (fz_rope_init(&in, &c.rope, &cfg) != POSENC_OK) {
+      if (fz_rope_init(&in, &lists, &cfg) != POSENC_OK) {
         fz_rope_lists_free(&lists);
         return 0;
       }
+      c.rope = lists.rope;
+      c.rope_used = c.rope;
       c.cache.layout = (posenc_rope_cache_layout)fz_enum(&in, 3);
       c.cache.dtype = fz_dtype(&in);
-      c.cache.row_stride = draw_stride(&in, posenc_rope_cache_width(&c.rope, c.cache.layout));
-      st = posenc_rope_cache_bytes(&c.rope, &c.cache, c.n_rows, &need);
+      c.cache.row_stride = draw_stride(&in, posenc_rope_cache_width(c.rope, c.cache.layout));
+      st = posenc_rope_cache_bytes(c.rope, &c.cache, c.n_rows, &need);
       break;
     }
     case OP_SINCOS_2D:
@@ -208,7 +209,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       case OP_ROPE_TABLE:
       case OP_ROPE_ROWS:
         if (fz_bool(&in)) fz_plant(&call, &in, "cache spec", &c.cache_used, sizeof c.cache, 8);
-        if (fz_bool(&in)) fz_plant(&call, &in, "rope", &c.rope_used, sizeof c.rope, 8);
+        if (fz_bool(&in)) fz_plant_rope(&call, &in, &c.rope_used);
         break;
       case OP_SINCOS_2D: fz_plant(&call, &in, "sincos_2d params", &c.grid_used, sizeof c.grid, 8); break;
       case OP_RESIZE:
@@ -225,7 +226,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
              c.out_bytes, need);
   /* garbage in one field of the rope: refused with nothing written, or as an init makes it */
   if ((c.op == OP_ROPE_TABLE || c.op == OP_ROPE_ROWS) && call.n_plants == 0 && fz_u8(&in) % 4 == 3)
-    fz_rope_garbage_round(&call, &in, &c.rope, st);
+    fz_rope_garbage_round(&call, &in, c.rope, st);
   fz_call_free(&call);
   free(positions);
   free(src_data);

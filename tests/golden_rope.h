@@ -116,20 +116,21 @@ static inline float rope_golden_value(uint32_t *state) {
 /* Computes a case into out (out_bytes) with the active backend; *bytes gets the size it needs
  * (with out NULL, only that is computed). A rotation writes its input into out first. */
 static inline posenc_status rope_golden_run(const rope_golden_case *gc, void *out, size_t out_bytes, size_t *bytes) {
-  posenc_rope rope;
+  POSENC_ROPE_STORAGE(128) rope_st; /* the largest golden config's rotary dim */
+  posenc_rope *rope = &rope_st.rope;
   posenc_rope_config cfg = rope_golden_config(gc->config);
   posenc_status st;
   unsigned char *o = (unsigned char *)out;
   *bytes = 0;
   if (gc->rotate) cfg.style = gc->style;
-  if ((st = posenc_rope_init(&rope, &cfg)) != POSENC_OK) return st;
+  if ((st = posenc_rope_init(rope, sizeof rope_st, &cfg)) != POSENC_OK) return st;
   if (!gc->rotate) {
     posenc_rope_cache_spec sp;
     size_t n = gc->n_rows ? gc->n_rows : ROPE_GOLDEN_NPOS;
     sp.layout = gc->layout; sp.dtype = gc->dtype; sp.row_stride = 0;
-    if ((st = posenc_rope_cache_bytes(&rope, &sp, n, bytes)) != POSENC_OK || !out) return st;
-    return gc->n_rows ? posenc_rope_cache_table(&rope, &sp, gc->start, n, out, out_bytes)
-                      : posenc_rope_cache_rows(&rope, &sp, rope_golden_positions, n, out, out_bytes);
+    if ((st = posenc_rope_cache_bytes(rope, &sp, n, bytes)) != POSENC_OK || !out) return st;
+    return gc->n_rows ? posenc_rope_cache_table(rope, &sp, gc->start, n, out, out_bytes)
+                      : posenc_rope_cache_rows(rope, &sp, rope_golden_positions, n, out, out_bytes);
   } else {
     size_t D = cfg.head_dim, es = posenc_dtype_size(gc->dtype), nq = (size_t)RG_B * RG_T * RG_HQ * D,
            nk = (size_t)RG_B * RG_T * RG_HK * D, i;
@@ -148,7 +149,7 @@ static inline posenc_status rope_golden_run(const rope_golden_case *gc, void *ou
     q.data = o; q.dtype = gc->dtype; q.heads = RG_HQ; q.batch_stride = q.token_stride = q.head_stride = 0;
     k = q; k.data = o + nq * es; k.heads = RG_HK;
     pp.batch = RG_B; pp.tokens = RG_T; pp.ids = rope_golden_ids; pp.start = 0;
-    return posenc_rope_apply(&rope, NULL, &pp, &q, &k, gc->direction);
+    return posenc_rope_apply(rope, NULL, &pp, &q, &k, gc->direction);
   }
 }
 

@@ -34,18 +34,18 @@ static void refusals(void) {
   const double nan = fm_bitsd(0x7ff8000000000000ull), inf = fm_bitsd(0x7ff0000000000000ull);
   posenc_sinusoidal_params prm = posenc_sinusoidal_default(8);
   posenc_rope_config cfg = posenc_rope_default(64);
-  posenc_rope rope;
+  POSENC_ROPE_STORAGE(64) rope_st;
   float out[8], slopes[4];
   prm.base = nan;
   CHECK(posenc_sinusoidal_table(&prm, 0, 1, out, sizeof out) == POSENC_ERR_BASE, "sinusoidal base NaN accepted");
   prm.base = inf;
   CHECK(posenc_sinusoidal_table(&prm, 0, 1, out, sizeof out) == POSENC_ERR_BASE, "sinusoidal base inf accepted");
   cfg.base = nan;
-  CHECK(posenc_rope_init(&rope, &cfg) == POSENC_ERR_BASE, "rope base NaN accepted");
+  CHECK(posenc_rope_init(&rope_st.rope, sizeof rope_st, &cfg) == POSENC_ERR_BASE, "rope base NaN accepted");
   cfg = posenc_rope_default(64);
   cfg.scaling = POSENC_ROPE_SCALING_LINEAR;
   cfg.factor = inf;
-  CHECK(posenc_rope_init(&rope, &cfg) == POSENC_ERR_PARAM, "rope factor inf accepted");
+  CHECK(posenc_rope_init(&rope_st.rope, sizeof rope_st, &cfg) == POSENC_ERR_PARAM, "rope factor inf accepted");
   CHECK(posenc_alibi_slopes(4, nan, slopes) == POSENC_ERR_PARAM, "ALiBi max_bias NaN accepted");
   CHECK(posenc_learned_init(1, nan, 2, 4, POSENC_DTYPE_F32, 0, out, sizeof out) == POSENC_ERR_PARAM,
         "learned std NaN accepted");

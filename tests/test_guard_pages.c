@@ -49,7 +49,7 @@ typedef struct gp_run {
   size_t bytes[GP_ARENAS];
   int kind[GP_ARENAS];
   const void *src[GP_ARENAS];    /* INOUT: what the buffer held before the call */
-  unsigned char extra[2048];     /* results the family reads out of scratch after the call */
+  unsigned char extra[4096];     /* results the family reads out of scratch after the call */
   size_t extra_len;
   int gap_buf;                   /* a buffer of rows with gaps between them, or -1 */
   size_t gap_row, gap_stride, gap_rows;  /* bytes of a row, bytes from row to row, rows */
@@ -74,18 +74,24 @@ static void on_fault(int sig) {
   raise(sig);
 }
 
-static void arenas_init(void) {
+/* An arena of at least bytes (whole pages) between two guard pages. */
+static void arena_map(gp_arena *a, size_t bytes) {
   const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  const size_t cap = (GP_CAP + 3 + page - 1) / page * page; /* + 3: a misaligned start */
+  const size_t cap = (bytes + page - 1) / page * page;
+  unsigned char *m = (unsigned char *)mmap(NULL, cap + 2 * page, PROT_READ | PROT_WRITE,
+                                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == (unsigned char *)MAP_FAILED) die("mmap failed");
+  if (mprotect(m, page, PROT_NONE) || mprotect(m + page + cap, page, PROT_NONE)) die("mprotect failed");
+  a->lo = m + page;
+  a->cap = cap;
+}
+
+static gp_arena rope_arena; /* the RoPE families' rope (rope_make) */
+
+static void arenas_init(void) {
   int i;
-  for (i = 0; i < GP_ARENAS; i++) {
-    unsigned char *m = (unsigned char *)mmap(NULL, cap + 2 * page, PROT_READ | PROT_WRITE,
-                                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == (unsigned char *)MAP_FAILED) die("mmap failed");
-    if (mprotect(m, page, PROT_NONE) || mprotect(m + page + cap, page, PROT_NONE)) die("mprotect failed");
-    arenas[i].lo = m + page;
-    arenas[i].cap = cap;
-  }
+  for (i = 0; i < GP_ARENAS; i++) arena_map(&arenas[i], GP_CAP + 3); /* + 3: a misaligned start */
+  arena_map(&rope_arena, POSENC_ROPE_BYTES(POSENC_ROPE_MAX_DIM));
 }
 
 static void pools_init(void) {
@@ -324,14 +330,26 @@ static posenc_status fam_npy_header(gp_run *r, size_t n, unsigned v) {
 }
 
 /* ---- RoPE ------------------------------------------------------------------------------------ */
-static posenc_rope rope;
+static posenc_rope *rope;
 
-/* rotary_dim = 2n (n pairs), head_dim = 2n or 2n + 3 (partial rotary, odd head_dim). */
-static posenc_status rope_make(size_t n, int partial, posenc_rope_style style) {
+/* rotary_dim = 2n (n pairs), head_dim = 2n or 2n + 3 (partial rotary, odd head_dim). The rope gets
+ * exactly posenc_rope_bytes(cfg) of storage in an arena of its own, ending right before its
+ * trailing guard page (starting right after the leading one when the call's buffers do), and is
+ * read-only while the call runs: a kernel that reads past a small rope's arrays, or writes into
+ * it, faults. */
+static posenc_status rope_make(const gp_run *r, size_t n, int partial, posenc_rope_style style) {
   posenc_rope_config cfg = posenc_rope_default(2 * n + (partial ? 3 : 0));
+  size_t bytes = 0;
+  posenc_status st;
   cfg.rotary_dim = 2 * n;
   cfg.style = style;
-  return posenc_rope_init(&rope, &cfg);
+  if (mprotect(rope_arena.lo, rope_arena.cap, PROT_READ | PROT_WRITE)) die("mprotect failed");
+  if ((st = posenc_rope_bytes(&cfg, &bytes)) != POSENC_OK) return st;
+  if (bytes > rope_arena.cap) die("the rope arena is too small");
+  rope = (posenc_rope *)(void *)(r->place == GP_AT_START ? rope_arena.lo : rope_arena.lo + rope_arena.cap - bytes);
+  st = posenc_rope_init(rope, bytes, &cfg);
+  if (mprotect(rope_arena.lo, rope_arena.cap, PROT_READ)) die("mprotect failed");
+  return st;
 }
 
 /* The factor lists rope_init and set_seq_len read: n = pairs (rotary_dim 2n); v: ggml freq_factors,
@@ -341,6 +359,7 @@ static posenc_status fam_rope_factors(gp_run *r, size_t n, unsigned v) {
   posenc_rope_config cfg = posenc_rope_default(2 * n);
   posenc_rope *out;
   posenc_status st;
+  size_t bytes = 0;
   static float factors[2][40];
   size_t i;
   for (i = 0; i < n; i++) {
@@ -356,13 +375,18 @@ static posenc_status fam_rope_factors(gp_run *r, size_t n, unsigned v) {
   } else {
     cfg.freq_factors = (const float *)gp_in(r, factors[0], n * sizeof(float));
   }
-  out = (posenc_rope *)gp_scratch(r, sizeof *out);
-  st = posenc_rope_init(out, &cfg);
+  /* exactly the storage the config needs (the header alone where the config is refused) */
+  if (posenc_rope_bytes(&cfg, &bytes) != POSENC_OK) bytes = sizeof(posenc_rope);
+  out = (posenc_rope *)gp_scratch(r, bytes);
+  st = posenc_rope_init(out, bytes, &cfg);
   if (st == POSENC_OK && v) st = posenc_rope_set_seq_len(out, 8192);
   if (st == POSENC_OK) {
+    const double *f = posenc_rope_inv_freq(out);
+    if (!f) return POSENC_ERR_DIM;
     gp_extra(r, &out->attention_factor, sizeof out->attention_factor);
-    gp_extra(r, out->inv_freq, n * sizeof *out->inv_freq);
-    gp_extra(r, out->u_parts, n * POSENC_UPARTS * sizeof *out->u_parts);
+    gp_extra(r, f, n * sizeof *f);
+    /* every array init wrote, after the header (POSENC_ROPE_BYTES(0) bytes) */
+    gp_extra(r, (const unsigned char *)out + POSENC_ROPE_BYTES(0), bytes - POSENC_ROPE_BYTES(0));
   }
   return st;
 }
@@ -374,18 +398,18 @@ static posenc_status fam_rope_cache(gp_run *r, size_t n, unsigned v) {
   size_t bytes = 0, width;
   const int32_t *ids;
   void *out;
-  posenc_status st = rope_make(n, 0, POSENC_ROPE_NEOX);
+  posenc_status st = rope_make(r, n, 0, POSENC_ROPE_NEOX);
   if (st != POSENC_OK) return st;
   spec.layout = (posenc_rope_cache_layout)(v % 3);
   spec.dtype = (posenc_dtype)(v / 3 % 3);
-  width = posenc_rope_cache_width(&rope, spec.layout);
+  width = posenc_rope_cache_width(rope, spec.layout);
   spec.row_stride = v / 18 % 2 ? width + 1 : 0;
-  posenc_rope_cache_bytes(&rope, &spec, 3, &bytes);
+  posenc_rope_cache_bytes(rope, &spec, 3, &bytes);
   ids = v / 9 % 2 ? (const int32_t *)gp_in(r, pos, sizeof pos) : NULL;
   out = gp_dout(r, bytes);
   gp_gaps(r, width * esz(spec.dtype), (spec.row_stride ? spec.row_stride : width) * esz(spec.dtype), 3);
-  return ids ? posenc_rope_cache_rows(&rope, &spec, ids, 3, out, bytes)
-             : posenc_rope_cache_table(&rope, &spec, 30, 3, out, bytes);
+  return ids ? posenc_rope_cache_rows(rope, &spec, ids, 3, out, bytes)
+             : posenc_rope_cache_table(rope, &spec, 30, 3, out, bytes);
 }
 
 /* B = 2 batches of T = 3 tokens; q has 3 heads, k 2 (or 1 with explicit ids). v: style (2) x
@@ -403,9 +427,9 @@ static posenc_status fam_rope_apply(gp_run *r, size_t n, unsigned v) {
   posenc_rope_tensor q, k;
   posenc_rope_cache_view cache;
   size_t hd, span_q, span_k;
-  posenc_status st = rope_make(n, partial, style);
+  posenc_status st = rope_make(r, n, partial, style);
   if (st != POSENC_OK) return st;
-  hd = rope.config.head_dim;
+  hd = rope->config.head_dim;
   pos.batch = 2; pos.tokens = 3; pos.start = 30;
   pos.ids = gqa ? (const int32_t *)gp_in(r, ids, sizeof ids) : NULL;
   q.dtype = k.dtype = dt;
@@ -430,12 +454,12 @@ static posenc_status fam_rope_apply(gp_run *r, size_t n, unsigned v) {
     cache.spec.layout = (posenc_rope_cache_layout)(source - 1);
     cache.spec.dtype = (posenc_dtype)((v / 2 + v / 24) % 3);
     cache.spec.row_stride = 0;
-    if (posenc_rope_cache_bytes(&rope, &cache.spec, cache.n_rows, &bytes) != POSENC_OK || bytes > GP_CAP ||
-        posenc_rope_cache_table(&rope, &cache.spec, 0, cache.n_rows, cache_src, bytes) != POSENC_OK)
+    if (posenc_rope_cache_bytes(rope, &cache.spec, cache.n_rows, &bytes) != POSENC_OK || bytes > GP_CAP ||
+        posenc_rope_cache_table(rope, &cache.spec, 0, cache.n_rows, cache_src, bytes) != POSENC_OK)
       die("cannot build a rope cache");
     cache.data = gp_din(r, cache_src, bytes);
   }
-  return posenc_rope_apply(&rope, source ? &cache : NULL, &pos, &q, &k,
+  return posenc_rope_apply(rope, source ? &cache : NULL, &pos, &q, &k,
                            (source + misc) % 2 ? POSENC_ROPE_INVERSE : POSENC_ROPE_FORWARD);
 }
 
@@ -456,9 +480,9 @@ static posenc_status fam_rope_apply_out(gp_run *r, size_t n, unsigned v) {
   posenc_rope_positions pos = {2, 3, NULL, 30};
   posenc_rope_tensor qi = {NULL, din, 3, 0, 0, 0}, ki = {NULL, din, 2, 0, 0, 0}, qo, ko;
   size_t hd;
-  posenc_status st = rope_make(n, (int)(v / 18 % 2), style);
+  posenc_status st = rope_make(r, n, (int)(v / 18 % 2), style);
   if (st != POSENC_OK) return st;
-  hd = rope.config.head_dim;
+  hd = rope->config.head_dim;
   qo = qi; qo.dtype = dout; ko = ki; ko.dtype = dout;
   qi.data = (void *)(uintptr_t)gp_din(r, gp_vals(din, 6 * 3 * hd, v), 6 * 3 * hd * esz(din));
   ki.data = (void *)(uintptr_t)gp_din(r, gp_vals(din, 6 * 2 * hd, v + 1), 6 * 2 * hd * esz(din));
@@ -466,9 +490,9 @@ static posenc_status fam_rope_apply_out(gp_run *r, size_t n, unsigned v) {
   ko.data = gp_dout(r, 6 * 2 * hd * esz(dout));
   if (v / 36 % 2) {
     posenc_rope_norm qn = norm_in(r, hd, v), kn = norm_in(r, hd, v + 1);
-    return posenc_rope_apply_norm(&rope, NULL, &pos, &qi, &qo, &qn, &ki, &ko, &kn);
+    return posenc_rope_apply_norm(rope, NULL, &pos, &qi, &qo, &qn, &ki, &ko, &kn);
   }
-  return posenc_rope_apply_out(&rope, NULL, &pos, &qi, &qo, &ki, &ko, POSENC_ROPE_FORWARD);
+  return posenc_rope_apply_out(rope, NULL, &pos, &qi, &qo, &ki, &ko, POSENC_ROPE_FORWARD);
 }
 
 /* Rotate-and-store: Q (3 heads) in place, K and V (2 heads) into cache arrays sized to their last
@@ -484,9 +508,9 @@ static posenc_status fam_rope_store_kv(gp_run *r, size_t n, unsigned v) {
   posenc_kv_cache kv;
   const int64_t *slots = NULL;
   size_t hd, ntok, arr;
-  posenc_status st = rope_make(n, (int)(v / 27 % 2), POSENC_ROPE_NEOX);
+  posenc_status st = rope_make(r, n, (int)(v / 27 % 2), POSENC_ROPE_NEOX);
   if (st != POSENC_OK) return st;
-  hd = rope.config.head_dim;
+  hd = rope->config.head_dim;
   ntok = pos.batch * pos.tokens;
   memset(&kv, 0, sizeof kv);
   kv.dtype = dc; kv.heads = 2; kv.n_slots = layout ? 12 : 33;
@@ -504,9 +528,9 @@ static posenc_status fam_rope_store_kv(gp_run *r, size_t n, unsigned v) {
   kv.v = gp_dout(r, arr * esz(dc));
   if (v / 54 % 2) {
     posenc_rope_norm qn = norm_in(r, hd, v), kn = norm_in(r, hd, v + 1);
-    return posenc_rope_store_kv_norm(&rope, NULL, &pos, &q, &qn, &k, &kn, &vt, &kv, slots);
+    return posenc_rope_store_kv_norm(rope, NULL, &pos, &q, &qn, &k, &kn, &vt, &kv, slots);
   }
-  return posenc_rope_store_kv(&rope, NULL, &pos, &q, &k, &vt, &kv, slots);
+  return posenc_rope_store_kv(rope, NULL, &pos, &q, &k, &vt, &kv, slots);
 }
 
 /* ---- the masked add ----------------------------------------------------------------------------- */

@@ -7,12 +7,27 @@
  * posenc internals are never called: only the public API and the f16/bf16 conversions. */
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include "posenc.h"
 #include "testlib.h"
 #include "backends.h"
 
 typedef long double ld;
+
+/* Storage for a rope of any rotary dim (posenc.h: a rope's frequencies follow its header in the
+ * caller's storage). */
+typedef POSENC_ROPE_STORAGE(POSENC_ROPE_MAX_DIM) rope_store;
+
+/* 1 if two ropes' frequency arrays (everything init writes after the header) are byte for byte
+ * the same: POSENC_ROPE_BYTES(0) is the header's rounded size, where the arrays start. */
+static int rope_arrays_equal(const posenc_rope *a, const posenc_rope *b) {
+  size_t na = 0, nb = 0;
+  if (posenc_rope_bytes(&a->config, &na) != POSENC_OK || posenc_rope_bytes(&b->config, &nb) != POSENC_OK || na != nb)
+    return 0;
+  return memcmp((const unsigned char *)a + POSENC_ROPE_BYTES(0), (const unsigned char *)b + POSENC_ROPE_BYTES(0),
+                na - POSENC_ROPE_BYTES(0)) == 0;
+}
 
 /* The long double epsilon the references actually get: LDBL_EPSILON natively, but valgrind
  * computes long double in double, so its bounds must allow the references' own larger error. */
@@ -137,27 +152,27 @@ static void ref_freqs(const posenc_rope_config *c, ref_freq *r) {
 
 static double rel_err(double got, ld want) { return (double)(fabsl((ld)got - want) / fabsl(want)); }
 
-/* rope.inv_freq and rope.attention_factor against ref_freqs. */
+/* rope->inv_freq and rope->attention_factor against ref_freqs. */
 static void check_freqs(const char *name, const posenc_rope_config *c) {
-  posenc_rope rope;
+  rope_store rope_st; posenc_rope *rope = &rope_st.rope;
   ref_freq r;
   size_t i;
   double worst = 0.0;
   int bad = 0;
-  posenc_status st = posenc_rope_init(&rope, c);
+  posenc_status st = posenc_rope_init(rope, sizeof rope_st, c);
   CHECK(st == POSENC_OK, "%s: init %s", name, posenc_strerror(st));
   if (st != POSENC_OK) return;
   ref_freqs(c, &r);
-  CHECK(rope.pairs == r.h, "%s: pairs %zu want %zu", name, rope.pairs, r.h);
+  CHECK(rope->pairs == r.h, "%s: pairs %zu want %zu", name, rope->pairs, r.h);
   for (i = 0; i < r.h; i++) {
-    double e = rel_err(rope.inv_freq[i], r.om[i]);
+    double e = rel_err(posenc_rope_inv_freq(rope)[i], r.om[i]);
     double tol = 1e-15 + 64.0 * (double)ld_eps() * (1.0 + (double)r.arg[i]);
     if (e > worst) worst = e;
-    if (e > tol && bad++ < 4) CHECK(0, "%s: inv_freq[%zu] = %.17g, want %.20Lg (rel %.3g)", name, i, rope.inv_freq[i], r.om[i], e);
+    if (e > tol && bad++ < 4) CHECK(0, "%s: inv_freq[%zu] = %.17g, want %.20Lg (rel %.3g)", name, i, posenc_rope_inv_freq(rope)[i], r.om[i], e);
   }
   CHECK(bad == 0, "%s: %d frequencies off (worst rel %.3g)", name, bad, worst);
-  CHECK(rel_err(rope.attention_factor, r.A) <= 1e-15 + 64.0 * (double)ld_eps(),
-        "%s: attention factor %.17g want %.20Lg", name, rope.attention_factor, r.A);
+  CHECK(rel_err(rope->attention_factor, r.A) <= 1e-15 + 64.0 * (double)ld_eps(),
+        "%s: attention factor %.17g want %.20Lg", name, rope->attention_factor, r.A);
 }
 
 static posenc_rope_config cfg_of(size_t D, double base, posenc_rope_scaling sc, double factor, uint32_t L) {
@@ -179,7 +194,8 @@ static void init_lists(void) {
 
 static void test_freqs(void) {
   posenc_rope_config c;
-  posenc_rope rope, r2;
+  rope_store rope_st, r2_st;
+  posenc_rope *rope = &rope_st.rope, *r2 = &r2_st.rope;
   ld lo, hi;
   size_t i;
 
@@ -203,8 +219,8 @@ static void test_freqs(void) {
   c = cfg_of(4, 10000.0, POSENC_ROPE_SCALING_NTK, 2.0, 0); check_freqs("ntk d4", &c);
   { /* NTK: base' = base * s^(d/(d-2)) at pair 1 of d = 4: omega_1 = base'^(-1/2) */
     c = cfg_of(4, 10000.0, POSENC_ROPE_SCALING_NTK, 2.0, 0);
-    posenc_rope_init(&rope, &c);
-    CHECK(rel_err(rope.inv_freq[1], 1.0L / sqrtl(10000.0L * 4.0L)) < 1e-15, "ntk d4 s2: %.17g", rope.inv_freq[1]);
+    posenc_rope_init(rope, sizeof rope_st, &c);
+    CHECK(rel_err(posenc_rope_inv_freq(rope)[1], 1.0L / sqrtl(10000.0L * 4.0L)) < 1e-15, "ntk d4 s2: %.17g", posenc_rope_inv_freq(rope)[1]);
   }
 
   /* dynamic (HF): S = max(seq_len, L), seq_len 0 means L */
@@ -212,31 +228,30 @@ static void test_freqs(void) {
   check_freqs("dynamic seq 0", &c);
   {
     posenc_rope_config d0 = posenc_rope_default(64);
-    posenc_rope_init(&rope, &c);
-    posenc_rope_init(&r2, &d0);
+    posenc_rope_init(rope, sizeof rope_st, &c);
+    posenc_rope_init(r2, sizeof r2_st, &d0);
     for (i = 0; i < 32; i++)
-      CHECK(rel_err(rope.inv_freq[i], (ld)r2.inv_freq[i]) <= 2e-16, "dynamic seq 0 pair %zu: %.17g vs default %.17g", i,
-            rope.inv_freq[i], r2.inv_freq[i]);
+      CHECK(rel_err(posenc_rope_inv_freq(rope)[i], (ld)posenc_rope_inv_freq(r2)[i]) <= 2e-16, "dynamic seq 0 pair %zu: %.17g vs default %.17g", i,
+            posenc_rope_inv_freq(rope)[i], posenc_rope_inv_freq(r2)[i]);
   }
   c.seq_len = 1000; check_freqs("dynamic seq < L", &c);
   c.seq_len = 2048; check_freqs("dynamic seq = L", &c);
   c.seq_len = 2049; check_freqs("dynamic seq L+1", &c);
   c.seq_len = 4096; check_freqs("dynamic seq 2L", &c);
   { /* seq 2L, s = 2: base' = base * 3^(d/(d-2)), omega_1 = base'^(-2/64) */
-    posenc_rope_init(&rope, &c);
-    CHECK(rel_err(rope.inv_freq[1], powl(10000.0L * powl(3.0L, 64.0L / 62.0L), -2.0L / 64.0L)) < 1e-15,
-          "dynamic 2L closed form %.17g", rope.inv_freq[1]);
+    posenc_rope_init(rope, sizeof rope_st, &c);
+    CHECK(rel_err(posenc_rope_inv_freq(rope)[1], powl(10000.0L * powl(3.0L, 64.0L / 62.0L), -2.0L / 64.0L)) < 1e-15,
+          "dynamic 2L closed form %.17g", posenc_rope_inv_freq(rope)[1]);
   }
   c.seq_len = 100000; c.factor = 1.5; check_freqs("dynamic seq 100000 s1.5", &c);
   /* set_seq_len recomputes to the same bits as a fresh init */
   {
     posenc_rope_config c2 = c;
     c2.seq_len = 0;
-    posenc_rope_init(&rope, &c2);
-    CHECK(posenc_rope_set_seq_len(&rope, 100000) == POSENC_OK, "set_seq_len");
-    posenc_rope_init(&r2, &c);
-    CHECK(memcmp(rope.inv_freq, r2.inv_freq, sizeof rope.inv_freq) == 0 &&
-          memcmp(rope.u_parts, r2.u_parts, sizeof rope.u_parts) == 0 && rope.config.seq_len == 100000,
+    posenc_rope_init(rope, sizeof rope_st, &c2);
+    CHECK(posenc_rope_set_seq_len(rope, 100000) == POSENC_OK, "set_seq_len");
+    posenc_rope_init(r2, sizeof r2_st, &c);
+    CHECK(rope_arrays_equal(rope, r2) && rope->config.seq_len == 100000,
           "set_seq_len differs from init");
     CHECK(posenc_rope_set_seq_len(NULL, 5) == POSENC_ERR_NULL, "set_seq_len NULL");
   }
@@ -252,9 +267,9 @@ static void test_freqs(void) {
       CHECK(qwen_alpha(seqs[k] ? seqs[k] : 2048, 2048) == alphas[k], "reference alpha for %u", (unsigned)seqs[k]);
       sprintf(nm, "qwen alpha seq %u", (unsigned)seqs[k]);
       check_freqs(nm, &c);
-      posenc_rope_init(&rope, &c);
-      CHECK(rel_err(rope.inv_freq[31], powl(10000.0L * powl((ld)alphas[k], 64.0L / 62.0L), -62.0L / 64.0L)) < 1e-15,
-            "qwen alpha %g: %.17g", alphas[k], rope.inv_freq[31]);
+      posenc_rope_init(rope, sizeof rope_st, &c);
+      CHECK(rel_err(posenc_rope_inv_freq(rope)[31], powl(10000.0L * powl((ld)alphas[k], 64.0L / 62.0L), -62.0L / 64.0L)) < 1e-15,
+            "qwen alpha %g: %.17g", alphas[k], posenc_rope_inv_freq(rope)[31]);
     }
   }
 
@@ -283,10 +298,10 @@ static void test_freqs(void) {
       c = cfg_of(yr[k].d, yr[k].base, POSENC_ROPE_SCALING_YARN, 4.0, yr[k].L);
       c.yarn_no_truncate = yr[k].no_trunc;
       d0.base = yr[k].base;
-      posenc_rope_init(&rope, &c);
-      posenc_rope_init(&r2, &d0);
+      posenc_rope_init(rope, sizeof rope_st, &c);
+      posenc_rope_init(r2, sizeof r2_st, &d0);
       for (i = 0; i < yr[k].d / 2; i++) {
-        double ratio = rope.inv_freq[i] / r2.inv_freq[i];
+        double ratio = posenc_rope_inv_freq(rope)[i] / posenc_rope_inv_freq(r2)[i];
         double ramp = ((double)i - yr[k].lo) / (yr[k].hi - yr[k].lo), want;
         ramp = ramp < 0 ? 0 : (ramp > 1 ? 1 : ramp);
         want = ramp / 4.0 + (1.0 - ramp);
@@ -313,27 +328,27 @@ static void test_freqs(void) {
     size_t k;
     for (k = 0; k < 3; k++) {
       c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_YARN, s[k], 4096);
-      posenc_rope_init(&rope, &c);
-      CHECK(fabs(rope.attention_factor - want[k]) < 1e-9, "yarn mscale s=%g: %.10f", s[k], rope.attention_factor);
+      posenc_rope_init(rope, sizeof rope_st, &c);
+      CHECK(fabs(rope->attention_factor - want[k]) < 1e-9, "yarn mscale s=%g: %.10f", s[k], rope->attention_factor);
       CHECK(fabsl(yarn_mscale(s[k], 1.0L) - want[k]) < 1e-9L, "reference mscale s=%g", s[k]);
       check_freqs("yarn mscale", &c);
     }
   }
   /* DeepSeek: mscale / mscale_all_dim ratio; V3 (1, 1, s = 40): exactly 1.0 */
   c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_YARN, 40.0, 4096); c.mscale = 1.0; c.mscale_all_dim = 1.0;
-  posenc_rope_init(&rope, &c);
-  CHECK(rope.attention_factor == 1.0, "DeepSeek-V3 attention factor %.17g", rope.attention_factor);
+  posenc_rope_init(rope, sizeof rope_st, &c);
+  CHECK(rope->attention_factor == 1.0, "DeepSeek-V3 attention factor %.17g", rope->attention_factor);
   check_freqs("yarn deepseek-v3", &c);
   c.mscale = 1.0; c.mscale_all_dim = 0.707; check_freqs("yarn mscale ratio 1/0.707", &c);
-  posenc_rope_init(&rope, &c);
-  CHECK(fabs(rope.attention_factor - (0.1 * log(40.0) + 1.0) / (0.0707 * log(40.0) + 1.0)) < 1e-15, "ratio %.17g",
-        rope.attention_factor);
+  posenc_rope_init(rope, sizeof rope_st, &c);
+  CHECK(fabs(rope->attention_factor - (0.1 * log(40.0) + 1.0) / (0.0707 * log(40.0) + 1.0)) < 1e-15, "ratio %.17g",
+        rope->attention_factor);
   c.mscale = 2.0; c.mscale_all_dim = 0.0; check_freqs("yarn mscale only (ignored)", &c);
-  posenc_rope_init(&rope, &c);
-  CHECK(fabs(rope.attention_factor - 1.368887945) < 1e-9, "one of mscale/mscale_all_dim zero: %.10f", rope.attention_factor);
+  posenc_rope_init(rope, sizeof rope_st, &c);
+  CHECK(fabs(rope->attention_factor - 1.368887945) < 1e-9, "one of mscale/mscale_all_dim zero: %.10f", rope->attention_factor);
   c.attention_factor = 0.625; check_freqs("yarn attention_factor override", &c);
-  posenc_rope_init(&rope, &c);
-  CHECK(rope.attention_factor == 0.625, "override %.17g", rope.attention_factor);
+  posenc_rope_init(rope, sizeof rope_st, &c);
+  CHECK(rope->attention_factor == 0.625, "override %.17g", rope->attention_factor);
 
   /* llama3 (Llama-3.1): theta 500000, d 128, s 8, L 8192; pairs 29..34 are medium */
   c = cfg_of(128, 500000.0, POSENC_ROPE_SCALING_LLAMA3, 8.0, 8192);
@@ -343,15 +358,15 @@ static void test_freqs(void) {
     posenc_rope_config d0 = posenc_rope_default(128);
     d0.base = 500000.0;
     ref_freqs(&c, &r);
-    posenc_rope_init(&rope, &c);
-    posenc_rope_init(&r2, &d0);
-    CHECK(fabs(r2.inv_freq[29] / 2.616099253e-3 - 1) < 1e-9 && fabs(rope.inv_freq[29] / 2.166570764e-3 - 1) < 1e-9,
-          "llama3 i=29: %.10g -> %.10g", r2.inv_freq[29], rope.inv_freq[29]);
-    CHECK(fabs(r2.inv_freq[32] / 1.414213562e-3 - 1) < 1e-9 && fabs(rope.inv_freq[32] / 5.248461610e-4 - 1) < 1e-9,
-          "llama3 i=32: %.10g -> %.10g", r2.inv_freq[32], rope.inv_freq[32]);
+    posenc_rope_init(rope, sizeof rope_st, &c);
+    posenc_rope_init(r2, sizeof r2_st, &d0);
+    CHECK(fabs(posenc_rope_inv_freq(r2)[29] / 2.616099253e-3 - 1) < 1e-9 && fabs(posenc_rope_inv_freq(rope)[29] / 2.166570764e-3 - 1) < 1e-9,
+          "llama3 i=29: %.10g -> %.10g", posenc_rope_inv_freq(r2)[29], posenc_rope_inv_freq(rope)[29]);
+    CHECK(fabs(posenc_rope_inv_freq(r2)[32] / 1.414213562e-3 - 1) < 1e-9 && fabs(posenc_rope_inv_freq(rope)[32] / 5.248461610e-4 - 1) < 1e-9,
+          "llama3 i=32: %.10g -> %.10g", posenc_rope_inv_freq(r2)[32], posenc_rope_inv_freq(rope)[32]);
     CHECK(fabsl(r.om[29] / 2.166570764e-3L - 1) < 1e-9L && fabsl(r.om[32] / 5.248461610e-4L - 1) < 1e-9L, "reference llama3");
     for (i = 0; i < 64; i++) {
-      double ratio = rope.inv_freq[i] / r2.inv_freq[i];
+      double ratio = posenc_rope_inv_freq(rope)[i] / posenc_rope_inv_freq(r2)[i];
       if (i < 29) CHECK(fabs(ratio - 1.0) < 4e-16, "llama3 high-frequency pair %zu scaled: %.17g", i, ratio);
       else if (i <= 34) CHECK(ratio > 0.125 + 1e-6 && ratio < 1.0 - 1e-6, "llama3 medium pair %zu: %.17g", i, ratio);
       else CHECK(fabs(ratio - 0.125) < 1e-16, "llama3 low-frequency pair %zu: %.17g", i, ratio);
@@ -365,16 +380,15 @@ static void test_freqs(void) {
   c.short_factor = lr_short; c.long_factor = lr_long;
   c.seq_len = 0; check_freqs("longrope seq 0 (short)", &c);
   c.seq_len = 4096; check_freqs("longrope seq L (short)", &c);
-  posenc_rope_init(&rope, &c);
-  CHECK(fabs(rope.attention_factor - 1.190238071) < 1e-9, "longrope A 131072/4096: %.10f", rope.attention_factor);
+  posenc_rope_init(rope, sizeof rope_st, &c);
+  CHECK(fabs(rope->attention_factor - 1.190238071) < 1e-9, "longrope A 131072/4096: %.10f", rope->attention_factor);
   c.seq_len = 4097; check_freqs("longrope seq L+1 (long)", &c);
-  posenc_rope_init(&r2, &c);
-  CHECK(rel_err(r2.inv_freq[5] * lr_long[5], (ld)rope.inv_freq[5] * lr_short[5]) < 1e-15, "longrope list switch");
+  posenc_rope_init(r2, sizeof r2_st, &c);
+  CHECK(rel_err(posenc_rope_inv_freq(r2)[5] * lr_long[5], (ld)posenc_rope_inv_freq(rope)[5] * lr_short[5]) < 1e-15, "longrope list switch");
   {
-    posenc_rope r3;
-    CHECK(posenc_rope_set_seq_len(&rope, 4097) == POSENC_OK, "longrope set_seq_len");
-    r3 = rope;
-    CHECK(memcmp(r3.inv_freq, r2.inv_freq, sizeof r2.inv_freq) == 0, "longrope set_seq_len = init");
+    CHECK(posenc_rope_set_seq_len(rope, 4097) == POSENC_OK, "longrope set_seq_len");
+    CHECK(memcmp(posenc_rope_inv_freq(rope), posenc_rope_inv_freq(r2), r2->pairs * sizeof(double)) == 0 &&
+          rope_arrays_equal(rope, r2), "longrope set_seq_len = init");
   }
   c.factor = 1.0; check_freqs("longrope s1 (A 1)", &c);
   c.factor = 0.5; check_freqs("longrope s0.5 (A 1)", &c);
@@ -391,8 +405,8 @@ static void test_freqs(void) {
   c.mrope_section[0] = 16; c.mrope_section[1] = 24; c.mrope_section[2] = 24; check_freqs("mrope sections", &c);
   /* the config copy */
   c = posenc_rope_default(96); c.rotary_dim = 0;
-  posenc_rope_init(&rope, &c);
-  CHECK(rope.config.rotary_dim == 96 && rope.pairs == 48 && rope.config.head_dim == 96, "rotary_dim 0 -> head_dim");
+  posenc_rope_init(rope, sizeof rope_st, &c);
+  CHECK(rope->config.rotary_dim == 96 && rope->pairs == 48 && rope->config.head_dim == 96, "rotary_dim 0 -> head_dim");
 }
 
 /* ============================================================================================
@@ -401,7 +415,7 @@ static void test_freqs(void) {
 static float powf_cr(float b, float e) { return (float)powl((ld)b, (ld)e); } /* round once (long double) */
 
 static void check_hf(const char *name, const posenc_rope_config *c) {
-  posenc_rope rope;
+  rope_store rope_st; posenc_rope *rope = &rope_st.rope;
   size_t d = rot_dim(c), h = d / 2, i, r, width;
   float inv[256], *cache;
   double base = c->base;
@@ -411,7 +425,7 @@ static void check_hf(const char *name, const posenc_rope_config *c) {
   posenc_rope_cache_spec sp = {HALF, F32, 0};
   int bad = 0, badv = 0;
   const float *ext = NULL;
-  CHECK(posenc_rope_init(&rope, c) == POSENC_OK, "%s: init", name);
+  CHECK(posenc_rope_init(rope, sizeof rope_st, c) == POSENC_OK, "%s: init", name);
   if (c->scaling == POSENC_ROPE_SCALING_NTK) base = c->base * pow(c->factor, (double)d / (double)(d - 2));
   if (c->scaling == POSENC_ROPE_SCALING_LONGROPE) ext = c->seq_len > c->original_max_pos ? c->long_factor : c->short_factor;
   for (i = 0; i < h; i++) {
@@ -434,16 +448,16 @@ static void check_hf(const char *name, const posenc_rope_config *c) {
       v = (1.0f / (s * pf)) * (1.0f - ew) + v * ew;
     }
     inv[i] = v;
-    if (rope.inv_freq_f32[i] != v && bad++ < 3)
-      CHECK(0, "%s: HF inv_freq[%zu] %.9g want %.9g", name, i, rope.inv_freq_f32[i], v);
+    if (posenc_rope_inv_freq_f32(rope)[i] != v && bad++ < 3)
+      CHECK(0, "%s: HF inv_freq[%zu] %.9g want %.9g", name, i, posenc_rope_inv_freq_f32(rope)[i], v);
   }
   CHECK(bad == 0, "%s: %d HF float32 frequencies differ", name, bad);
-  width = posenc_rope_cache_width(&rope, HALF);
+  width = posenc_rope_cache_width(rope, HALF);
   cache = (float *)malloc(n * width * sizeof(float));
-  CHECK(posenc_rope_cache_rows(&rope, &sp, pos, n, cache, n * width * sizeof(float)) == POSENC_OK, "%s: rows", name);
+  CHECK(posenc_rope_cache_rows(rope, &sp, pos, n, cache, n * width * sizeof(float)) == POSENC_OK, "%s: rows", name);
   for (r = 0; r < n; r++)
     for (i = 0; i < h; i++) {
-      float th = (float)pos[r] * inv[i], af = (float)rope.attention_factor;
+      float th = (float)pos[r] * inv[i], af = (float)rope->attention_factor;
       float wc = (float)cosl((ld)th), ws = (float)sinl((ld)th);
       if (af != 1.0f) { wc = wc * af; ws = ws * af; }
       if ((cache[r * width + i] != wc || cache[r * width + h + i] != ws) && badv++ < 3)
@@ -503,7 +517,7 @@ static int check_values(const char *name, const ref_freq *r, const float *half, 
 /* One variant: the cache in every layout and dtype, rows and ranges, gaps and guards. */
 static void check_cache_variant(const char *name, const posenc_rope_config *cfg, int32_t range_start) {
   enum { NR = 37 };
-  posenc_rope rope;
+  rope_store rope_st; posenc_rope *rope = &rope_st.rope;
   ref_freq r;
   int32_t list[40];
   size_t n = 0, k, h, w2, w4, i, es;
@@ -514,12 +528,12 @@ static void check_cache_variant(const char *name, const posenc_rope_config *cfg,
   unsigned char *buf;
   posenc_status st;
 
-  if ((st = posenc_rope_init(&rope, cfg)) != POSENC_OK) { CHECK(0, "%s: init %s", name, posenc_strerror(st)); return; }
+  if ((st = posenc_rope_init(rope, sizeof rope_st, cfg)) != POSENC_OK) { CHECK(0, "%s: init %s", name, posenc_strerror(st)); return; }
   ref_freqs(cfg, &r);
-  h = rope.pairs;
-  w2 = posenc_rope_cache_width(&rope, HALF);
-  w4 = posenc_rope_cache_width(&rope, FULL);
-  CHECK(w2 == 2 * h && w4 == 4 * h && posenc_rope_cache_width(&rope, INTL) == 2 * h, "%s: widths", name);
+  h = rope->pairs;
+  w2 = posenc_rope_cache_width(rope, HALF);
+  w4 = posenc_rope_cache_width(rope, FULL);
+  CHECK(w2 == 2 * h && w4 == 4 * h && posenc_rope_cache_width(rope, INTL) == 2 * h, "%s: widths", name);
   list[n++] = 0; list[n++] = 1; list[n++] = 2; list[n++] = 31; list[n++] = 32; list[n++] = 33; list[n++] = -5;
   list[n++] = 16777215; list[n++] = 16777184; list[n++] = 16777183; list[n++] = 8388608; list[n++] = 131071;
   while (n < 24) list[n++] = (int32_t)(lcg() & 0xffffff);
@@ -528,11 +542,11 @@ static void check_cache_variant(const char *name, const posenc_rope_config *cfg,
   stride = w2 + 3;
   {
     posenc_rope_cache_spec sp = {HALF, F32, stride};
-    CHECK(posenc_rope_cache_bytes(&rope, &sp, n, &bytes) == POSENC_OK && bytes == ((n - 1) * stride + w2) * 4,
+    CHECK(posenc_rope_cache_bytes(rope, &sp, n, &bytes) == POSENC_OK && bytes == ((n - 1) * stride + w2) * 4,
           "%s: bytes", name);
     buf = (unsigned char *)malloc(bytes + GUARD);
     memset(buf, CANARY, bytes + GUARD);
-    CHECK(posenc_rope_cache_rows(&rope, &sp, list, n, buf, bytes) == POSENC_OK, "%s: rows", name);
+    CHECK(posenc_rope_cache_rows(rope, &sp, list, n, buf, bytes) == POSENC_OK, "%s: rows", name);
     CHECK(tl_all_canary(buf + bytes, GUARD), "%s: wrote past the exact-size buffer", name);
     for (k = 0; k + 1 < n; k++) CHECK(tl_all_canary(buf + (k * stride + w2) * 4, 3 * 4), "%s: stride gap row %zu", name, k);
     half = (float *)malloc(n * w2 * sizeof(float));
@@ -550,10 +564,10 @@ static void check_cache_variant(const char *name, const posenc_rope_config *cfg,
       int badl = 0;
       sp.layout = (posenc_rope_cache_layout)lay; sp.dtype = (posenc_dtype)dt; sp.row_stride = str == width ? 0 : str;
       es = posenc_dtype_size(sp.dtype);
-      if (posenc_rope_cache_bytes(&rope, &sp, n, &bytes) != POSENC_OK) { CHECK(0, "bytes"); continue; }
+      if (posenc_rope_cache_bytes(rope, &sp, n, &bytes) != POSENC_OK) { CHECK(0, "bytes"); continue; }
       buf = (unsigned char *)malloc(bytes + GUARD);
       memset(buf, CANARY, bytes + GUARD);
-      CHECK(posenc_rope_cache_rows(&rope, &sp, list, n, buf, bytes) == POSENC_OK, "%s: rows %d/%d", name, lay, dt);
+      CHECK(posenc_rope_cache_rows(rope, &sp, list, n, buf, bytes) == POSENC_OK, "%s: rows %d/%d", name, lay, dt);
       CHECK(tl_all_canary(buf + bytes, GUARD), "%s: layout %d dtype %d wrote past the buffer", name, lay, dt);
       for (k = 0; k < n; k++) {
         const unsigned char *row = buf + k * str * es;
@@ -585,9 +599,9 @@ static void check_cache_variant(const char *name, const posenc_rope_config *cfg,
     tab = (float *)malloc(NR * w2 * sizeof(float) + GUARD);
     memset(tab, CANARY, NR * w2 * sizeof(float) + GUARD);
     for (k = 0; k < NR; k++) rl[k] = range_start + (int32_t)k;
-    CHECK(posenc_rope_cache_table(&rope, &sp, range_start, NR, tab, NR * w2 * sizeof(float)) == POSENC_OK, "%s: table", name);
+    CHECK(posenc_rope_cache_table(rope, &sp, range_start, NR, tab, NR * w2 * sizeof(float)) == POSENC_OK, "%s: table", name);
     CHECK(tl_all_canary((unsigned char *)tab + NR * w2 * sizeof(float), GUARD), "%s: table guard", name);
-    CHECK(posenc_rope_cache_rows(&rope, &sp, rl, NR, lst, NR * w2 * sizeof(float)) == POSENC_OK, "%s: rows", name);
+    CHECK(posenc_rope_cache_rows(rope, &sp, rl, NR, lst, NR * w2 * sizeof(float)) == POSENC_OK, "%s: rows", name);
     CHECK(memcmp(tab, lst, NR * w2 * sizeof(float)) == 0, "%s: range and list differ", name);
     bad = check_values(name, &r, tab, w2, rl, NR, &worst);
     CHECK(bad == 0, "%s: range: %d cache values off the bound", name, bad);
@@ -635,7 +649,7 @@ static void test_sinusoidal_equivalence(void) {
   for (di = 0; di < sizeof dims / sizeof dims[0]; di++)
     for (bi = 0; bi < sizeof bases / sizeof bases[0]; bi++) {
       size_t d = dims[di], h = d / 2;
-      posenc_rope rope;
+      rope_store rope_st; posenc_rope *rope = &rope_st.rope;
       posenc_rope_config c = posenc_rope_default(d + 6);
       posenc_sinusoidal_params sp = posenc_sinusoidal_default(d);
       posenc_rope_cache_spec cs = {HALF, F32, 0};
@@ -643,14 +657,14 @@ static void test_sinusoidal_equivalence(void) {
       int bad = 0;
       c.rotary_dim = d; c.base = bases[bi];
       sp.layout = POSENC_LAYOUT_SPLIT; sp.base = bases[bi];
-      CHECK(posenc_rope_init(&rope, &c) == POSENC_OK, "init");
-      CHECK(posenc_rope_cache_rows(&rope, &cs, pos, n, a, n * d * 4) == POSENC_OK, "rope rows d=%zu", d);
+      CHECK(posenc_rope_init(rope, sizeof rope_st, &c) == POSENC_OK, "init");
+      CHECK(posenc_rope_cache_rows(rope, &cs, pos, n, a, n * d * 4) == POSENC_OK, "rope rows d=%zu", d);
       CHECK(posenc_sinusoidal_rows(&sp, pos, n, b, n * d * 4) == POSENC_OK, "sinusoidal rows d=%zu", d);
       for (k = 0; k < n; k++)
         bad += memcmp(a + k * d, b + k * d + h, h * 4) != 0 || memcmp(a + k * d + h, b + k * d, h * 4) != 0;
       CHECK(bad == 0, "d=%zu base %g: %d rope rows differ from the swapped sinusoidal split rows", d, bases[bi], bad);
       /* and from a range */
-      CHECK(posenc_rope_cache_table(&rope, &cs, 16777000, 20, a, n * d * 4) == POSENC_OK &&
+      CHECK(posenc_rope_cache_table(rope, &cs, 16777000, 20, a, n * d * 4) == POSENC_OK &&
             posenc_sinusoidal_table(&sp, 16777000, 20, b, n * d * 4) == POSENC_OK, "tables");
       for (k = 0, bad = 0; k < 20; k++)
         bad += memcmp(a + k * d, b + k * d + h, h * 4) != 0 || memcmp(a + k * d + h, b + k * d, h * 4) != 0;
@@ -918,12 +932,12 @@ static void make_ids(int32_t *ids, size_t n, int with_max) {
   if (with_max && n > 3) { ids[0] = 16777215; ids[1] = -16777215; ids[n - 1] = 0; ids[n / 2] = 131071; }
 }
 
-static posenc_rope make_rope(size_t D, size_t rot, posenc_rope_style style, double base) {
-  posenc_rope r;
+/* Makes a rope in *st and returns it. */
+static posenc_rope *make_rope(rope_store *st, size_t D, size_t rot, posenc_rope_style style, double base) {
   posenc_rope_config c = posenc_rope_default(D);
   c.rotary_dim = rot; c.style = style; c.base = base;
-  if (posenc_rope_init(&r, &c) != POSENC_OK) CHECK(0, "make_rope init");
-  return r;
+  if (posenc_rope_init(&st->rope, sizeof *st, &c) != POSENC_OK) CHECK(0, "make_rope init");
+  return &st->rope;
 }
 
 /* Build a cache view for positions 0..n-1 in a spec. */
@@ -953,7 +967,7 @@ static void test_rotation_shapes(void) {
     for (dd = 0; dd < 2; dd++)
       for (di = 0; di < 3; di++) {
         size_t D = dims[dd][0], B = 2, T = 5;
-        posenc_rope rope = make_rope(D, dims[dd][1], (posenc_rope_style)si, 10000.0);
+        rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, D, dims[dd][1], (posenc_rope_style)si, 10000.0);
         posenc_rope_positions pp;
         tview q = dense_view(0, 8, T, D, dts[di]), k;
         int dir;
@@ -964,28 +978,28 @@ static void test_rotation_shapes(void) {
           sprintf(nm, "GQA %s D%lu rot%lu %s %s", si ? "gptj" : "neox", (unsigned long)D, (unsigned long)dims[dd][1],
                   posenc_dtype_name(dts[di]),
                   dir ? "inverse" : "forward");
-          free(run_rot(nm, &rope, NULL, &pp, &q, &k, (posenc_rope_direction)dir, NULL, NULL));
+          free(run_rot(nm, rope, NULL, &pp, &q, &k, (posenc_rope_direction)dir, NULL, NULL));
         }
         /* dense default strides (0) are the same tensor */
         q.zero_strides = 1; k.zero_strides = 1;
         sprintf(nm, "zero strides %s %s", si ? "gptj" : "neox", posenc_dtype_name(dts[di]));
-        free(run_rot(nm, &rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
+        free(run_rot(nm, rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
       }
 
   /* q f32 and k bf16 in one call */
   {
-    posenc_rope rope = make_rope(64, 64, NEOX, 10000.0);
+    rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, 64, 64, NEOX, 10000.0);
     posenc_rope_positions pp = {1, 7, NULL, 16777209};
     tview q = dense_view(0, 4, 7, 64, F32), k = dense_view(0, 2, 7, 64, BF16);
     k.off = tview_end(&q, 1, 7, 64);
-    free(run_rot("q f32 + k bf16", &rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
+    free(run_rot("q f32 + k bf16", rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
   }
 
   /* [batch, heads, seq, dim]: head_stride = seq*D, token_stride = D, batch_stride = heads*seq*D */
   for (si = 0; si < 2; si++)
     for (di = 0; di < 3; di++) {
       size_t B = 2, T = 6, H = 3, Hk = 1, D = 32;
-      posenc_rope rope = make_rope(D, 32, (posenc_rope_style)si, 500000.0);
+      rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, D, 32, (posenc_rope_style)si, 500000.0);
       posenc_rope_positions pp;
       tview q, k;
       q.off = 0; q.heads = H; q.hs = T * D; q.ts = D; q.bs = H * T * D; q.dt = dts[di]; q.zero_strides = 0;
@@ -993,13 +1007,13 @@ static void test_rotation_shapes(void) {
       make_ids(ids, B * T, 1);
       pp.batch = B; pp.tokens = T; pp.ids = ids; pp.start = 0;
       sprintf(nm, "BHSD %s %s", si ? "gptj" : "neox", posenc_dtype_name(dts[di]));
-      free(run_rot(nm, &rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
+      free(run_rot(nm, rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
     }
 
   /* positions NULL + start (prefill after a KV offset) = explicit ids start + t; decode */
   {
     size_t B = 2, T = 9, D = 64, t;
-    posenc_rope rope = make_rope(D, 64, NEOX, 10000.0);
+    rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, D, 64, NEOX, 10000.0);
     posenc_rope_positions p1 = {2, 9, NULL, 1000}, p2 = {2, 9, NULL, 0};
     tview q = dense_view(0, 3, T, D, F32), k = dense_view(0, 1, T, D, F32);
     unsigned char *a, *b;
@@ -1013,9 +1027,9 @@ static void test_rotation_shapes(void) {
       for (t = 0; t < B * T; t++) ids[t] = starts[si] + (int32_t)(t % T);
       p1.start = starts[si];
       save = lcg_state;
-      a = run_rot("start", &rope, NULL, &p1, &q, &k, FWD, NULL, &nb);
+      a = run_rot("start", rope, NULL, &p1, &q, &k, FWD, NULL, &nb);
       lcg_state = save;
-      b = run_rot("ids start+t", &rope, NULL, &p2, &q, &k, FWD, NULL, NULL);
+      b = run_rot("ids start+t", rope, NULL, &p2, &q, &k, FWD, NULL, NULL);
       CHECK(memcmp(a, b, nb) == 0, "start %d and explicit ids differ", (int)starts[si]);
       free(a); free(b);
     }
@@ -1024,24 +1038,24 @@ static void test_rotation_shapes(void) {
       tview qd = dense_view(0, 8, 1, D, BF16), kd = dense_view(0, 2, 1, D, BF16);
       int32_t di3[3] = {5, 16777215, 77};
       kd.off = tview_end(&qd, 3, 1, D);
-      free(run_rot("decode start 2^24-1", &rope, NULL, &pd, &qd, &kd, FWD, NULL, NULL));
-      free(run_rot("decode start -(2^24-1)", &rope, NULL, &pn, &qd, &kd, FWD, NULL, NULL));
+      free(run_rot("decode start 2^24-1", rope, NULL, &pd, &qd, &kd, FWD, NULL, NULL));
+      free(run_rot("decode start -(2^24-1)", rope, NULL, &pn, &qd, &kd, FWD, NULL, NULL));
       pe.ids = di3;
-      free(run_rot("decode ids, batch 3", &rope, NULL, &pe, &qd, &kd, FWD, NULL, NULL));
+      free(run_rot("decode ids, batch 3", rope, NULL, &pe, &qd, &kd, FWD, NULL, NULL));
     }
     /* long prefill: on-the-fly rows come in blocks; positions cross block ends */
     {
-      posenc_rope r512 = make_rope(512, 512, GPTJ, 10000.0);
+      rope_store r512_st; posenc_rope *r512 = make_rope(&r512_st, 512, 512, GPTJ, 10000.0);
       posenc_rope_positions pl = {1, 11, NULL, 16777210};
       tview ql = dense_view(0, 2, 11, 512, F32);
-      free(run_rot("d512 prefill 11 tokens", &r512, NULL, &pl, &ql, NULL, FWD, NULL, NULL));
+      free(run_rot("d512 prefill 11 tokens", r512, NULL, &pl, &ql, NULL, FWD, NULL, NULL));
     }
   }
 
   /* a fused QKV buffer: [batch][tokens][(Hq + 2Hk) * D]; q and k are views into it, v untouched */
   for (di = 0; di < 3; di++) {
     size_t B = 2, T = 7, Hq = 4, Hk = 2, D = 64, row = (Hq + 2 * Hk) * D;
-    posenc_rope rope = make_rope(D, 48, NEOX, 10000.0);
+    rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, D, 48, NEOX, 10000.0);
     posenc_rope_positions pp;
     tview q, k;
     q.off = 0; q.heads = Hq; q.hs = D; q.ts = row; q.bs = T * row; q.dt = dts[di]; q.zero_strides = 0;
@@ -1049,24 +1063,24 @@ static void test_rotation_shapes(void) {
     make_ids(ids, B * T, 1);
     pp.batch = B; pp.tokens = T; pp.ids = ids; pp.start = 0;
     sprintf(nm, "fused QKV %s", posenc_dtype_name(dts[di]));
-    free(run_rot(nm, &rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
+    free(run_rot(nm, rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
     pp.batch = 1; pp.tokens = 1;
     sprintf(nm, "fused QKV decode %s", posenc_dtype_name(dts[di]));
-    free(run_rot(nm, &rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
+    free(run_rot(nm, rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
     /* k before q in the row (K first) is disjoint too */
     k.off = 0; q.off = 2 * Hk * D * posenc_dtype_size(dts[di]); q.heads = Hq;
     pp.batch = 2; pp.tokens = 7;
     sprintf(nm, "fused KQ order %s", posenc_dtype_name(dts[di]));
-    free(run_rot(nm, &rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
+    free(run_rot(nm, rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
   }
 
   /* head_stride > head_dim (gaps between heads stay untouched) */
   {
-    posenc_rope rope = make_rope(40, 40, GPTJ, 10000.0);
+    rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, 40, 40, GPTJ, 10000.0);
     posenc_rope_positions pp = {2, 3, NULL, 50};
     tview q;
     q.off = 0; q.heads = 3; q.hs = 47; q.ts = 3 * 47 + 5; q.bs = 3 * (3 * 47 + 5) + 11; q.dt = F16; q.zero_strides = 0;
-    free(run_rot("head gaps f16", &rope, NULL, &pp, &q, NULL, FWD, NULL, NULL));
+    free(run_rot("head gaps f16", rope, NULL, &pp, &q, NULL, FWD, NULL, NULL));
   }
 }
 
@@ -1081,7 +1095,7 @@ static void test_rotation_out(void) {
     for (a = 0; a < 3; a++)
       for (c = 0; c < 3; c++) {
         size_t B = 2, T = 5, D = 80;
-        posenc_rope rope = make_rope(D, si ? 48 : 64, (posenc_rope_style)si, 10000.0);
+        rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, D, si ? 48 : 64, (posenc_rope_style)si, 10000.0);
         posenc_rope_positions pp;
         tview qi = dense_view(0, 4, T, D, dts[a]), ki, qo, ko;
         ki = dense_view(tview_end(&qi, B, T, D), 2, T, D, dts[c]);
@@ -1093,26 +1107,26 @@ static void test_rotation_out(void) {
         pp.batch = B; pp.tokens = T; pp.ids = ids; pp.start = 0;
         sprintf(nm, "out %s q %s->%s k %s->%s", si ? "gptj 48/80" : "neox 64/80", posenc_dtype_name(dts[a]),
                 posenc_dtype_name(dts[c]), posenc_dtype_name(dts[c]), posenc_dtype_name(dts[a]));
-        run_rot_out(nm, &rope, NULL, &pp, &qi, &qo, &ki, &ko, c == 1 ? INV : FWD, NULL, NULL);
+        run_rot_out(nm, rope, NULL, &pp, &qi, &qo, &ki, &ko, c == 1 ? INV : FWD, NULL, NULL);
       }
   { /* from a cache, Q alone, decode */
-    posenc_rope rope = make_rope(128, 128, NEOX, 500000.0);
+    rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, 128, 128, NEOX, 500000.0);
     posenc_rope_cache_view cv;
     posenc_rope_positions pp = {1, 1, NULL, 299};
     tview qi = dense_view(0, 32, 1, 128, F32), qo = dense_view(0, 32, 1, 128, BF16);
-    void *cache = make_cache(&rope, HALF, F32, 0, 300, &cv);
-    run_rot_out("out cached decode f32->bf16", &rope, &cv, &pp, &qi, &qo, NULL, NULL, FWD, NULL, NULL);
+    void *cache = make_cache(rope, HALF, F32, 0, 300, &cv);
+    run_rot_out("out cached decode f32->bf16", rope, &cv, &pp, &qi, &qo, NULL, NULL, FWD, NULL, NULL);
     free(cache);
   }
   { /* a fused QKV input [tokens][(Hq + 2Hk) * D] into a bf16 Q and an f16 K cache */
     size_t T = 7, Hq = 4, Hk = 2, D = 64, row = (Hq + 2 * Hk) * D;
-    posenc_rope rope = make_rope(D, 64, GPTJ, 10000.0);
+    rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, D, 64, GPTJ, 10000.0);
     posenc_rope_positions pp = {1, 7, NULL, 1000};
     tview qi, ki, qo = dense_view(0, Hq, T, D, BF16), ko;
     qi.off = 0; qi.heads = Hq; qi.hs = D; qi.ts = row; qi.bs = T * row; qi.dt = F32; qi.zero_strides = 0;
     ki = qi; ki.heads = Hk; ki.off = Hq * D * 4;
     ko = dense_view(tview_end(&qo, 1, T, D), Hk, T, D, F16);
-    run_rot_out("out fused QKV f32 -> bf16 Q, f16 K", &rope, NULL, &pp, &qi, &qo, &ki, &ko, FWD, NULL, NULL);
+    run_rot_out("out fused QKV f32 -> bf16 Q, f16 K", rope, NULL, &pp, &qi, &qo, &ki, &ko, FWD, NULL, NULL);
   }
 }
 
@@ -1130,7 +1144,7 @@ static void norm_weights(float *w, size_t D, int offset) {
 static void test_norm_accuracy(void) {
   enum { D = 128, H = 64 };
   static float x[H * D], y[H * D], w[D];
-  posenc_rope rope = make_rope(D, D, NEOX, 10000.0);
+  rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, D, D, NEOX, 10000.0);
   posenc_rope_positions pp = {1, 1, NULL, 0};
   posenc_rope_tensor xt = {x, F32, H, 0, 0, 0}, yt = {y, F32, H, 0, 0, 0};
   posenc_rope_norm nm;
@@ -1144,7 +1158,7 @@ static void test_norm_accuracy(void) {
       float scale = powf(10.0f, (float)((int)(hd % 13) * 5 - 30)); /* 1e-30 .. 1e30 */
       for (e = 0; e < D; e++) x[hd * D + e] = lcg_val() * scale;
     }
-    CHECK(posenc_rope_apply_norm(&rope, NULL, &pp, &xt, &yt, &nm, NULL, NULL, NULL) == POSENC_OK, "norm accuracy call");
+    CHECK(posenc_rope_apply_norm(rope, NULL, &pp, &xt, &yt, &nm, NULL, NULL, NULL) == POSENC_OK, "norm accuracy call");
     for (hd = 0; hd < H; hd++) {
       ld ss = 0.0L, rr;
       for (e = 0; e < D; e++) ss += (ld)x[hd * D + e] * (ld)x[hd * D + e];
@@ -1177,7 +1191,7 @@ static void test_rotation_norm(void) {
   for (si = 0; si < 2; si++)
     for (a = 0; a < 3; a++)
       for (c = 0; c < 3; c++) {
-        posenc_rope rope = make_rope(D, si ? 48 : 64, (posenc_rope_style)si, 10000.0);
+        rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, D, si ? 48 : 64, (posenc_rope_style)si, 10000.0);
         posenc_rope_positions pp;
         tview qi = dense_view(0, 6, T, D, dts[a]), ki = dense_view(tview_end(&qi, B, T, D), 2, T, D, dts[c]), qo, ko;
         qo = dense_view(0, 6, T, D, dts[c]);
@@ -1189,27 +1203,27 @@ static void test_rotation_norm(void) {
         pp.batch = B; pp.tokens = T; pp.ids = ids; pp.start = 0;
         sprintf(nm, "norm %s q %s->%s k %s->%s%s", si ? "gptj 48/76" : "neox 64/76", posenc_dtype_name(dts[a]),
                 posenc_dtype_name(dts[c]), posenc_dtype_name(dts[c]), posenc_dtype_name(dts[a]), c == 2 ? " 1+w" : "");
-        run_rot_out(nm, &rope, NULL, &pp, &qi, &qo, &ki, &ko, FWD, &qn, a == 2 ? NULL : &kn);
+        run_rot_out(nm, rope, NULL, &pp, &qi, &qo, &ki, &ko, FWD, &qn, a == 2 ? NULL : &kn);
         if (a == 0) { /* Q alone, in place; and K alone normalised */
           sprintf(nm, "norm %s in place %s", si ? "gptj" : "neox", posenc_dtype_name(dts[c]));
           qo = qi; qo.dt = qi.dt = dts[c];
-          run_rot_out(nm, &rope, NULL, &pp, &qi, &qi, NULL, NULL, FWD, &qn, NULL);
-          run_rot_out(nm, &rope, NULL, &pp, &qi, &qi, &ki, &ki, FWD, NULL, &kn);
+          run_rot_out(nm, rope, NULL, &pp, &qi, &qi, NULL, NULL, FWD, &qn, NULL);
+          run_rot_out(nm, rope, NULL, &pp, &qi, &qi, &ki, &ki, FWD, NULL, &kn);
         }
       }
   { /* decode from a cache, 40 heads (groups of 16), head_dim 128, and one of 8 */
-    posenc_rope rope = make_rope(128, 128, NEOX, 1000000.0);
+    rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, 128, 128, NEOX, 1000000.0);
     posenc_rope_cache_view cv;
     posenc_rope_positions pp = {1, 1, NULL, 299};
     tview qi = dense_view(0, 40, 1, 128, BF16), qo = dense_view(0, 40, 1, 128, BF16);
-    void *cache = make_cache(&rope, HALF, F32, 0, 300, &cv);
+    void *cache = make_cache(rope, HALF, F32, 0, 300, &cv);
     norm_weights(wq, 128, 0);
     qn.weight = wq; qn.epsilon = 1e-6f; qn.weight_offset = 0;
-    run_rot_out("norm cached decode 40 heads bf16", &rope, &cv, &pp, &qi, &qo, NULL, NULL, FWD, &qn, NULL);
+    run_rot_out("norm cached decode 40 heads bf16", rope, &cv, &pp, &qi, &qo, NULL, NULL, FWD, &qn, NULL);
     free(cache);
-    rope = make_rope(8, 8, GPTJ, 10000.0);
+    rope = make_rope(&rope_st, 8, 8, GPTJ, 10000.0);
     qi = dense_view(0, 3, 1, 8, F32);
-    run_rot_out("norm head_dim 8", &rope, NULL, &pp, &qi, &qi, NULL, NULL, FWD, &qn, NULL);
+    run_rot_out("norm head_dim 8", rope, NULL, &pp, &qi, &qi, NULL, NULL, FWD, &qn, NULL);
   }
 }
 
@@ -1291,20 +1305,20 @@ static void test_store_kv(void) {
     posenc_kv_cache kv;
     memset(&kv, 0, sizeof kv);
     { /* llama.cpp-like: one contiguous run of slots, slot = position, prefill after an offset */
-      posenc_rope rope = make_rope(80, 64, NEOX, 10000.0);
+      rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, 80, 64, NEOX, 10000.0);
       posenc_rope_positions pp = {1, 9, NULL, 100};
       kv.dtype = dts[di]; kv.heads = 2; kv.n_slots = 128;
       sprintf(nm, "store_kv contiguous %s", posenc_dtype_name(dts[di]));
-      run_store_kv(nm, &rope, &pp, 4, &kv, 128 * 2 * 80, NULL, NULL, NULL);
+      run_store_kv(nm, rope, &pp, 4, &kv, 128 * 2 * 80, NULL, NULL, NULL);
     }
     { /* vLLM's paged flash layout [block][slot][head][dim], two sequences, a padding token */
-      posenc_rope rope = make_rope(64, 64, GPTJ, 500000.0);
+      rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, 64, 64, GPTJ, 500000.0);
       static const int32_t ids[2 * 3] = {17, 18, 19, 5, 6, 7};
       static const int64_t slots[2 * 3] = {2 * 16 + 1, 2 * 16 + 2, 2 * 16 + 3, 3 * 16 + 5, -1, 0 * 16 + 7};
       posenc_rope_positions pp = {2, 3, ids, 0};
       kv.dtype = dts[di]; kv.heads = 2; kv.n_slots = 64; kv.block_size = 16;
       sprintf(nm, "store_kv paged flash %s", posenc_dtype_name(dts[di]));
-      run_store_kv(nm, &rope, &pp, 8, &kv, 64 * 2 * 64, slots, NULL, NULL);
+      run_store_kv(nm, rope, &pp, 8, &kv, 64 * 2 * 64, slots, NULL, NULL);
       { /* Qwen3's QK-norm on both, and on K alone with Gemma's 1 + w */
         static float wq[64], wk[64];
         posenc_rope_norm qn, kn;
@@ -1312,20 +1326,20 @@ static void test_store_kv(void) {
         qn.weight = wq; qn.epsilon = 1e-6f; qn.weight_offset = 0;
         kn.weight = wk; kn.epsilon = 1e-6f; kn.weight_offset = 1;
         sprintf(nm, "store_kv_norm paged flash %s", posenc_dtype_name(dts[di]));
-        run_store_kv(nm, &rope, &pp, 8, &kv, 64 * 2 * 64, slots, &qn, &qn);
-        run_store_kv(nm, &rope, &pp, 8, &kv, 64 * 2 * 64, slots, NULL, &kn);
+        run_store_kv(nm, rope, &pp, 8, &kv, 64 * 2 * 64, slots, &qn, &qn);
+        run_store_kv(nm, rope, &pp, 8, &kv, 64 * 2 * 64, slots, NULL, &kn);
       }
       /* [block][head][slot][dim] */
       kv.head_stride = 16 * 64; kv.slot_stride = 64;
       sprintf(nm, "store_kv paged head-major %s", posenc_dtype_name(dts[di]));
-      run_store_kv(nm, &rope, &pp, 8, &kv, 64 * 2 * 64, slots, NULL, NULL);
+      run_store_kv(nm, rope, &pp, 8, &kv, 64 * 2 * 64, slots, NULL, NULL);
     }
   }
 }
 
 /* store_kv's errors: the status, and nothing written anywhere. */
 static void test_store_kv_errors(void) {
-  posenc_rope rope = make_rope(32, 32, NEOX, 10000.0);
+  rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, 32, 32, NEOX, 10000.0);
   posenc_rope_positions pp = {1, 2, NULL, 3}, p2;
   float q[2 * 2 * 32], k[2 * 32], v[2 * 32], snapq[2 * 2 * 32];
   uint16_t kc[8 * 32], vc[8 * 32], snapc[8 * 32];
@@ -1342,42 +1356,42 @@ static void test_store_kv_errors(void) {
     CHECK(s_ == (code), "%s -> %s, want %s", #call, posenc_strerror(s_), posenc_strerror(code)); \
     CHECK(memcmp(q, snapq, sizeof q) == 0 && memcmp(kc, snapc, sizeof kc) == 0 && memcmp(vc, snapc, sizeof vc) == 0, \
           "%s wrote", #call); } while (0)
-  KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, NULL, slots), POSENC_ERR_NULL);
-  KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, NULL, &vt, &kv, slots), POSENC_ERR_NULL);
-  c2 = kv; c2.v = NULL; KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_NULL);
-  KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, NULL, &kv, slots), POSENC_ERR_NULL);
-  c2 = kv; c2.k = NULL; KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_NULL);
-  c2 = kv; c2.heads = 2; KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_SIZE);
-  c2 = kv; c2.n_slots = 0; KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_SIZE);
-  c2 = kv; c2.block_size = 3; KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_SIZE);
-  c2 = kv; c2.dtype = (posenc_dtype)3; KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_DTYPE);
-  c2 = kv; c2.slot_stride = 16; KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_STRIDE);
-  slots[1] = 8; KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &kv, slots), POSENC_ERR_POSITION);
+  KV_BAD(posenc_rope_store_kv(rope, NULL, &pp, &qt, &kt, &vt, NULL, slots), POSENC_ERR_NULL);
+  KV_BAD(posenc_rope_store_kv(rope, NULL, &pp, &qt, NULL, &vt, &kv, slots), POSENC_ERR_NULL);
+  c2 = kv; c2.v = NULL; KV_BAD(posenc_rope_store_kv(rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_NULL);
+  KV_BAD(posenc_rope_store_kv(rope, NULL, &pp, &qt, &kt, NULL, &kv, slots), POSENC_ERR_NULL);
+  c2 = kv; c2.k = NULL; KV_BAD(posenc_rope_store_kv(rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_NULL);
+  c2 = kv; c2.heads = 2; KV_BAD(posenc_rope_store_kv(rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_SIZE);
+  c2 = kv; c2.n_slots = 0; KV_BAD(posenc_rope_store_kv(rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_SIZE);
+  c2 = kv; c2.block_size = 3; KV_BAD(posenc_rope_store_kv(rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_SIZE);
+  c2 = kv; c2.dtype = (posenc_dtype)3; KV_BAD(posenc_rope_store_kv(rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_DTYPE);
+  c2 = kv; c2.slot_stride = 16; KV_BAD(posenc_rope_store_kv(rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_STRIDE);
+  slots[1] = 8; KV_BAD(posenc_rope_store_kv(rope, NULL, &pp, &qt, &kt, &vt, &kv, slots), POSENC_ERR_POSITION);
   slots[1] = 7;
-  p2 = pp; p2.start = 7; KV_BAD(posenc_rope_store_kv(&rope, NULL, &p2, &qt, &kt, &vt, &kv, NULL), POSENC_ERR_POSITION);
-  p2 = pp; p2.start = -1; KV_BAD(posenc_rope_store_kv(&rope, NULL, &p2, &qt, &kt, &vt, &kv, NULL), POSENC_ERR_POSITION);
-  p2 = pp; p2.batch = 2; p2.tokens = 1; KV_BAD(posenc_rope_store_kv(&rope, NULL, &p2, &qt, &kt, &vt, &kv, NULL), POSENC_ERR_PARAM);
-  c2 = kv; c2.v = kc + 4; KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_ALIAS);
+  p2 = pp; p2.start = 7; KV_BAD(posenc_rope_store_kv(rope, NULL, &p2, &qt, &kt, &vt, &kv, NULL), POSENC_ERR_POSITION);
+  p2 = pp; p2.start = -1; KV_BAD(posenc_rope_store_kv(rope, NULL, &p2, &qt, &kt, &vt, &kv, NULL), POSENC_ERR_POSITION);
+  p2 = pp; p2.batch = 2; p2.tokens = 1; KV_BAD(posenc_rope_store_kv(rope, NULL, &p2, &qt, &kt, &vt, &kv, NULL), POSENC_ERR_PARAM);
+  c2 = kv; c2.v = kc + 4; KV_BAD(posenc_rope_store_kv(rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_ALIAS);
   c2 = kv; c2.k = (uint16_t *)(void *)k; c2.n_slots = 1;
   t2 = kt; t2.heads = 1; pp.tokens = 1;
-  KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &t2, &vt, &c2, slots), POSENC_ERR_ALIAS); /* K's array over K */
+  KV_BAD(posenc_rope_store_kv(rope, NULL, &pp, &qt, &t2, &vt, &c2, slots), POSENC_ERR_ALIAS); /* K's array over K */
   c2 = kv; c2.k = (uint16_t *)(void *)q; c2.n_slots = 2;
-  KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_ALIAS); /* over Q */
+  KV_BAD(posenc_rope_store_kv(rope, NULL, &pp, &qt, &kt, &vt, &c2, slots), POSENC_ERR_ALIAS); /* over Q */
   pp.tokens = 2;
-  KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &kv, (const int64_t *)(void *)(kc + 64)), POSENC_ERR_ALIAS);
+  KV_BAD(posenc_rope_store_kv(rope, NULL, &pp, &qt, &kt, &vt, &kv, (const int64_t *)(void *)(kc + 64)), POSENC_ERR_ALIAS);
   /* slots inside Q, which is rotated in place before K's slot is read: refused, never a slot
    * that Q's rotation rewrote past n_slots */
   memcpy(q, slots, sizeof slots); memcpy(snapq, q, sizeof q);
-  KV_BAD(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &kv, (const int64_t *)(void *)q), POSENC_ERR_ALIAS);
+  KV_BAD(posenc_rope_store_kv(rope, NULL, &pp, &qt, &kt, &vt, &kv, (const int64_t *)(void *)q), POSENC_ERR_ALIAS);
 #undef KV_BAD
   /* a valid call writes, and only the two slots */
-  CHECK(posenc_rope_store_kv(&rope, NULL, &pp, &qt, &kt, &vt, &kv, slots) == POSENC_OK &&
+  CHECK(posenc_rope_store_kv(rope, NULL, &pp, &qt, &kt, &vt, &kv, slots) == POSENC_OK &&
         memcmp(kc + 32, snapc + 32, 6 * 32 * 2) == 0 && memcmp(kc, snapc, 32 * 2) != 0, "store_kv writes its slots only");
 }
 
 /* The norms' errors, for apply_norm and store_kv_norm: the status, and nothing written. */
 static void test_norm_errors(void) {
-  posenc_rope rope = make_rope(32, 32, NEOX, 10000.0);
+  rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, 32, 32, NEOX, 10000.0);
   posenc_rope_positions pp = {1, 2, NULL, 3};
   float q[2 * 2 * 32], k[2 * 32], o[2 * 2 * 32], w[32], snapq[2 * 2 * 32], snapo[2 * 2 * 32];
   uint16_t kc[8 * 32], snapc[8 * 32];
@@ -1392,8 +1406,8 @@ static void test_norm_errors(void) {
   memset(&kv, 0, sizeof kv);
   kv.k = kc; kv.dtype = F16; kv.heads = 1; kv.n_slots = 8;
   good.weight = w; good.epsilon = 1e-6f; good.weight_offset = 0;
-#define NORM_BAD(norm, code) do { posenc_status s1_ = posenc_rope_apply_norm(&rope, NULL, &pp, &qt, &ot, (norm), NULL, NULL, NULL); \
-    posenc_status s2_ = posenc_rope_store_kv_norm(&rope, NULL, &pp, &qt, (norm), &kt, NULL, NULL, &kv, NULL); \
+#define NORM_BAD(norm, code) do { posenc_status s1_ = posenc_rope_apply_norm(rope, NULL, &pp, &qt, &ot, (norm), NULL, NULL, NULL); \
+    posenc_status s2_ = posenc_rope_store_kv_norm(rope, NULL, &pp, &qt, (norm), &kt, NULL, NULL, &kv, NULL); \
     CHECK(s1_ == (code) && s2_ == (code), "%s -> %s / %s, want %s", #norm, posenc_strerror(s1_), posenc_strerror(s2_), \
           posenc_strerror(code)); \
     CHECK(memcmp(q, snapq, sizeof q) == 0 && memcmp(o, snapo, sizeof o) == 0 && memcmp(kc, snapc, sizeof kc) == 0, \
@@ -1406,28 +1420,28 @@ static void test_norm_errors(void) {
   n2 = good; n2.weight_offset = 2; NORM_BAD(&n2, POSENC_ERR_PARAM);
   n2 = good; n2.weight_offset = -1; NORM_BAD(&n2, POSENC_ERR_PARAM);
   n2 = good; n2.weight = o + 8; /* a weight the output overwrites; the cache array */
-  CHECK(posenc_rope_apply_norm(&rope, NULL, &pp, &qt, &ot, &n2, NULL, NULL, NULL) == POSENC_ERR_ALIAS &&
+  CHECK(posenc_rope_apply_norm(rope, NULL, &pp, &qt, &ot, &n2, NULL, NULL, NULL) == POSENC_ERR_ALIAS &&
         memcmp(o, snapo, sizeof o) == 0, "a weight inside the output: ALIAS, nothing written");
   n2.weight = (const float *)(const void *)(kc + 64);
-  CHECK(posenc_rope_store_kv_norm(&rope, NULL, &pp, &qt, NULL, &kt, &n2, NULL, &kv, NULL) == POSENC_ERR_ALIAS &&
+  CHECK(posenc_rope_store_kv_norm(rope, NULL, &pp, &qt, NULL, &kt, &n2, NULL, &kv, NULL) == POSENC_ERR_ALIAS &&
         memcmp(q, snapq, sizeof q) == 0 && memcmp(kc, snapc, sizeof kc) == 0,
         "K's weight inside the cache array: ALIAS, nothing written");
   n2 = good; n2.weight = q + 8; /* in place: Q's weight inside Q */
-  CHECK(posenc_rope_apply_norm(&rope, NULL, &pp, &qt, &qt, &n2, NULL, NULL, NULL) == POSENC_ERR_ALIAS &&
+  CHECK(posenc_rope_apply_norm(rope, NULL, &pp, &qt, &qt, &n2, NULL, NULL, NULL) == POSENC_ERR_ALIAS &&
         memcmp(q, snapq, sizeof q) == 0, "a weight inside Q rotated in place: ALIAS, nothing written");
-  CHECK(posenc_rope_apply_norm(&rope, NULL, &pp, &qt, &ot, NULL, NULL, NULL, &good) == POSENC_ERR_NULL &&
-        posenc_rope_store_kv_norm(&rope, NULL, &pp, NULL, &good, &kt, NULL, NULL, &kv, NULL) == POSENC_ERR_NULL &&
+  CHECK(posenc_rope_apply_norm(rope, NULL, &pp, &qt, &ot, NULL, NULL, NULL, &good) == POSENC_ERR_NULL &&
+        posenc_rope_store_kv_norm(rope, NULL, &pp, NULL, &good, &kt, NULL, NULL, &kv, NULL) == POSENC_ERR_NULL &&
         memcmp(o, snapo, sizeof o) == 0 && memcmp(kc, snapc, sizeof kc) == 0, "a norm for a tensor not given: NULL");
 #undef NORM_BAD
   /* without norms, the fused calls are the plain ones */
-  CHECK(posenc_rope_apply_norm(&rope, NULL, &pp, &qt, &ot, NULL, NULL, NULL, NULL) == POSENC_OK &&
-        posenc_rope_apply(&rope, NULL, &pp, &qt, NULL, FWD) == POSENC_OK && memcmp(q, o, sizeof q) == 0,
+  CHECK(posenc_rope_apply_norm(rope, NULL, &pp, &qt, &ot, NULL, NULL, NULL, NULL) == POSENC_OK &&
+        posenc_rope_apply(rope, NULL, &pp, &qt, NULL, FWD) == POSENC_OK && memcmp(q, o, sizeof q) == 0,
         "apply_norm without a norm = apply");
 }
 
 /* apply_out's own errors, nothing written; in place through it equals posenc_rope_apply. */
 static void test_rotation_out_errors(void) {
-  posenc_rope rope = make_rope(64, 64, NEOX, 10000.0);
+  rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, 64, 64, NEOX, 10000.0);
   posenc_rope_positions pp = {1, 3, NULL, 5};
   float qb[3 * 2 * 64], kb[3 * 64], qo[3 * 2 * 64], ko[3 * 64], snap[3 * 2 * 64], ref[3 * 2 * 64];
   posenc_rope_tensor qi = {qb, F32, 2, 0, 0, 0}, ki = {kb, F32, 1, 0, 0, 0}, qot = {qo, F32, 2, 0, 0, 0},
@@ -1440,22 +1454,22 @@ static void test_rotation_out_errors(void) {
 #define OUT_BAD(call, code) do { posenc_status s_ = (call); \
     CHECK(s_ == (code), "%s -> %s, want %s", #call, posenc_strerror(s_), posenc_strerror(code)); \
     CHECK(memcmp(qo, snap, sizeof qo) == 0 && memcmp(ko, snap, sizeof ko) == 0, "%s wrote", #call); } while (0)
-  OUT_BAD(posenc_rope_apply_out(&rope, NULL, &pp, &qi, NULL, NULL, NULL, FWD), POSENC_ERR_NULL);
-  OUT_BAD(posenc_rope_apply_out(&rope, NULL, &pp, NULL, &qot, NULL, NULL, FWD), POSENC_ERR_NULL);
-  OUT_BAD(posenc_rope_apply_out(&rope, NULL, &pp, &qi, &qot, &ki, NULL, FWD), POSENC_ERR_NULL);
-  OUT_BAD(posenc_rope_apply_out(&rope, NULL, &pp, &qi, &qot, NULL, &kot, FWD), POSENC_ERR_NULL);
-  t2 = qot; t2.heads = 1; OUT_BAD(posenc_rope_apply_out(&rope, NULL, &pp, &qi, &t2, NULL, NULL, FWD), POSENC_ERR_SIZE);
-  t2 = qot; t2.dtype = (posenc_dtype)3; OUT_BAD(posenc_rope_apply_out(&rope, NULL, &pp, &qi, &t2, NULL, NULL, FWD), POSENC_ERR_DTYPE);
+  OUT_BAD(posenc_rope_apply_out(rope, NULL, &pp, &qi, NULL, NULL, NULL, FWD), POSENC_ERR_NULL);
+  OUT_BAD(posenc_rope_apply_out(rope, NULL, &pp, NULL, &qot, NULL, NULL, FWD), POSENC_ERR_NULL);
+  OUT_BAD(posenc_rope_apply_out(rope, NULL, &pp, &qi, &qot, &ki, NULL, FWD), POSENC_ERR_NULL);
+  OUT_BAD(posenc_rope_apply_out(rope, NULL, &pp, &qi, &qot, NULL, &kot, FWD), POSENC_ERR_NULL);
+  t2 = qot; t2.heads = 1; OUT_BAD(posenc_rope_apply_out(rope, NULL, &pp, &qi, &t2, NULL, NULL, FWD), POSENC_ERR_SIZE);
+  t2 = qot; t2.dtype = (posenc_dtype)3; OUT_BAD(posenc_rope_apply_out(rope, NULL, &pp, &qi, &t2, NULL, NULL, FWD), POSENC_ERR_DTYPE);
   /* an output overlapping its input without being it: shifted by one element, or other strides */
   t2 = qi; t2.data = qb + 1; t2.heads = 1;
   {
     posenc_rope_tensor q1 = qi;
     q1.heads = 1;
     for (i = 0; i < 3 * 2 * 64; i++) ref[i] = qb[i];
-    CHECK(posenc_rope_apply_out(&rope, NULL, &pp, &q1, &t2, NULL, NULL, FWD) == POSENC_ERR_ALIAS &&
+    CHECK(posenc_rope_apply_out(rope, NULL, &pp, &q1, &t2, NULL, NULL, FWD) == POSENC_ERR_ALIAS &&
           memcmp(qb, ref, sizeof qb) == 0, "shifted output: ALIAS, input unchanged");
     t2 = qi; t2.dtype = BF16;
-    CHECK(posenc_rope_apply_out(&rope, NULL, &pp, &qi, &t2, NULL, NULL, FWD) == POSENC_ERR_ALIAS &&
+    CHECK(posenc_rope_apply_out(rope, NULL, &pp, &qi, &t2, NULL, NULL, FWD) == POSENC_ERR_ALIAS &&
           memcmp(qb, ref, sizeof qb) == 0, "same memory in another dtype: ALIAS, input unchanged");
   }
   /* Q's output over K's input, K's output over Q's input */
@@ -1463,17 +1477,17 @@ static void test_rotation_out_errors(void) {
   {
     posenc_rope_tensor q1 = qi;
     q1.heads = 1;
-    OUT_BAD(posenc_rope_apply_out(&rope, NULL, &pp, &q1, &t2, &ki, &kot, FWD), POSENC_ERR_ALIAS);
+    OUT_BAD(posenc_rope_apply_out(rope, NULL, &pp, &q1, &t2, &ki, &kot, FWD), POSENC_ERR_ALIAS);
     t2 = kot; t2.data = qb;
-    OUT_BAD(posenc_rope_apply_out(&rope, NULL, &pp, &qi, &qot, &ki, &t2, FWD), POSENC_ERR_ALIAS);
+    OUT_BAD(posenc_rope_apply_out(rope, NULL, &pp, &qi, &qot, &ki, &t2, FWD), POSENC_ERR_ALIAS);
   }
 #undef OUT_BAD
   /* in place through apply_out (a copy of the struct) = posenc_rope_apply */
   memcpy(ref, qb, sizeof qb);
   {
     posenc_rope_tensor same = qi, r = {ref, F32, 2, 0, 0, 0};
-    CHECK(posenc_rope_apply_out(&rope, NULL, &pp, &qi, &same, NULL, NULL, FWD) == POSENC_OK &&
-          posenc_rope_apply(&rope, NULL, &pp, &r, NULL, FWD) == POSENC_OK && memcmp(qb, ref, sizeof qb) == 0,
+    CHECK(posenc_rope_apply_out(rope, NULL, &pp, &qi, &same, NULL, NULL, FWD) == POSENC_OK &&
+          posenc_rope_apply(rope, NULL, &pp, &r, NULL, FWD) == POSENC_OK && memcmp(qb, ref, sizeof qb) == 0,
           "apply_out in place = apply");
   }
 }
@@ -1486,10 +1500,10 @@ static void test_rotation_cached(void) {
   char nm[128];
   for (si = 0; si < 2; si++) {
     posenc_rope_config c = cfg_of(72, 10000.0, POSENC_ROPE_SCALING_YARN, 8.0, 64);
-    posenc_rope rope;
+    rope_store rope_st; posenc_rope *rope = &rope_st.rope;
     size_t B = 2, T = 6, D = 72, i;
     c.rotary_dim = 58; c.style = (posenc_rope_style)si;
-    CHECK(posenc_rope_init(&rope, &c) == POSENC_OK, "yarn init");
+    CHECK(posenc_rope_init(rope, sizeof rope_st, &c) == POSENC_OK, "yarn init");
     for (i = 0; i < B * T; i++) ids[i] = (int32_t)(lcg() % 300u);
     ids[3] = 299; ids[4] = 0;
     for (xdt = 0; xdt < 3; xdt++) {
@@ -1501,17 +1515,17 @@ static void test_rotation_cached(void) {
       k = dense_view(tview_end(&q, B, T, D) + 8, 2, T, D, (posenc_dtype)xdt);
       pp.ids = ids;
       save = lcg_state;
-      fly = run_rot("on the fly", &rope, NULL, &pp, &q, &k, FWD, NULL, &nb);
+      fly = run_rot("on the fly", rope, NULL, &pp, &q, &k, FWD, NULL, &nb);
       for (lay = 0; lay < 3; lay++)
         for (cdt = 0; cdt < 3; cdt++) {
           posenc_rope_cache_view cv;
-          void *data = make_cache(&rope, (posenc_rope_cache_layout)lay, (posenc_dtype)cdt, (size_t)(lay + cdt) % 3, 300, &cv);
+          void *data = make_cache(rope, (posenc_rope_cache_layout)lay, (posenc_dtype)cdt, (size_t)(lay + cdt) % 3, 300, &cv);
           int dir;
           for (dir = 0; dir < 2; dir++) {
             sprintf(nm, "cached %s layout %d cache %s x %s %s", si ? "gptj" : "neox", lay, posenc_dtype_name((posenc_dtype)cdt),
                     posenc_dtype_name((posenc_dtype)xdt), dir ? "inv" : "fwd");
             lcg_state = save;
-            cached = run_rot(nm, &rope, &cv, &pp, &q, &k, (posenc_rope_direction)dir, NULL, NULL);
+            cached = run_rot(nm, rope, &cv, &pp, &q, &k, (posenc_rope_direction)dir, NULL, NULL);
             if (cdt == F32 && dir == FWD)
               CHECK(memcmp(cached, fly, nb) == 0, "%s: f32 cache differs from on the fly", nm);
             free(cached);
@@ -1520,7 +1534,7 @@ static void test_rotation_cached(void) {
           {
             posenc_rope_positions ps = {2, 6, NULL, 294};
             lcg_state = save;
-            free(run_rot("cached start 294", &rope, &cv, &ps, &q, &k, FWD, NULL, NULL));
+            free(run_rot("cached start 294", rope, &cv, &ps, &q, &k, FWD, NULL, NULL));
           }
           free(data);
         }
@@ -1539,7 +1553,8 @@ static void test_mrope(void) {
       for (dt = 0; dt < 3; dt++)
         for (withc = 0; withc < 2; withc++) {
           posenc_rope_config c = posenc_rope_default(128);
-          posenc_rope rope, plain;
+          rope_store rope_st, plain_st;
+          posenc_rope *rope = &rope_st.rope, *plain = &plain_st.rope;
           size_t B = 2, T = 5, i;
           int32_t ids[3 * 2 * 5];
           posenc_rope_positions pp = {2, 5, NULL, 0};
@@ -1549,16 +1564,16 @@ static void test_mrope(void) {
           c.base = m ? 5000000.0 : 1e6; c.style = (posenc_rope_style)si;
           c.mrope = m ? POSENC_ROPE_MROPE_INTERLEAVED : POSENC_ROPE_MROPE_SECTIONS;
           memcpy(c.mrope_section, secs[m], sizeof secs[m]);
-          CHECK(posenc_rope_init(&rope, &c) == POSENC_OK, "mrope init");
+          CHECK(posenc_rope_init(rope, sizeof rope_st, &c) == POSENC_OK, "mrope init");
           k = dense_view(tview_end(&q, B, T, 128), 2, T, 128, (posenc_dtype)dt);
           for (i = 0; i < 3 * B * T; i++) ids[i] = (int32_t)(lcg() % 1000u); /* t, h, w planes all differ */
           if (!withc) ids[0] = 16777215;
           pp.ids = ids;
-          if (withc) data = make_cache(&rope, INTL, F32, 0, 1000, &cv);
+          if (withc) data = make_cache(rope, INTL, F32, 0, 1000, &cv);
           sprintf(nm, "mrope %s %s %s%s", m ? "interleaved" : "sections", si ? "gptj" : "neox",
                   posenc_dtype_name((posenc_dtype)dt), withc ? " cached" : "");
-          free(run_rot(nm, &rope, withc ? &cv : NULL, &pp, &q, &k, FWD, NULL, NULL));
-          free(run_rot(nm, &rope, withc ? &cv : NULL, &pp, &q, &k, INV, NULL, NULL));
+          free(run_rot(nm, rope, withc ? &cv : NULL, &pp, &q, &k, FWD, NULL, NULL));
+          free(run_rot(nm, rope, withc ? &cv : NULL, &pp, &q, &k, INV, NULL, NULL));
           /* text tokens: ids NULL means t = h = w = start + t: a plain rope's result */
           {
             posenc_rope_positions pt = {2, 5, NULL, 990};
@@ -1566,10 +1581,10 @@ static void test_mrope(void) {
             size_t nb;
             uint32_t save = lcg_state;
             c.mrope = POSENC_ROPE_MROPE_NONE;
-            posenc_rope_init(&plain, &c);
-            a = run_rot("mrope text", &rope, withc ? &cv : NULL, &pt, &q, &k, FWD, NULL, &nb);
+            posenc_rope_init(plain, sizeof plain_st, &c);
+            a = run_rot("mrope text", rope, withc ? &cv : NULL, &pt, &q, &k, FWD, NULL, &nb);
             lcg_state = save;
-            b = run_rot("plain text", &plain, NULL, &pt, &q, &k, FWD, NULL, NULL);
+            b = run_rot("plain text", plain, NULL, &pt, &q, &k, FWD, NULL, NULL);
             CHECK(memcmp(a, b, nb) == 0, "%s: text tokens differ from the plain rope", nm);
             free(a); free(b);
           }
@@ -1578,7 +1593,7 @@ static void test_mrope(void) {
   /* the pair -> axis map itself, from the single-axis extremes: only h moves -> pairs of axis h move */
   {
     posenc_rope_config c = posenc_rope_default(128);
-    posenc_rope rope;
+    rope_store rope_st; posenc_rope *rope = &rope_st.rope;
     int32_t ids[3] = {0, 12345, 0};
     posenc_rope_positions pp = {1, 1, NULL, 0};
     float x[128];
@@ -1587,11 +1602,11 @@ static void test_mrope(void) {
     int ok = 1;
     c.base = 1e6;
     c.mrope = POSENC_ROPE_MROPE_SECTIONS; c.mrope_section[0] = 16; c.mrope_section[1] = 24; c.mrope_section[2] = 24;
-    posenc_rope_init(&rope, &c);
+    posenc_rope_init(rope, sizeof rope_st, &c);
     for (j = 0; j < 128; j++) x[j] = 1.0f;
     q.data = x; q.dtype = F32; q.heads = 1; q.batch_stride = q.token_stride = q.head_stride = 0;
     pp.ids = ids;
-    CHECK(posenc_rope_apply(&rope, NULL, &pp, &q, NULL, FWD) == POSENC_OK, "mrope axis probe");
+    CHECK(posenc_rope_apply(rope, NULL, &pp, &q, NULL, FWD) == POSENC_OK, "mrope axis probe");
     for (j = 0; j < 64; j++) {
       int moved = x[j] != 1.0f || x[j + 64] != 1.0f;
       if (moved != (j >= 16 && j < 40)) ok = 0;
@@ -1624,21 +1639,21 @@ static void test_properties(void) {
     int ai;
     for (ai = 0; ai < 3; ai++) {
       posenc_rope_config c = posenc_rope_default(128);
-      posenc_rope rope;
+      rope_store rope_st; posenc_rope *rope = &rope_st.rope;
       float x[128], y[128], z[128];
       size_t j, h = 64;
       double A = As[ai], worst_rt = 0, worst_norm = 0;
       int badn = 0, badr = 0;
       c.style = (posenc_rope_style)si; c.attention_factor = A;
-      posenc_rope_init(&rope, &c);
+      posenc_rope_init(rope, sizeof rope_st, &c);
       for (r = 0; r < 40; r++) {
         int32_t p = r < 2 ? (r ? 16777215 : 1) : (int32_t)(lcg() & 0xffffff);
         for (j = 0; j < 128; j++) x[j] = lcg_val();
         memcpy(y, x, sizeof x);
-        rotate1(&rope, y, 1, p, FWD);
+        rotate1(rope, y, 1, p, FWD);
         memcpy(z, y, sizeof y);
         /* INVERSE at p, or FORWARD at -p: the same rotation (R(-angle)) */
-        rotate1(&rope, z, 1, r % 2 ? -p : p, r % 2 ? FWD : INV);
+        rotate1(rope, z, 1, r % 2 ? -p : p, r % 2 ? FWD : INV);
         for (j = 0; j < h; j++) {
           size_t e0 = si ? 2 * j : j, e1 = si ? 2 * j + 1 : j + h;
           double s1 = fabs(x[e0]) + fabs(x[e1]);
@@ -1664,12 +1679,12 @@ static void test_properties(void) {
     /* <R(p) q, R(m) k> depends only on p - m */
     {
       posenc_rope_config c = posenc_rope_default(128);
-      posenc_rope rope;
+      rope_store rope_st; posenc_rope *rope = &rope_st.rope;
       float q[128], k[128], q1[128], k1[128], q2[128], k2[128];
       static const int32_t sh[][3] = {{100, 37, 1000000}, {5, 5, 16777000}, {16777215, 16000000, -16000000}, {0, 31, 65536}};
       size_t j, s;
       c.style = (posenc_rope_style)si;
-      posenc_rope_init(&rope, &c);
+      posenc_rope_init(rope, sizeof rope_st, &c);
       for (s = 0; s < sizeof sh / sizeof sh[0]; s++) {
         double d1, d2, tol = 0.0, d3;
         for (j = 0; j < 128; j++) { q[j] = lcg_val(); k[j] = lcg_val(); }
@@ -1679,13 +1694,13 @@ static void test_properties(void) {
         }
         tol *= 8.0 * eps;
         memcpy(q1, q, sizeof q); memcpy(k1, k, sizeof k); memcpy(q2, q, sizeof q); memcpy(k2, k, sizeof k);
-        rotate1(&rope, q1, 1, sh[s][0], FWD); rotate1(&rope, k1, 1, sh[s][1], FWD);
-        rotate1(&rope, q2, 1, sh[s][0] + sh[s][2], FWD); rotate1(&rope, k2, 1, sh[s][1] + sh[s][2], FWD);
+        rotate1(rope, q1, 1, sh[s][0], FWD); rotate1(rope, k1, 1, sh[s][1], FWD);
+        rotate1(rope, q2, 1, sh[s][0] + sh[s][2], FWD); rotate1(rope, k2, 1, sh[s][1] + sh[s][2], FWD);
         d1 = dot_d(q1, k1, 128); d2 = dot_d(q2, k2, 128);
         CHECK(fabs(d1 - d2) <= tol, "style %d shift %d: <q,k> %.9g vs %.9g (tol %.3g)", si, (int)sh[s][2], d1, d2, tol);
         /* and it does depend on p - m */
         memcpy(q2, q, sizeof q);
-        rotate1(&rope, q2, 1, sh[s][0] + 1, FWD);
+        rotate1(rope, q2, 1, sh[s][0] + 1, FWD);
         d3 = dot_d(q2, k1, 128);
         CHECK(fabs(d3 - d1) > tol, "style %d: moving q by one position left <q,k> unchanged", si);
       }
@@ -1694,12 +1709,12 @@ static void test_properties(void) {
     {
       int dt;
       for (dt = 0; dt < 3; dt++) {
-        posenc_rope rope = make_rope(70, 66, (posenc_rope_style)si, 10000.0);
+        rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, 70, 66, (posenc_rope_style)si, 10000.0);
         posenc_rope_positions pp = {1, 1, NULL, 0};
         tview q = dense_view(0, 3, 1, 70, (posenc_dtype)dt);
         unsigned char *in = NULL, *out;
         size_t nb;
-        out = run_rot("identity at 0", &rope, NULL, &pp, &q, NULL, FWD, &in, &nb);
+        out = run_rot("identity at 0", rope, NULL, &pp, &q, NULL, FWD, &in, &nb);
         CHECK(memcmp(in, out, nb) == 0, "style %d dtype %d: rotation at p = 0 changed the input", si, dt);
         free(in); free(out);
       }
@@ -1782,14 +1797,14 @@ static void test_backends(void) {
     for (k = 0; k < 30; k++) list[k] = (int32_t)(lcg() & 0xffffff) - 100000;
     list[0] = 16777215; list[1] = 2147483647; list[2] = -2147483647 - 1; list[3] = 31; list[4] = 32;
     for (ci = 0; ci < nc; ci++) {
-      posenc_rope rope;
-      CHECK(posenc_rope_init(&rope, &cs[ci]) == POSENC_OK, "backend cache init %d", ci);
+      rope_store rope_st; posenc_rope *rope = &rope_st.rope;
+      CHECK(posenc_rope_init(rope, sizeof rope_st, &cs[ci]) == POSENC_OK, "backend cache init %d", ci);
       for (lay = 0; lay < 3; lay++)
         for (dt = 0; dt < 3; dt++) {
           cache_case c;
-          c.rope = &rope; c.list = list;
+          c.rope = rope; c.list = list;
           c.sp.layout = (posenc_rope_cache_layout)lay; c.sp.dtype = (posenc_dtype)dt; c.sp.row_stride = 0;
-          posenc_rope_cache_bytes(&rope, &c.sp, 70, &c.bytes);
+          posenc_rope_cache_bytes(rope, &c.sp, 70, &c.bytes);
           CHECK(bk_compare_ok(cache_table_and_rows, &c, 2 * c.bytes + GUARD, NULL, &r), "cache %d layout %d dtype %d: %s",
                 ci, lay, dt, r.msg);
         }
@@ -1807,7 +1822,7 @@ static void test_backends(void) {
               for (withc = 0; withc < 2; withc++)
                 for (sp = 0; sp < 2; sp++) {
                   size_t D = rot + extra, T = 3, i;
-                  posenc_rope rope = make_rope(D, rot, (posenc_rope_style)si, 10000.0);
+                  rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, D, rot, (posenc_rope_style)si, 10000.0);
                   posenc_rope_positions pp = {1, 3, NULL, 0};
                   posenc_rope_cache_view cv;
                   rotation_case c;
@@ -1823,8 +1838,8 @@ static void test_backends(void) {
                   for (i = 0; i + es <= bytes; i += es) tl_store(input + i, (posenc_dtype)dt, sp ? special_val((posenc_dtype)dt) : lcg_val());
                   memset(input + bytes, CANARY, GUARD);
                   pp.ids = ids;
-                  if (withc) cdata = make_cache(&rope, (posenc_rope_cache_layout)(ri % 3), (posenc_dtype)(heads % 3), 0, 300, &cv);
-                  c.rope = &rope; c.cv = withc ? &cv : NULL; c.pp = &pp; c.input = input; c.dir = (posenc_rope_direction)dir;
+                  if (withc) cdata = make_cache(rope, (posenc_rope_cache_layout)(ri % 3), (posenc_dtype)(heads % 3), 0, 300, &cv);
+                  c.rope = rope; c.cv = withc ? &cv : NULL; c.pp = &pp; c.input = input; c.dir = (posenc_rope_direction)dir;
                   sprintf(nm, "rot %lu D %lu heads %lu style %d %s dir %d cache %d specials %d", (unsigned long)rot,
                           (unsigned long)D, (unsigned long)heads, si, posenc_dtype_name((posenc_dtype)dt), dir, withc, sp);
                   scalar = (unsigned char *)malloc(bytes + GUARD);
@@ -1833,7 +1848,7 @@ static void test_backends(void) {
                   r2 = (unsigned char *)malloc(bytes + GUARD);
                   tv[0] = c.q; tv[1] = c.k;
                   memcpy(r2, input, bytes + GUARD);
-                  ref_apply(&rope, c.cv, &pp, r2, tv, 2, c.dir);
+                  ref_apply(rope, c.cv, &pp, r2, tv, 2, c.dir);
                   CHECK(memcmp(r2, scalar, bytes + GUARD) == 0, "%s: scalar differs from the reference", nm);
                   free(r2); free(scalar); free(input); free(cdata);
                 }
@@ -1845,23 +1860,23 @@ static void test_backends(void) {
  * Bad input: a distinct code each, and nothing written
  * ========================================================================================== */
 static void test_bad_init(void) {
-  posenc_rope r2;
-  unsigned char snap[sizeof(posenc_rope)];
+  rope_store r2_st; posenc_rope *r2 = &r2_st.rope;
+  unsigned char snap[sizeof(rope_store)];
   posenc_rope_config base = posenc_rope_default(64), c;
   float bad_list[32];
   int i;
   static const posenc_rope_scaling scs[] = {POSENC_ROPE_SCALING_LINEAR, POSENC_ROPE_SCALING_NTK, POSENC_ROPE_SCALING_DYNAMIC,
                                             POSENC_ROPE_SCALING_YARN, POSENC_ROPE_SCALING_LLAMA3, POSENC_ROPE_SCALING_LONGROPE};
   static const double bad_factors[] = {0.0, -2.0, NAN, INFINITY, -INFINITY};
-#define EXPECT_INIT(setup, code) do { posenc_status s_; c = base; setup; memset(&r2, 0x5A, sizeof r2); \
-    memcpy(snap, &r2, sizeof r2); s_ = posenc_rope_init(&r2, &c); \
+#define EXPECT_INIT(setup, code) do { posenc_status s_; c = base; setup; memset(r2, 0x5A, sizeof r2_st); \
+    memcpy(snap, r2, sizeof r2_st); s_ = posenc_rope_init(r2, sizeof r2_st, &c); \
     CHECK(s_ == (code), "init(%s) -> %s, want %s", #setup, posenc_strerror(s_), posenc_strerror(code)); \
-    if ((code) != POSENC_OK) CHECK(memcmp(&r2, snap, sizeof r2) == 0, "init(%s) wrote *rope on error", #setup); } while (0)
+    if ((code) != POSENC_OK) CHECK(memcmp(r2, snap, sizeof r2_st) == 0, "init(%s) wrote *rope on error", #setup); } while (0)
   for (i = 0; i < 32; i++) bad_list[i] = 1.0f;
   EXPECT_INIT((void)0, POSENC_OK);
-  CHECK(posenc_rope_init(NULL, &base) == POSENC_ERR_NULL, "init NULL rope");
-  memset(&r2, 0x5A, sizeof r2); memcpy(snap, &r2, sizeof r2);
-  CHECK(posenc_rope_init(&r2, NULL) == POSENC_ERR_NULL && memcmp(&r2, snap, sizeof r2) == 0, "init NULL config");
+  CHECK(posenc_rope_init(NULL, sizeof r2_st, &base) == POSENC_ERR_NULL, "init NULL rope");
+  memset(r2, 0x5A, sizeof r2_st); memcpy(snap, r2, sizeof r2_st);
+  CHECK(posenc_rope_init(r2, sizeof r2_st, NULL) == POSENC_ERR_NULL && memcmp(r2, snap, sizeof r2_st) == 0, "init NULL config");
   EXPECT_INIT(c.rotary_dim = 63, POSENC_ERR_DIM);
   EXPECT_INIT(c.rotary_dim = 66, POSENC_ERR_DIM);
   EXPECT_INIT((c.head_dim = 1024, c.rotary_dim = 514), POSENC_ERR_DIM);
@@ -1956,49 +1971,49 @@ static void test_bad_init(void) {
 }
 
 static void test_bad_cache(void) {
-  posenc_rope rope;
+  rope_store rope_st; posenc_rope *rope = &rope_st.rope;
   posenc_rope_config c = posenc_rope_default(64);
   posenc_rope_cache_spec sp = {HALF, F32, 0}, s2;
   unsigned char buf[8192];
   int32_t pos[2] = {0, 1};
   size_t bytes = 0;
-  posenc_rope_init(&rope, &c);
+  posenc_rope_init(rope, sizeof rope_st, &c);
   memset(buf, CANARY, sizeof buf);
 #define EXPECT(call, code) do { posenc_status s_ = (call); \
     CHECK(s_ == (code), "%s -> %s, want %s", #call, posenc_strerror(s_), posenc_strerror(code)); \
     CHECK(tl_all_canary(buf, sizeof buf), "%s wrote on error", #call); } while (0)
   EXPECT(posenc_rope_cache_table(NULL, &sp, 0, 4, buf, sizeof buf), POSENC_ERR_NULL);
-  EXPECT(posenc_rope_cache_table(&rope, NULL, 0, 4, buf, sizeof buf), POSENC_ERR_NULL);
-  EXPECT(posenc_rope_cache_table(&rope, &sp, 0, 4, NULL, sizeof buf), POSENC_ERR_NULL);
-  EXPECT(posenc_rope_cache_rows(&rope, &sp, NULL, 2, buf, sizeof buf), POSENC_ERR_NULL);
-  EXPECT(posenc_rope_cache_bytes(&rope, &sp, 4, NULL), POSENC_ERR_NULL);
-  EXPECT(posenc_rope_cache_table(&rope, &sp, 0, 0, buf, sizeof buf), POSENC_ERR_SIZE);
-  EXPECT(posenc_rope_cache_rows(&rope, &sp, pos, 0, buf, sizeof buf), POSENC_ERR_SIZE);
-  s2 = sp; s2.layout = (posenc_rope_cache_layout)3; EXPECT(posenc_rope_cache_table(&rope, &s2, 0, 4, buf, sizeof buf), POSENC_ERR_LAYOUT);
-  s2 = sp; s2.dtype = (posenc_dtype)3; EXPECT(posenc_rope_cache_table(&rope, &s2, 0, 4, buf, sizeof buf), POSENC_ERR_DTYPE);
-  s2 = sp; s2.row_stride = 63; EXPECT(posenc_rope_cache_table(&rope, &s2, 0, 4, buf, sizeof buf), POSENC_ERR_STRIDE);
-  s2 = sp; s2.layout = FULL; s2.row_stride = 64; EXPECT(posenc_rope_cache_table(&rope, &s2, 0, 4, buf, sizeof buf), POSENC_ERR_STRIDE);
-  EXPECT(posenc_rope_cache_table(&rope, &sp, 0, 4, buf, 4 * 64 * 4 - 1), POSENC_ERR_BUFFER);
-  EXPECT(posenc_rope_cache_rows(&rope, &sp, pos, 2, buf, 2 * 64 * 4 - 1), POSENC_ERR_BUFFER);
+  EXPECT(posenc_rope_cache_table(rope, NULL, 0, 4, buf, sizeof buf), POSENC_ERR_NULL);
+  EXPECT(posenc_rope_cache_table(rope, &sp, 0, 4, NULL, sizeof buf), POSENC_ERR_NULL);
+  EXPECT(posenc_rope_cache_rows(rope, &sp, NULL, 2, buf, sizeof buf), POSENC_ERR_NULL);
+  EXPECT(posenc_rope_cache_bytes(rope, &sp, 4, NULL), POSENC_ERR_NULL);
+  EXPECT(posenc_rope_cache_table(rope, &sp, 0, 0, buf, sizeof buf), POSENC_ERR_SIZE);
+  EXPECT(posenc_rope_cache_rows(rope, &sp, pos, 0, buf, sizeof buf), POSENC_ERR_SIZE);
+  s2 = sp; s2.layout = (posenc_rope_cache_layout)3; EXPECT(posenc_rope_cache_table(rope, &s2, 0, 4, buf, sizeof buf), POSENC_ERR_LAYOUT);
+  s2 = sp; s2.dtype = (posenc_dtype)3; EXPECT(posenc_rope_cache_table(rope, &s2, 0, 4, buf, sizeof buf), POSENC_ERR_DTYPE);
+  s2 = sp; s2.row_stride = 63; EXPECT(posenc_rope_cache_table(rope, &s2, 0, 4, buf, sizeof buf), POSENC_ERR_STRIDE);
+  s2 = sp; s2.layout = FULL; s2.row_stride = 64; EXPECT(posenc_rope_cache_table(rope, &s2, 0, 4, buf, sizeof buf), POSENC_ERR_STRIDE);
+  EXPECT(posenc_rope_cache_table(rope, &sp, 0, 4, buf, 4 * 64 * 4 - 1), POSENC_ERR_BUFFER);
+  EXPECT(posenc_rope_cache_rows(rope, &sp, pos, 2, buf, 2 * 64 * 4 - 1), POSENC_ERR_BUFFER);
   s2 = sp; s2.dtype = BF16; s2.row_stride = 70;
-  EXPECT(posenc_rope_cache_table(&rope, &s2, 0, 4, buf, (3 * 70 + 64) * 2 - 1), POSENC_ERR_BUFFER);
-  CHECK(posenc_rope_cache_bytes(&rope, &s2, 4, &bytes) == POSENC_OK && bytes == (3 * 70 + 64) * 2, "strided bytes %zu", bytes);
-  EXPECT(posenc_rope_cache_table(&rope, &sp, 2147483647, 2, buf, sizeof buf), POSENC_ERR_POSITION);
-  EXPECT(posenc_rope_cache_table(&rope, &sp, 2147483000, 1000, buf, SIZE_MAX), POSENC_ERR_POSITION);
-  s2 = sp; s2.row_stride = SIZE_MAX / 2; EXPECT(posenc_rope_cache_table(&rope, &s2, 0, 4, buf, sizeof buf), POSENC_ERR_OVERFLOW);
+  EXPECT(posenc_rope_cache_table(rope, &s2, 0, 4, buf, (3 * 70 + 64) * 2 - 1), POSENC_ERR_BUFFER);
+  CHECK(posenc_rope_cache_bytes(rope, &s2, 4, &bytes) == POSENC_OK && bytes == (3 * 70 + 64) * 2, "strided bytes %zu", bytes);
+  EXPECT(posenc_rope_cache_table(rope, &sp, 2147483647, 2, buf, sizeof buf), POSENC_ERR_POSITION);
+  EXPECT(posenc_rope_cache_table(rope, &sp, 2147483000, 1000, buf, SIZE_MAX), POSENC_ERR_POSITION);
+  s2 = sp; s2.row_stride = SIZE_MAX / 2; EXPECT(posenc_rope_cache_table(rope, &s2, 0, 4, buf, sizeof buf), POSENC_ERR_OVERFLOW);
   { /* |p| * omega beyond the exact reduction (base 1e-30: omega up to ~1e29) */
-    posenc_rope r3;
+    rope_store r3_st; posenc_rope *r3 = &r3_st.rope;
     posenc_rope_config c3 = posenc_rope_default(64);
     int32_t far[2] = {0, 100};
     c3.base = 1e-30;
-    posenc_rope_init(&r3, &c3);
-    EXPECT(posenc_rope_cache_rows(&r3, &sp, far, 2, buf, sizeof buf), POSENC_ERR_POSITION);
+    posenc_rope_init(r3, sizeof r3_st, &c3);
+    EXPECT(posenc_rope_cache_rows(r3, &sp, far, 2, buf, sizeof buf), POSENC_ERR_POSITION);
   }
   { /* a rope struct that was never initialised (zeroed) */
-    posenc_rope z;
-    memset(&z, 0, sizeof z);
-    EXPECT(posenc_rope_cache_table(&z, &sp, 0, 4, buf, sizeof buf), POSENC_ERR_DIM);
-    CHECK(posenc_rope_cache_width(&z, HALF) == 0 && posenc_rope_cache_width(NULL, HALF) == 0, "width of nothing");
+    rope_store z_st; posenc_rope *z = &z_st.rope;
+    memset(z, 0, sizeof z_st);
+    EXPECT(posenc_rope_cache_table(z, &sp, 0, 4, buf, sizeof buf), POSENC_ERR_DIM);
+    CHECK(posenc_rope_cache_width(z, HALF) == 0 && posenc_rope_cache_width(NULL, HALF) == 0, "width of nothing");
   }
 #undef EXPECT
 }
@@ -2008,7 +2023,7 @@ static void test_bad_apply(void) {
   static float qb[T * HQ * D + 64], kb[T * HK * D + 64], snapq[T * HQ * D + 64], snapk[T * HK * D + 64];
   static float cache[300 * 2 * 32];
   float snapc[300 * 2 * 32];
-  posenc_rope rope;
+  rope_store rope_st; posenc_rope *rope = &rope_st.rope;
   posenc_rope_config c = posenc_rope_default(D);
   posenc_rope_tensor q, k, t2;
   posenc_rope_positions pp = {1, T, NULL, 0}, p2;
@@ -2016,10 +2031,10 @@ static void test_bad_apply(void) {
   posenc_rope_cache_spec sp = {HALF, F32, 0};
   int32_t ids[3 * T] = {0, 1, 2, 3};
   size_t i;
-  posenc_rope_init(&rope, &c);
+  posenc_rope_init(rope, sizeof rope_st, &c);
   for (i = 0; i < sizeof qb / sizeof qb[0]; i++) qb[i] = lcg_val();
   for (i = 0; i < sizeof kb / sizeof kb[0]; i++) kb[i] = lcg_val();
-  posenc_rope_cache_table(&rope, &sp, 0, 300, cache, sizeof cache);
+  posenc_rope_cache_table(rope, &sp, 0, 300, cache, sizeof cache);
   memcpy(snapq, qb, sizeof qb); memcpy(snapk, kb, sizeof kb); memcpy(snapc, cache, sizeof cache);
   q.data = qb; q.dtype = F32; q.heads = HQ; q.batch_stride = q.token_stride = q.head_stride = 0;
   k = q; k.data = kb; k.heads = HK;
@@ -2029,84 +2044,84 @@ static void test_bad_apply(void) {
     CHECK(s_ == (code), "%s -> %s, want %s", #call, posenc_strerror(s_), posenc_strerror(code)); \
     CHECK(UNCHANGED(), "%s wrote on error", #call); } while (0)
   EXPECT(posenc_rope_apply(NULL, NULL, &pp, &q, &k, FWD), POSENC_ERR_NULL);
-  EXPECT(posenc_rope_apply(&rope, NULL, NULL, &q, &k, FWD), POSENC_ERR_NULL);
-  EXPECT(posenc_rope_apply(&rope, NULL, &pp, NULL, &k, FWD), POSENC_ERR_NULL);
-  t2 = q; t2.data = NULL; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &t2, &k, FWD), POSENC_ERR_NULL);
-  t2 = k; t2.data = NULL; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &q, &t2, FWD), POSENC_ERR_NULL);
-  cv2 = cv; cv2.data = NULL; EXPECT(posenc_rope_apply(&rope, &cv2, &pp, &q, &k, FWD), POSENC_ERR_NULL);
-  p2 = pp; p2.batch = 0; EXPECT(posenc_rope_apply(&rope, NULL, &p2, &q, &k, FWD), POSENC_ERR_SIZE);
-  p2 = pp; p2.tokens = 0; EXPECT(posenc_rope_apply(&rope, NULL, &p2, &q, &k, FWD), POSENC_ERR_SIZE);
-  t2 = q; t2.heads = 0; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &t2, &k, FWD), POSENC_ERR_SIZE);
-  t2 = k; t2.heads = 0; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &q, &t2, FWD), POSENC_ERR_SIZE);
-  t2 = q; t2.dtype = (posenc_dtype)5; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &t2, &k, FWD), POSENC_ERR_DTYPE);
-  t2 = k; t2.dtype = (posenc_dtype)-1; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &q, &t2, FWD), POSENC_ERR_DTYPE);
-  cv2 = cv; cv2.spec.dtype = (posenc_dtype)4; EXPECT(posenc_rope_apply(&rope, &cv2, &pp, &q, &k, FWD), POSENC_ERR_DTYPE);
-  cv2 = cv; cv2.spec.layout = (posenc_rope_cache_layout)7; EXPECT(posenc_rope_apply(&rope, &cv2, &pp, &q, &k, FWD), POSENC_ERR_LAYOUT);
-  cv2 = cv; cv2.spec.row_stride = 63; EXPECT(posenc_rope_apply(&rope, &cv2, &pp, &q, &k, FWD), POSENC_ERR_STRIDE);
-  cv2 = cv; cv2.n_rows = 0; EXPECT(posenc_rope_apply(&rope, &cv2, &pp, &q, &k, FWD), POSENC_ERR_SIZE);
-  EXPECT(posenc_rope_apply(&rope, NULL, &pp, &q, &k, (posenc_rope_direction)2), POSENC_ERR_PARAM);
+  EXPECT(posenc_rope_apply(rope, NULL, NULL, &q, &k, FWD), POSENC_ERR_NULL);
+  EXPECT(posenc_rope_apply(rope, NULL, &pp, NULL, &k, FWD), POSENC_ERR_NULL);
+  t2 = q; t2.data = NULL; EXPECT(posenc_rope_apply(rope, NULL, &pp, &t2, &k, FWD), POSENC_ERR_NULL);
+  t2 = k; t2.data = NULL; EXPECT(posenc_rope_apply(rope, NULL, &pp, &q, &t2, FWD), POSENC_ERR_NULL);
+  cv2 = cv; cv2.data = NULL; EXPECT(posenc_rope_apply(rope, &cv2, &pp, &q, &k, FWD), POSENC_ERR_NULL);
+  p2 = pp; p2.batch = 0; EXPECT(posenc_rope_apply(rope, NULL, &p2, &q, &k, FWD), POSENC_ERR_SIZE);
+  p2 = pp; p2.tokens = 0; EXPECT(posenc_rope_apply(rope, NULL, &p2, &q, &k, FWD), POSENC_ERR_SIZE);
+  t2 = q; t2.heads = 0; EXPECT(posenc_rope_apply(rope, NULL, &pp, &t2, &k, FWD), POSENC_ERR_SIZE);
+  t2 = k; t2.heads = 0; EXPECT(posenc_rope_apply(rope, NULL, &pp, &q, &t2, FWD), POSENC_ERR_SIZE);
+  t2 = q; t2.dtype = (posenc_dtype)5; EXPECT(posenc_rope_apply(rope, NULL, &pp, &t2, &k, FWD), POSENC_ERR_DTYPE);
+  t2 = k; t2.dtype = (posenc_dtype)-1; EXPECT(posenc_rope_apply(rope, NULL, &pp, &q, &t2, FWD), POSENC_ERR_DTYPE);
+  cv2 = cv; cv2.spec.dtype = (posenc_dtype)4; EXPECT(posenc_rope_apply(rope, &cv2, &pp, &q, &k, FWD), POSENC_ERR_DTYPE);
+  cv2 = cv; cv2.spec.layout = (posenc_rope_cache_layout)7; EXPECT(posenc_rope_apply(rope, &cv2, &pp, &q, &k, FWD), POSENC_ERR_LAYOUT);
+  cv2 = cv; cv2.spec.row_stride = 63; EXPECT(posenc_rope_apply(rope, &cv2, &pp, &q, &k, FWD), POSENC_ERR_STRIDE);
+  cv2 = cv; cv2.n_rows = 0; EXPECT(posenc_rope_apply(rope, &cv2, &pp, &q, &k, FWD), POSENC_ERR_SIZE);
+  EXPECT(posenc_rope_apply(rope, NULL, &pp, &q, &k, (posenc_rope_direction)2), POSENC_ERR_PARAM);
   /* positions: past the cache, negative with a cache, past INT32_MAX */
-  p2 = pp; p2.ids = ids; ids[2] = 300; EXPECT(posenc_rope_apply(&rope, &cv, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
-  ids[2] = -1; EXPECT(posenc_rope_apply(&rope, &cv, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
+  p2 = pp; p2.ids = ids; ids[2] = 300; EXPECT(posenc_rope_apply(rope, &cv, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
+  ids[2] = -1; EXPECT(posenc_rope_apply(rope, &cv, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
   ids[2] = 2;
-  p2 = pp; p2.start = 297; EXPECT(posenc_rope_apply(&rope, &cv, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
-  p2 = pp; p2.start = -1; EXPECT(posenc_rope_apply(&rope, &cv, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
-  p2 = pp; p2.start = 2147483647 - 2; EXPECT(posenc_rope_apply(&rope, NULL, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
+  p2 = pp; p2.start = 297; EXPECT(posenc_rope_apply(rope, &cv, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
+  p2 = pp; p2.start = -1; EXPECT(posenc_rope_apply(rope, &cv, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
+  p2 = pp; p2.start = 2147483647 - 2; EXPECT(posenc_rope_apply(rope, NULL, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
   p2 = pp; p2.start = 2147483647 - 3; p2.tokens = 1; /* fits: 1 token at INT32_MAX - 3 */
   {
     posenc_rope_tensor q1 = q, k1 = k;
     float one_q[HQ * D], one_k[HK * D];
     memcpy(one_q, qb, sizeof one_q); memcpy(one_k, kb, sizeof one_k);
     q1.data = one_q; k1.data = one_k;
-    CHECK(posenc_rope_apply(&rope, NULL, &p2, &q1, &k1, FWD) == POSENC_OK, "INT32_MAX - 3 is a valid position");
+    CHECK(posenc_rope_apply(rope, NULL, &p2, &q1, &k1, FWD) == POSENC_OK, "INT32_MAX - 3 is a valid position");
   }
   { /* M-RoPE: the h and w planes are checked too */
-    posenc_rope mr;
+    rope_store mr_st; posenc_rope *mr = &mr_st.rope;
     posenc_rope_config mc = posenc_rope_default(D);
     mc.mrope = POSENC_ROPE_MROPE_SECTIONS; mc.mrope_section[0] = 10; mc.mrope_section[1] = 11; mc.mrope_section[2] = 11;
-    posenc_rope_init(&mr, &mc);
+    posenc_rope_init(mr, sizeof mr_st, &mc);
     for (i = 0; i < 3 * T; i++) ids[i] = (int32_t)i;
     ids[2 * T + 1] = 300;
     p2 = pp; p2.ids = ids;
-    EXPECT(posenc_rope_apply(&mr, &cv, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
+    EXPECT(posenc_rope_apply(mr, &cv, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
     ids[2 * T + 1] = 1;
     for (i = 0; i < T; i++) ids[i] = (int32_t)i;
   }
   /* aliasing: k = q, k overlapping q, a tensor overlapping itself, q or k overlapping the cache */
-  EXPECT(posenc_rope_apply(&rope, NULL, &pp, &q, &q, FWD), POSENC_ERR_ALIAS);
-  t2 = q; t2.data = qb + D / 2; t2.heads = 1; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &q, &t2, FWD), POSENC_ERR_ALIAS);
+  EXPECT(posenc_rope_apply(rope, NULL, &pp, &q, &q, FWD), POSENC_ERR_ALIAS);
+  t2 = q; t2.data = qb + D / 2; t2.heads = 1; EXPECT(posenc_rope_apply(rope, NULL, &pp, &q, &t2, FWD), POSENC_ERR_ALIAS);
   t2 = q; t2.data = qb + 3 * D; t2.heads = 2; t2.token_stride = HQ * D; /* k's heads run into the next token's q heads */
-  EXPECT(posenc_rope_apply(&rope, NULL, &pp, &q, &t2, FWD), POSENC_ERR_ALIAS);
-  t2 = q; t2.head_stride = D - 1; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &t2, &k, FWD), POSENC_ERR_ALIAS);
-  t2 = q; t2.head_stride = D - 2; t2.heads = 2; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &t2, NULL, FWD), POSENC_ERR_ALIAS);
-  t2 = q; t2.token_stride = HQ * D - 1; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &t2, NULL, FWD), POSENC_ERR_ALIAS);
-  t2 = q; t2.token_stride = D; t2.head_stride = D; EXPECT(posenc_rope_apply(&rope, NULL, &pp, &t2, NULL, FWD), POSENC_ERR_ALIAS);
+  EXPECT(posenc_rope_apply(rope, NULL, &pp, &q, &t2, FWD), POSENC_ERR_ALIAS);
+  t2 = q; t2.head_stride = D - 1; EXPECT(posenc_rope_apply(rope, NULL, &pp, &t2, &k, FWD), POSENC_ERR_ALIAS);
+  t2 = q; t2.head_stride = D - 2; t2.heads = 2; EXPECT(posenc_rope_apply(rope, NULL, &pp, &t2, NULL, FWD), POSENC_ERR_ALIAS);
+  t2 = q; t2.token_stride = HQ * D - 1; EXPECT(posenc_rope_apply(rope, NULL, &pp, &t2, NULL, FWD), POSENC_ERR_ALIAS);
+  t2 = q; t2.token_stride = D; t2.head_stride = D; EXPECT(posenc_rope_apply(rope, NULL, &pp, &t2, NULL, FWD), POSENC_ERR_ALIAS);
   p2 = pp; p2.batch = 2; t2 = q; t2.batch_stride = HQ * D; t2.token_stride = HQ * D;
-  EXPECT(posenc_rope_apply(&rope, NULL, &p2, &t2, NULL, FWD), POSENC_ERR_ALIAS);
+  EXPECT(posenc_rope_apply(rope, NULL, &p2, &t2, NULL, FWD), POSENC_ERR_ALIAS);
   t2 = q; t2.head_stride = 0; t2.heads = 1; t2.token_stride = D / 2; /* tokens overlap */
-  EXPECT(posenc_rope_apply(&rope, NULL, &pp, &t2, NULL, FWD), POSENC_ERR_ALIAS);
+  EXPECT(posenc_rope_apply(rope, NULL, &pp, &t2, NULL, FWD), POSENC_ERR_ALIAS);
   /* a single head with head_stride < D is fine: nothing overlaps */
   {
     static float one[T * D];
     memcpy(one, qb, sizeof one);
     t2 = q; t2.data = one; t2.heads = 1; t2.head_stride = 3; t2.token_stride = D;
-    CHECK(posenc_rope_apply(&rope, NULL, &pp, &t2, NULL, FWD) == POSENC_OK, "one head, head_stride < D");
+    CHECK(posenc_rope_apply(rope, NULL, &pp, &t2, NULL, FWD) == POSENC_OK, "one head, head_stride < D");
   }
-  cv2 = cv; cv2.data = qb + 10; EXPECT(posenc_rope_apply(&rope, &cv2, &pp, &q, &k, FWD), POSENC_ERR_ALIAS);
+  cv2 = cv; cv2.data = qb + 10; EXPECT(posenc_rope_apply(rope, &cv2, &pp, &q, &k, FWD), POSENC_ERR_ALIAS);
   cv2 = cv; cv2.data = kb; cv2.n_rows = 1; p2 = pp; p2.tokens = 1; t2 = k; t2.data = kb + 2 * 32 - 1;
-  EXPECT(posenc_rope_apply(&rope, &cv2, &p2, &q, &t2, FWD), POSENC_ERR_ALIAS);  /* k's first element = the cache's last */
+  EXPECT(posenc_rope_apply(rope, &cv2, &p2, &q, &t2, FWD), POSENC_ERR_ALIAS);  /* k's first element = the cache's last */
   { /* a rope that was never initialised */
-    posenc_rope z;
-    memset(&z, 0, sizeof z);
-    EXPECT(posenc_rope_apply(&z, NULL, &pp, &q, &k, FWD), POSENC_ERR_DIM);
+    rope_store z_st; posenc_rope *z = &z_st.rope;
+    memset(z, 0, sizeof z_st);
+    EXPECT(posenc_rope_apply(z, NULL, &pp, &q, &k, FWD), POSENC_ERR_DIM);
   }
   { /* |p| * omega beyond the exact reduction without a cache */
-    posenc_rope r3;
+    rope_store r3_st; posenc_rope *r3 = &r3_st.rope;
     posenc_rope_config c3 = posenc_rope_default(D);
     c3.base = 1e-30;
-    posenc_rope_init(&r3, &c3);
+    posenc_rope_init(r3, sizeof r3_st, &c3);
     p2 = pp; p2.start = 100;
-    EXPECT(posenc_rope_apply(&r3, NULL, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
+    EXPECT(posenc_rope_apply(r3, NULL, &p2, &q, &k, FWD), POSENC_ERR_POSITION);
   }
   CHECK(UNCHANGED(), "buffers changed");
 #undef EXPECT
@@ -2151,7 +2166,7 @@ static void ggml_ref(const posenc_ggml_rope_params *g, int32_t p, size_t i, ld *
 static void check_ggml(const char *name, const posenc_ggml_rope_params *g) {
   static const int32_t ps[6] = {0, 1, 7, 1000, 65535, 131071};
   posenc_rope_config cfg;
-  posenc_rope rope;
+  rope_store rope_st; posenc_rope *rope = &rope_st.rope;
   posenc_rope_cache_spec sp = {HALF, F32, POSENC_ROPE_MAX_DIM};
   float row[6][POSENC_ROPE_MAX_DIM];
   size_t h = (size_t)g->n_dims / 2, i, r;
@@ -2159,11 +2174,11 @@ static void check_ggml(const char *name, const posenc_ggml_rope_params *g) {
   posenc_status st = posenc_rope_config_from_ggml(g, &cfg);
   CHECK(st == POSENC_OK, "%s: from_ggml: %s", name, posenc_strerror(st));
   if (st != POSENC_OK) return;
-  CHECK((st = posenc_rope_init(&rope, &cfg)) == POSENC_OK, "%s: init: %s", name, posenc_strerror(st));
+  CHECK((st = posenc_rope_init(rope, sizeof rope_st, &cfg)) == POSENC_OK, "%s: init: %s", name, posenc_strerror(st));
   CHECK(cfg.style == (g->mode == 0 ? GPTJ : NEOX) && cfg.rotary_dim == (size_t)g->n_dims && cfg.head_dim == g->head_dim,
         "%s: style or dims", name);
   if (st != POSENC_OK) return;
-  posenc_rope_cache_rows(&rope, &sp, ps, 6, row, sizeof row);
+  posenc_rope_cache_rows(rope, &sp, ps, 6, row, sizeof row);
   for (r = 0; r < 6; r++)
     for (i = 0; i < h; i++) {
       ld c, s, e;
@@ -2234,21 +2249,22 @@ static void test_ggml_params(void) {
 
 static void test_known_bugs(void) {
   {
-    posenc_rope r;
+    rope_store r_st;
+    posenc_rope *r = &r_st.rope;
     posenc_rope_config c = cfg_of(8, 10000.0, POSENC_ROPE_SCALING_LONGROPE, 8.0, 1);
     posenc_status st;
     c.short_factor = lr_short; c.long_factor = lr_long;
-    st = posenc_rope_init(&r, &c);
+    st = posenc_rope_init(r, sizeof r_st, &c);
     CHECK(st == POSENC_ERR_PARAM, "longrope L = 1: init %s (attention factor %g)", posenc_strerror(st),
-          st == POSENC_OK ? r.attention_factor : 0.0);
+          st == POSENC_OK ? r->attention_factor : 0.0);
   }
   {
-    posenc_rope rope = make_rope(8, 8, NEOX, 10000.0);
+    rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, 8, 8, NEOX, 10000.0);
     int32_t ids[2] = {2147483647, 5};
     posenc_rope_positions pp = {1, 2, NULL, 0};
     tview q = dense_view(0, 1, 2, 8, F32);
     pp.ids = ids;
-    free(run_rot("ids from INT32_MAX (UBSan)", &rope, NULL, &pp, &q, NULL, FWD, NULL, NULL));
+    free(run_rot("ids from INT32_MAX (UBSan)", rope, NULL, &pp, &q, NULL, FWD, NULL, NULL));
   }
 }
 
@@ -2259,7 +2275,7 @@ static void test_known_bugs(void) {
 static void test_misaligned(void) {
   static union { double align; unsigned char b[4 * 16 * 64 + 64]; } cache_mem, q_mem, k_mem;
   static unsigned char ref_q[2 * 3 * 64 * 4], ref_k[3 * 64 * 4];
-  posenc_rope rope = make_rope(64, 64, NEOX, 10000.0);
+  rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, 64, 64, NEOX, 10000.0);
   posenc_rope_cache_spec spec = {POSENC_ROPE_CACHE_HALF, F32, 0};
   posenc_dtype dts[2] = {F32, F16};
   size_t d, i;
@@ -2273,17 +2289,285 @@ static void test_misaligned(void) {
       posenc_status st;
       unsigned char *c = cache_mem.b + off, *qd = q_mem.b + 3 - off, *kd = k_mem.b + off;
       spec.dtype = F32;
-      CHECK(posenc_rope_cache_table(&rope, &spec, 0, 16, c, 16 * 64 * 4) == POSENC_OK, "misaligned cache table");
+      CHECK(posenc_rope_cache_table(rope, &spec, 0, 16, c, 16 * 64 * 4) == POSENC_OK, "misaligned cache table");
       view.data = c; view.n_rows = 16; view.spec = spec;
       for (i = 0; i < qb; i++) qd[i] = (unsigned char)(i * 37 + 11) & 0x3f; /* small finite values */
       for (i = 0; i < kb; i++) kd[i] = (unsigned char)(i * 53 + 7) & 0x3f;
       q.data = qd; k.data = kd; q.dtype = k.dtype = dt;
-      st = posenc_rope_apply(&rope, &view, &pos, &q, &k, FWD);
+      st = posenc_rope_apply(rope, &view, &pos, &q, &k, FWD);
       CHECK(st == POSENC_OK, "misaligned by %u, %s: %s", (unsigned)off, posenc_dtype_name(dt), posenc_strerror(st));
       if (off == 0) { memcpy(ref_q, qd, qb); memcpy(ref_k, kd, kb); continue; }
       CHECK(memcmp(ref_q, qd, qb) == 0 && memcmp(ref_k, kd, kb) == 0,
             "%s: rotation with buffers misaligned by %u differs from aligned", posenc_dtype_name(dt), (unsigned)off);
     }
+  }
+}
+
+/* ============================================================================================
+ * A rope's storage (posenc.h: a header, then the frequencies of its rotary dim, in storage the
+ * caller provides): its size, the refusals (too small, misaligned, copied or moved, never
+ * initialised), and that a rope in exactly the storage it needs computes what one in the largest
+ * storage does.
+ * ========================================================================================== */
+struct double_align { char c; double d; };
+#define DOUBLE_ALIGN offsetof(struct double_align, d)
+
+/* Everything a rope computes, one result after another: its cache in every layout (f32, bf16)
+ * for positions 0..39 and for a list out to 2^24 - 1, then q (40 tokens, 2 heads) rotated on the
+ * fly forward from 2^24 - 41, inverse from 0, and with the f32 HALF cache. malloc'd; NULL (and
+ * *st the status) on an error. */
+enum { SO_ROWS = 40, SO_HEADS = 2 };
+static unsigned char *rope_outputs(const posenc_rope *rope, size_t *len, posenc_status *st) {
+  static const int32_t list[6] = {0, 1, 31, 32, 65535, 16777215};
+  const size_t D = rope->config.head_dim, qn = (size_t)SO_ROWS * SO_HEADS * D;
+  const size_t cap = 6 * (SO_ROWS + 6) * 4 * D * 4 + 3 * qn * 4;
+  unsigned char *out = (unsigned char *)malloc(cap);
+  float *q = (float *)malloc(qn * sizeof(float));
+  size_t at = 0, bytes = 0, i;
+  int lay, d, pass;
+  *st = POSENC_OK;
+  for (lay = 0; lay < 3 && *st == POSENC_OK; lay++)
+    for (d = 0; d < 2 && *st == POSENC_OK; d++) {
+      posenc_rope_cache_spec sp;
+      sp.layout = (posenc_rope_cache_layout)lay; sp.dtype = d ? BF16 : F32; sp.row_stride = 0;
+      if ((*st = posenc_rope_cache_bytes(rope, &sp, SO_ROWS, &bytes)) != POSENC_OK ||
+          (*st = posenc_rope_cache_table(rope, &sp, 0, SO_ROWS, out + at, cap - at)) != POSENC_OK)
+        break;
+      at += bytes;
+      if ((*st = posenc_rope_cache_bytes(rope, &sp, 6, &bytes)) != POSENC_OK ||
+          (*st = posenc_rope_cache_rows(rope, &sp, list, 6, out + at, cap - at)) != POSENC_OK)
+        break;
+      at += bytes;
+    }
+  for (pass = 0; pass < 3 && *st == POSENC_OK; pass++) {
+    posenc_rope_positions pp = {1, SO_ROWS, NULL, 0};
+    posenc_rope_tensor qt = {NULL, F32, SO_HEADS, 0, 0, 0};
+    posenc_rope_cache_view cv;
+    uint32_t seed = 77u + (uint32_t)pass;
+    for (i = 0; i < qn; i++) {
+      seed = seed * 1664525u + 1013904223u;
+      q[i] = (float)((int)((seed >> 8) % 511u) - 255) / 64.0f;
+    }
+    cv.data = out; cv.n_rows = SO_ROWS; /* the first table: HALF f32, positions 0..39 */
+    cv.spec.layout = HALF; cv.spec.dtype = F32; cv.spec.row_stride = 0;
+    pp.start = pass == 0 ? 16777215 - SO_ROWS : 0;
+    qt.data = q;
+    if ((*st = posenc_rope_apply(rope, pass == 2 ? &cv : NULL, &pp, &qt, NULL,
+                                 pass == 1 ? POSENC_ROPE_INVERSE : POSENC_ROPE_FORWARD)) != POSENC_OK)
+      break;
+    memcpy(out + at, q, qn * sizeof(float));
+    at += qn * sizeof(float);
+  }
+  free(q);
+  if (*st != POSENC_OK) { free(out); return NULL; }
+  *len = at;
+  return out;
+}
+
+/* 1 if two ropes compute the same bytes (rope_outputs). */
+static int same_outputs(const char *name, const posenc_rope *a, const posenc_rope *b) {
+  size_t la = 0, lb = 0;
+  posenc_status sa, sb;
+  unsigned char *oa = rope_outputs(a, &la, &sa), *ob = rope_outputs(b, &lb, &sb);
+  int same = oa && ob && la == lb && memcmp(oa, ob, la) == 0;
+  CHECK(oa && ob, "%s: %s / %s", name, posenc_strerror(sa), posenc_strerror(sb));
+  free(oa); free(ob);
+  return same;
+}
+
+static void test_storage(void) {
+  /* posenc_rope_bytes is POSENC_ROPE_BYTES of the rotary dim, and grows with it */
+  {
+    static const size_t dims[4] = {2, 64, 128, 512};
+    const size_t want[4] = {POSENC_ROPE_BYTES(2), POSENC_ROPE_BYTES(64), POSENC_ROPE_BYTES(128), POSENC_ROPE_BYTES(512)};
+    posenc_rope_config c;
+    size_t k, b, prev = 0, d;
+    int bad = 0;
+    for (k = 0; k < 4; k++) {
+      c = posenc_rope_default(dims[k]);
+      b = 0;
+      CHECK(posenc_rope_bytes(&c, &b) == POSENC_OK && b == want[k], "rope_bytes d=%u: %u, POSENC_ROPE_BYTES %u",
+            (unsigned)dims[k], (unsigned)b, (unsigned)want[k]);
+      CHECK(b > prev, "rope_bytes d=%u: %u, not above d=%u's %u", (unsigned)dims[k], (unsigned)b,
+            k ? (unsigned)dims[k - 1] : 0u, (unsigned)prev);
+      CHECK(b > sizeof(posenc_rope) + dims[k] / 2 * sizeof(double), "rope_bytes d=%u: %u holds no frequencies",
+            (unsigned)dims[k], (unsigned)b);
+      prev = b;
+    }
+    for (d = 2; d <= POSENC_ROPE_MAX_DIM; d += 2) { /* every rotary dim: the macro, never shrinking */
+      c = posenc_rope_default(d);
+      if ((posenc_rope_bytes(&c, &b) != POSENC_OK || b != POSENC_ROPE_BYTES(d) ||
+           POSENC_ROPE_BYTES(d) < POSENC_ROPE_BYTES(d - 2)) && bad++ < 3)
+        CHECK(0, "rope_bytes d=%u: %u, POSENC_ROPE_BYTES %u", (unsigned)d, (unsigned)b, (unsigned)POSENC_ROPE_BYTES(d));
+    }
+    CHECK(bad == 0, "rope_bytes: %d rotary dims off", bad);
+    c = posenc_rope_default(512); c.rotary_dim = 64; /* the rotary dim counts, not head_dim */
+    CHECK(posenc_rope_bytes(&c, &b) == POSENC_OK && b == POSENC_ROPE_BYTES(64), "rope_bytes partial: %u", (unsigned)b);
+    c = posenc_rope_default(96); c.rotary_dim = 0;
+    CHECK(posenc_rope_bytes(&c, &b) == POSENC_OK && b == POSENC_ROPE_BYTES(96), "rope_bytes rotary_dim 0: %u", (unsigned)b);
+    CHECK(POSENC_ROPE_BYTES(64) < 2560, "a rope of rotary dim 64 takes %u bytes, 2.5 KiB or more",
+          (unsigned)POSENC_ROPE_BYTES(64));
+    printf("rope storage: d=64 %u bytes, d=128 %u, d=512 %u (header %u)\n", (unsigned)POSENC_ROPE_BYTES(64),
+           (unsigned)POSENC_ROPE_BYTES(128), (unsigned)POSENC_ROPE_BYTES(512), (unsigned)sizeof(posenc_rope));
+    /* errors leave *bytes alone */
+    b = 12345;
+    CHECK(posenc_rope_bytes(NULL, &b) == POSENC_ERR_NULL && b == 12345, "rope_bytes(NULL config)");
+    c = posenc_rope_default(64);
+    CHECK(posenc_rope_bytes(&c, NULL) == POSENC_ERR_NULL, "rope_bytes(NULL bytes)");
+    c.rotary_dim = 63;
+    CHECK(posenc_rope_bytes(&c, &b) == POSENC_ERR_DIM && b == 12345, "rope_bytes odd rotary dim");
+    c = posenc_rope_default(POSENC_ROPE_MAX_DIM + 2);
+    CHECK(posenc_rope_bytes(&c, &b) == POSENC_ERR_DIM && b == 12345, "rope_bytes past POSENC_ROPE_MAX_DIM");
+    c = posenc_rope_default(64); c.base = -1.0;
+    CHECK(posenc_rope_bytes(&c, &b) == POSENC_ERR_BASE && b == 12345, "rope_bytes bad base");
+  }
+  /* init: a byte short, or misaligned, is BUFFER with the storage untouched; exactly enough is OK
+   * and writes nothing past it */
+  {
+    static union { double align; unsigned char b[POSENC_ROPE_BYTES(64) + 64]; } buf;
+    static unsigned char snap[sizeof buf.b];
+    POSENC_ROPE_STORAGE(64) st64;
+    posenc_rope_config c = posenc_rope_default(64);
+    size_t need = 0;
+    CHECK(posenc_rope_bytes(&c, &need) == POSENC_OK && need == POSENC_ROPE_BYTES(64), "rope_bytes d=64");
+    memset(buf.b, 0xA5, sizeof buf.b); memcpy(snap, buf.b, sizeof snap);
+    CHECK(posenc_rope_init((posenc_rope *)(void *)buf.b, need - 1, &c) == POSENC_ERR_BUFFER &&
+          memcmp(buf.b, snap, sizeof snap) == 0, "init with a byte short: BUFFER, storage untouched");
+    CHECK(posenc_rope_init((posenc_rope *)(void *)buf.b, 0, &c) == POSENC_ERR_BUFFER &&
+          memcmp(buf.b, snap, sizeof snap) == 0, "init with 0 bytes");
+    if (DOUBLE_ALIGN > 1) {
+      CHECK(posenc_rope_init((posenc_rope *)(void *)(buf.b + 1), need, &c) == POSENC_ERR_BUFFER &&
+            memcmp(buf.b, snap, sizeof snap) == 0, "init misaligned by 1 byte: BUFFER, storage untouched");
+      CHECK(posenc_rope_init((posenc_rope *)(void *)(buf.b + DOUBLE_ALIGN - 1), need, &c) == POSENC_ERR_BUFFER &&
+            memcmp(buf.b, snap, sizeof snap) == 0, "init misaligned by %u bytes", (unsigned)(DOUBLE_ALIGN - 1));
+    }
+    CHECK(posenc_rope_init((posenc_rope *)(void *)buf.b, need, &c) == POSENC_OK, "init in exactly posenc_rope_bytes");
+    {
+      size_t i;
+      int past = 0;
+      for (i = need; i < sizeof buf.b; i++) past |= buf.b[i] != 0xA5;
+      CHECK(!past, "init wrote past posenc_rope_bytes");
+    }
+    CHECK(sizeof st64 >= need && posenc_rope_init(&st64.rope, sizeof st64, &c) == POSENC_OK &&
+          same_outputs("d=64: exact buffer vs POSENC_ROPE_STORAGE(64)", (posenc_rope *)(void *)buf.b, &st64.rope),
+          "POSENC_ROPE_STORAGE(64) and an exact buffer differ");
+    CHECK(posenc_rope_init((posenc_rope *)(void *)(buf.b + DOUBLE_ALIGN), need, &c) == POSENC_OK,
+          "init at the next double");
+  }
+  /* a copy (by value, or the whole storage) is refused as DIM, writing nothing; init-ing the new
+   * place makes it compute what the original does */
+  {
+    rope_store a_st, b_st;
+    posenc_rope *a = &a_st.rope, *b = &b_st.rope, hdr;
+    posenc_rope_config c = posenc_rope_default(64);
+    posenc_rope_cache_spec sp = {HALF, F32, 0};
+    posenc_rope_positions pp = {1, 2, NULL, 5};
+    float q[2 * 64], qs[2 * 64];
+    unsigned char out[4 * 64 * 4];
+    posenc_rope_tensor qt = {NULL, F32, 1, 0, 0, 0};
+    size_t i, bytes = 7;
+    int pass;
+    qt.data = q;
+    c.style = GPTJ;
+    CHECK(posenc_rope_init(a, sizeof a_st, &c) == POSENC_OK, "copy: init");
+    for (i = 0; i < 2 * 64; i++) qs[i] = (float)i / 16.0f - 4.0f;
+    for (pass = 0; pass < 2; pass++) {
+      const posenc_rope *cp;
+      const char *how = pass ? "memcpy'd storage" : "a copy by value";
+      if (pass) { memcpy(&b_st, &a_st, sizeof b_st); cp = b; } else { hdr = *a; cp = &hdr; }
+      memcpy(q, qs, sizeof q);
+      memset(out, CANARY, sizeof out);
+      CHECK(posenc_rope_apply(cp, NULL, &pp, &qt, NULL, POSENC_ROPE_FORWARD) == POSENC_ERR_DIM &&
+            memcmp(q, qs, sizeof q) == 0, "%s: apply not refused (or wrote)", how);
+      CHECK(posenc_rope_cache_table(cp, &sp, 0, 4, out, sizeof out) == POSENC_ERR_DIM &&
+            posenc_rope_cache_rows(cp, &sp, &pp.start, 1, out, sizeof out) == POSENC_ERR_DIM &&
+            tl_all_canary(out, sizeof out), "%s: cache_table/rows not refused (or wrote)", how);
+      CHECK(posenc_rope_cache_width(cp, HALF) == 0 && posenc_rope_cache_width(cp, FULL) == 0, "%s: width", how);
+      CHECK(posenc_rope_cache_bytes(cp, &sp, 4, &bytes) == POSENC_ERR_DIM && bytes == 7, "%s: cache_bytes", how);
+      CHECK(posenc_rope_inv_freq(cp) == NULL && posenc_rope_inv_freq_f32(cp) == NULL, "%s: inv_freq", how);
+    }
+    /* set_seq_len on the copy: refused, nothing written */
+    {
+      static unsigned char snap[sizeof b_st];
+      memcpy(snap, &b_st, sizeof snap);
+      CHECK(posenc_rope_set_seq_len(b, 9000) == POSENC_ERR_DIM && memcmp(snap, &b_st, sizeof snap) == 0,
+            "set_seq_len on a memcpy'd rope");
+      hdr = *a;
+      memcpy(snap, &hdr, sizeof hdr);
+      CHECK(posenc_rope_set_seq_len(&hdr, 9000) == POSENC_ERR_DIM && memcmp(snap, &hdr, sizeof hdr) == 0,
+            "set_seq_len on a rope copied by value");
+    }
+    CHECK(posenc_rope_init(b, sizeof b_st, &c) == POSENC_OK, "copy: init the new place");
+    CHECK(same_outputs("init where the copy was", a, b), "the rope made where a copy was computes otherwise");
+    CHECK(posenc_rope_cache_width(b, HALF) == 64, "the new place's width");
+    /* the original still works after all that */
+    memcpy(q, qs, sizeof q);
+    CHECK(posenc_rope_apply(a, NULL, &pp, &qt, NULL, POSENC_ROPE_FORWARD) == POSENC_OK && memcmp(q, qs, sizeof q) != 0,
+          "the original after its copies");
+  }
+  /* exactly posenc_rope_bytes (malloc'd, so ASan and valgrind see a read past it) vs the largest
+   * storage: the same bits from every entry point, NeoX and GPT-J, hf_compat on and off, on the
+   * fly and cached; also a partial rotary and a YaRN rope */
+  {
+    int variant;
+    for (variant = 0; variant < 6; variant++) {
+      rope_store big_st;
+      posenc_rope_config c = posenc_rope_default(64);
+      posenc_rope *small;
+      size_t need = 0;
+      char name[96];
+      if (variant < 4) {
+        c.style = variant % 2 ? GPTJ : NEOX;
+        c.hf_compat = variant / 2;
+      } else if (variant == 4) {
+        c = posenc_rope_default(80); c.rotary_dim = 64; c.style = GPTJ;
+      } else {
+        c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_YARN, 8.0, 4096);
+      }
+      sprintf(name, "exact storage d=64 %s hf_compat %d%s", c.style ? "gptj" : "neox", c.hf_compat,
+              variant == 4 ? " head_dim 80" : variant == 5 ? " yarn" : "");
+      if (posenc_rope_bytes(&c, &need) != POSENC_OK) { CHECK(0, "%s: rope_bytes", name); continue; }
+      small = (posenc_rope *)malloc(need);
+      CHECK(need == POSENC_ROPE_BYTES(64), "%s: %u bytes", name, (unsigned)need);
+      CHECK(posenc_rope_init(small, need, &c) == POSENC_OK && posenc_rope_init(&big_st.rope, sizeof big_st, &c) == POSENC_OK,
+            "%s: init", name);
+      CHECK(same_outputs(name, small, &big_st.rope), "%s: differs from the rope in POSENC_ROPE_STORAGE(512)", name);
+      CHECK(memcmp(posenc_rope_inv_freq(small), posenc_rope_inv_freq(&big_st.rope), 32 * sizeof(double)) == 0 &&
+            (posenc_rope_inv_freq_f32(small) != NULL) == (c.hf_compat != 0) &&
+            (!c.hf_compat || memcmp(posenc_rope_inv_freq_f32(small), posenc_rope_inv_freq_f32(&big_st.rope),
+                                    32 * sizeof(float)) == 0),
+            "%s: frequencies differ", name);
+      free(small);
+    }
+  }
+  /* posenc_rope_inv_freq(_f32): NULL for NULL, garbage, zeroes; _f32 NULL without hf_compat */
+  {
+    rope_store g_st;
+    posenc_rope_config c = posenc_rope_default(8);
+    CHECK(posenc_rope_inv_freq(NULL) == NULL && posenc_rope_inv_freq_f32(NULL) == NULL, "inv_freq(NULL)");
+    memset(&g_st, 0x5a, sizeof g_st);
+    CHECK(posenc_rope_inv_freq(&g_st.rope) == NULL && posenc_rope_inv_freq_f32(&g_st.rope) == NULL, "inv_freq(garbage)");
+    memset(&g_st, 0, sizeof g_st);
+    CHECK(posenc_rope_inv_freq(&g_st.rope) == NULL && posenc_rope_inv_freq_f32(&g_st.rope) == NULL, "inv_freq(zeroes)");
+    CHECK(posenc_rope_init(&g_st.rope, sizeof g_st, &c) == POSENC_OK && posenc_rope_inv_freq(&g_st.rope) != NULL &&
+          posenc_rope_inv_freq_f32(&g_st.rope) == NULL, "inv_freq_f32 without hf_compat");
+    c.hf_compat = 1;
+    CHECK(posenc_rope_init(&g_st.rope, sizeof g_st, &c) == POSENC_OK && posenc_rope_inv_freq(&g_st.rope) != NULL &&
+          posenc_rope_inv_freq_f32(&g_st.rope) != NULL && posenc_rope_inv_freq_f32(&g_st.rope)[0] == 1.0f,
+          "inv_freq_f32 with hf_compat");
+  }
+  /* set_seq_len on a rope never initialised (garbage, zeroes): DIM, nothing written */
+  {
+    static rope_store g_st;
+    static unsigned char snap[sizeof g_st];
+    int fill;
+    for (fill = 0; fill < 2; fill++) {
+      memset(&g_st, fill ? 0 : 0x5a, sizeof g_st);
+      memcpy(snap, &g_st, sizeof snap);
+      CHECK(posenc_rope_set_seq_len(&g_st.rope, 100) == POSENC_ERR_DIM && memcmp(snap, &g_st, sizeof snap) == 0,
+            "set_seq_len on %s: not refused, or wrote", fill ? "zeroes" : "garbage");
+    }
+    CHECK(posenc_rope_set_seq_len(NULL, 100) == POSENC_ERR_NULL, "set_seq_len(NULL)");
   }
 }
 
@@ -2295,6 +2579,7 @@ int main(void) {
   test_cache_values();
   test_sinusoidal_equivalence();
   test_bad_init();
+  test_storage();
   test_bad_cache();
   test_bad_apply();
   test_known_bugs();

@@ -135,7 +135,9 @@ typedef struct variant {
 } variant;
 
 static void check_cache(const variant *v, int n_pos) {
-  posenc_rope rope;
+  POSENC_ROPE_STORAGE(128) rope_st;
+  posenc_rope *rope = &rope_st.rope;
+  const double *inv_freq;
   size_t h, k, i, width;
   int32_t *pos = (int32_t *)malloc((size_t)n_pos * sizeof(int32_t));
   float *tab;
@@ -143,26 +145,29 @@ static void check_cache(const variant *v, int n_pos) {
   double max_ulp = 0.0, max_abs = 0.0;
   long strict_bad = 0, n_vals = 0;
   posenc_rope_cache_spec sp = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F32, 0};
-  posenc_status st = posenc_rope_init(&rope, &v->cfg);
+  posenc_status st = posenc_rope_init(rope, sizeof rope_st, &v->cfg);
   CHECK(st == POSENC_OK, "%s: init %s", v->name, posenc_strerror(st));
   if (st != POSENC_OK) { free(pos); return; }
-  h = rope.pairs;
+  h = rope->pairs;
+  inv_freq = posenc_rope_inv_freq(rope);
+  CHECK(inv_freq != NULL, "%s: inv_freq NULL", v->name);
+  if (!inv_freq) { free(pos); return; }
   width = 2 * h;
   for (k = 0; k < (size_t)n_pos; k++) pos[k] = (int32_t)(rng_next() % 16777216u);
   pos[0] = 16777215; pos[1] = 0; pos[2] = 1; pos[3] = 31; pos[4] = 32; pos[5] = 16777184; pos[6] = 8388607;
   tab = (float *)malloc((size_t)n_pos * width * sizeof(float));
-  CHECK(posenc_rope_cache_rows(&rope, &sp, pos, (size_t)n_pos, tab, (size_t)n_pos * width * sizeof(float)) == POSENC_OK,
+  CHECK(posenc_rope_cache_rows(rope, &sp, pos, (size_t)n_pos, tab, (size_t)n_pos * width * sizeof(float)) == POSENC_OK,
         "%s: rows", v->name);
   mpfr_inits2(PREC, om, A, x, s, c, (mpfr_ptr)0);
   mp_attention(&v->cfg, A);
-  CHECK(fabs(mpfr_get_d(A, MPFR_RNDN) - rope.attention_factor) <= 4e-16 * rope.attention_factor, "%s: A %.17g vs %.17g",
-        v->name, rope.attention_factor, mpfr_get_d(A, MPFR_RNDN));
+  CHECK(fabs(mpfr_get_d(A, MPFR_RNDN) - rope->attention_factor) <= 4e-16 * rope->attention_factor, "%s: A %.17g vs %.17g",
+        v->name, rope->attention_factor, mpfr_get_d(A, MPFR_RNDN));
   for (i = 0; i < h; i++) {
     double om_d;
     mp_omega(&v->cfg, i, om);
     om_d = mpfr_get_d(om, MPFR_RNDN);
-    CHECK(fabs(om_d - rope.inv_freq[i]) <= 2.5e-16 * om_d, "%s: omega %zu: %.17g vs exact %.17g", v->name, i,
-          rope.inv_freq[i], om_d);
+    CHECK(fabs(om_d - inv_freq[i]) <= 2.5e-16 * om_d, "%s: omega %zu: %.17g vs exact %.17g", v->name, i,
+          inv_freq[i], om_d);
     for (k = 0; k < (size_t)n_pos; k++) {
       int w;
       mpfr_mul_si(x, om, (long)pos[k], MPFR_RNDN);
@@ -183,7 +188,7 @@ static void check_cache(const variant *v, int n_pos) {
   }
   CHECK(strict_bad == 0, "%s: %ld values beyond 0.5 ulp + 1e-12", v->name, strict_bad);
   printf("  %-30s A %.6f  %6ld values: max %.4f ulp, max abs %.3g, beyond 0.5 ulp + 1e-12: %ld\n", v->name,
-         rope.attention_factor, n_vals, max_ulp, max_abs, strict_bad);
+         rope->attention_factor, n_vals, max_ulp, max_abs, strict_bad);
   mpfr_clears(om, A, x, s, c, (mpfr_ptr)0);
   free(tab); free(pos);
 }
@@ -200,7 +205,8 @@ static float rand_float(void) { /* any float in (-4, 4), full mantissa, some tin
 }
 
 static void check_rotation(const char *name, const posenc_rope_config *cfg, int n_tok) {
-  posenc_rope rope;
+  POSENC_ROPE_STORAGE(128) rope_st;
+  posenc_rope *rope = &rope_st.rope;
   size_t D = cfg->head_dim, h, j, t;
   float *x, *y;
   int32_t *ids;
@@ -209,9 +215,9 @@ static void check_rotation(const char *name, const posenc_rope_config *cfg, int 
   int dir, bad = 0;
   posenc_rope_positions pp;
   posenc_rope_tensor q;
-  CHECK(posenc_rope_init(&rope, cfg) == POSENC_OK, "%s: init", name);
-  h = rope.pairs;
-  Ad = rope.attention_factor;
+  CHECK(posenc_rope_init(rope, sizeof rope_st, cfg) == POSENC_OK, "%s: init", name);
+  h = rope->pairs;
+  Ad = rope->attention_factor;
   x = (float *)malloc((size_t)n_tok * D * sizeof(float));
   y = (float *)malloc((size_t)n_tok * D * sizeof(float));
   ids = (int32_t *)malloc((size_t)n_tok * sizeof(int32_t));
@@ -223,7 +229,7 @@ static void check_rotation(const char *name, const posenc_rope_config *cfg, int 
     memcpy(y, x, (size_t)n_tok * D * sizeof(float));
     pp.batch = 1; pp.tokens = (size_t)n_tok; pp.ids = ids; pp.start = 0;
     q.data = y; q.dtype = POSENC_DTYPE_F32; q.heads = 1; q.batch_stride = q.token_stride = q.head_stride = 0;
-    CHECK(posenc_rope_apply(&rope, NULL, &pp, &q, NULL, (posenc_rope_direction)dir) == POSENC_OK, "%s: apply", name);
+    CHECK(posenc_rope_apply(rope, NULL, &pp, &q, NULL, (posenc_rope_direction)dir) == POSENC_OK, "%s: apply", name);
     for (j = 0; j < h; j++) {
       mp_omega(cfg, j, om);
       for (t = 0; t < (size_t)n_tok; t++) {

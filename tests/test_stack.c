@@ -29,7 +29,7 @@
 /* Issue 17's budget, and the calls that do not meet it yet, each held to what it uses now (x86-64,
  * with 5-10% to spare) so that it cannot grow unseen: the on-the-fly RoPE rotation (an 8 KiB block
  * of cos/sin rows), the masked add's on-the-fly sinusoidal rows (a 32 KiB block), and the self-test
- * (a 15 KiB posenc_rope, sized by POSENC_ROPE_MAX_DIM, on top of the on-the-fly rotation). The
+ * (the on-the-fly rotation and a 1 KiB rope in each of two frames, 18.4 KiB at most). The
  * budgets hold with gcc on x86-64 and on the Cortex-M firmware (issue 17's platforms). With other
  * x86-64 compilers a call may use half as much again (clang spills more: its AVX-512 table
  * kernel's frame is 3.0 KiB where gcc's is 1.6). Other ISAs print their figures, unasserted: ARMv7
@@ -38,7 +38,7 @@
 #define BUDGET 4096
 #define BUDGET_ROPE_FLY 13312
 #define BUDGET_EMBED_SINUS 43008
-#define BUDGET_SELFTEST 36864
+#define BUDGET_SELFTEST 20480
 #define STACK_BYTES (16 * 1024)          /* glibc's PTHREAD_STACK_MIN on x86-64 */
 #ifdef __OPTIMIZE__
 #define STACK_BYTES_BIG (128 * 1024)     /* for a call whose budget is over 8 KiB, and unasserted runs */
@@ -203,7 +203,9 @@ static unsigned char *out_buf, *in_buf, *in2_buf, *cache_buf;
 static size_t out_cap, cache_cap;
 static float norm_w[HD];
 static int32_t ids[3 * 2 * ROWS];
-static posenc_rope rope, rope_gptj, rope_m;
+/* The ropes live in static storage, out of the measured calls' frames. */
+static POSENC_ROPE_STORAGE(HD) rope_st, rope_gptj_st, rope_m_st;
+static posenc_rope *const rope = &rope_st.rope, *const rope_gptj = &rope_gptj_st.rope, *const rope_m = &rope_m_st.rope;
 
 static posenc_status call_sinusoidal(posenc_layout layout, posenc_dtype dt, int rows) {
   posenc_sinusoidal_params p = posenc_sinusoidal_default(BIG_DIM);
@@ -260,30 +262,33 @@ static posenc_status npy(void) {
 }
 
 static posenc_status rope_inits(void) {
-  static posenc_rope r;
+  static POSENC_ROPE_STORAGE(HD) r_st;
+  posenc_rope *r = &r_st.rope;
   static float factors[HD / 2];
   posenc_rope_config c = posenc_rope_default(HD);
   posenc_ggml_rope_params g;
   posenc_status st;
-  size_t i;
+  size_t i, bytes = 0;
   for (i = 0; i < HD / 2; i++) factors[i] = 1.0f + (float)(i % 5);
   c.scaling = POSENC_ROPE_SCALING_LONGROPE; c.factor = 8.0; c.original_max_pos = 4096;
   c.short_factor = c.long_factor = factors;
-  if ((st = posenc_rope_init(&r, &c)) != POSENC_OK || (st = posenc_rope_set_seq_len(&r, 100000)) != POSENC_OK)
+  if ((st = posenc_rope_bytes(&c, &bytes)) != POSENC_OK) return st;
+  if (bytes > sizeof r_st) return POSENC_ERR_BUFFER;
+  if ((st = posenc_rope_init(r, bytes, &c)) != POSENC_OK || (st = posenc_rope_set_seq_len(r, 100000)) != POSENC_OK)
     return st;
   memset(&g, 0, sizeof g);
   g.mode = 2; g.head_dim = HD; g.n_dims = HD; g.n_ctx_orig = 4096;
   g.freq_base = 10000.0f; g.freq_scale = 0.25f; g.ext_factor = 1.0f; g.attn_factor = 1.0f;
   g.beta_fast = 32.0f; g.beta_slow = 1.0f;
   if ((st = posenc_rope_config_from_ggml(&g, &c)) != POSENC_OK) return st;
-  return posenc_rope_init(&r, &c);
+  return posenc_rope_init(r, sizeof r_st, &c);
 }
 
 static posenc_status call_cache(posenc_rope_cache_layout layout, posenc_dtype dt, int rows) {
   posenc_rope_cache_spec spec;
   spec.layout = layout; spec.dtype = dt; spec.row_stride = 0;
-  return rows ? posenc_rope_cache_rows(&rope, &spec, ids, ROWS, out_buf, out_cap)
-              : posenc_rope_cache_table(&rope, &spec, 1000, ROWS, out_buf, out_cap);
+  return rows ? posenc_rope_cache_rows(rope, &spec, ids, ROWS, out_buf, out_cap)
+              : posenc_rope_cache_table(rope, &spec, 1000, ROWS, out_buf, out_cap);
 }
 static posenc_status cache_half_f32(void) { return call_cache(POSENC_ROPE_CACHE_HALF, F32, 0); }
 static posenc_status cache_full_bf16(void) { return call_cache(POSENC_ROPE_CACHE_FULL, BF16, 0); }
@@ -321,25 +326,25 @@ static posenc_status call_apply(const posenc_rope *r, const posenc_rope_cache_vi
   posenc_rope_tensor q = tensor(in_buf, dt, HEADS), k = tensor(in2_buf, dt, HEADS / 2);
   return posenc_rope_apply(r, cv, &p, &q, &k, dir);
 }
-static posenc_status apply_neox_f32(void) { return call_apply(&rope, NULL, F32, 0, POSENC_ROPE_FORWARD); }
-static posenc_status apply_gptj_bf16_ids(void) { return call_apply(&rope_gptj, NULL, BF16, 1, POSENC_ROPE_INVERSE); }
-static posenc_status apply_mrope_f16(void) { return call_apply(&rope_m, NULL, F16, 1, POSENC_ROPE_FORWARD); }
+static posenc_status apply_neox_f32(void) { return call_apply(rope, NULL, F32, 0, POSENC_ROPE_FORWARD); }
+static posenc_status apply_gptj_bf16_ids(void) { return call_apply(rope_gptj, NULL, BF16, 1, POSENC_ROPE_INVERSE); }
+static posenc_status apply_mrope_f16(void) { return call_apply(rope_m, NULL, F16, 1, POSENC_ROPE_FORWARD); }
 static posenc_status apply_cached_half_f16(void) {
-  return call_apply(&rope, &cv_half_f16, F32, 0, POSENC_ROPE_FORWARD);
+  return call_apply(rope, &cv_half_f16, F32, 0, POSENC_ROPE_FORWARD);
 }
 static posenc_status apply_cached_full_f32(void) {
-  return call_apply(&rope, &cv_full_f32, BF16, 1, POSENC_ROPE_INVERSE);
+  return call_apply(rope, &cv_full_f32, BF16, 1, POSENC_ROPE_INVERSE);
 }
 static posenc_status apply_cached_inter_bf16(void) {
-  return call_apply(&rope, &cv_inter_bf16, F16, 0, POSENC_ROPE_FORWARD);
+  return call_apply(rope, &cv_inter_bf16, F16, 0, POSENC_ROPE_FORWARD);
 }
-static posenc_status apply_cached_gptj(void) { return call_apply(&rope_gptj, &cv_gptj, F32, 0, POSENC_ROPE_FORWARD); }
+static posenc_status apply_cached_gptj(void) { return call_apply(rope_gptj, &cv_gptj, F32, 0, POSENC_ROPE_FORWARD); }
 
 static posenc_status apply_out(void) {
   posenc_rope_positions p = positions(0);
   posenc_rope_tensor qi = tensor(in_buf, BF16, HEADS), ki = tensor(in2_buf, BF16, HEADS / 2);
   posenc_rope_tensor qo = tensor(out_buf, F32, HEADS), ko = tensor(out_buf + out_cap / 2, F32, HEADS / 2);
-  return posenc_rope_apply_out(&rope, NULL, &p, &qi, &qo, &ki, &ko, POSENC_ROPE_FORWARD);
+  return posenc_rope_apply_out(rope, NULL, &p, &qi, &qo, &ki, &ko, POSENC_ROPE_FORWARD);
 }
 
 static posenc_rope_norm norm(void) {
@@ -352,7 +357,7 @@ static posenc_status call_apply_norm(const posenc_rope_cache_view *cv) {
   posenc_rope_tensor qi = tensor(in_buf, F32, HEADS), ki = tensor(in2_buf, F32, HEADS / 2);
   posenc_rope_tensor qo = tensor(out_buf, BF16, HEADS), ko = tensor(out_buf + out_cap / 2, BF16, HEADS / 2);
   posenc_rope_norm qn = norm(), kn = norm();
-  return posenc_rope_apply_norm(&rope, cv, &p, &qi, &qo, &qn, &ki, &ko, &kn);
+  return posenc_rope_apply_norm(rope, cv, &p, &qi, &qo, &qn, &ki, &ko, &kn);
 }
 static posenc_status apply_norm(void) { return call_apply_norm(NULL); }
 static posenc_status apply_norm_cached(void) { return call_apply_norm(&cv_full_f32); }
@@ -367,8 +372,8 @@ static posenc_status call_store_kv(const posenc_rope_cache_view *cv, int with_no
   memset(&kv, 0, sizeof kv);
   kv.dtype = F16; kv.heads = HEADS / 2; kv.n_slots = ROWS;
   kv.k = out_buf; kv.v = out_buf + out_cap / 2;
-  return with_norm ? posenc_rope_store_kv_norm(&rope, cv, &p, &q, &qn, &k, &kn, &v, &kv, NULL)
-                   : posenc_rope_store_kv(&rope, cv, &p, &q, &k, &v, &kv, NULL);
+  return with_norm ? posenc_rope_store_kv_norm(rope, cv, &p, &q, &qn, &k, &kn, &v, &kv, NULL)
+                   : posenc_rope_store_kv(rope, cv, &p, &q, &k, &v, &kv, NULL);
 }
 static posenc_status store_kv(void) { return call_store_kv(NULL, 0); }
 static posenc_status store_kv_norm(void) { return call_store_kv(NULL, 1); }
@@ -477,7 +482,8 @@ static posenc_status small_helpers(void) {
   if (!posenc_strerror(POSENC_ERR_DIM)[0] || !posenc_dtype_name(F16)[0] || posenc_dtype_size(BF16) != 2 ||
       !posenc_isa_name(isa)[0] || posenc_isa_from_name("scalar", &named) != POSENC_OK ||
       !posenc_isa_compiled(isa) || !posenc_isa_supported(isa) || posenc_isa_requested(&req) < 0 ||
-      !posenc_selftest_check_name(1)[0])
+      !posenc_selftest_check_name(1)[0] || !posenc_rope_inv_freq(rope) || posenc_rope_inv_freq_f32(rope) ||
+      posenc_rope_cache_width(rope, POSENC_ROPE_CACHE_FULL) != 2 * HD)
     return POSENC_ERR_PARAM;
   return posenc_isa_set(isa);
 }
@@ -499,7 +505,7 @@ static const stack_call calls[] = {
   {"table_resize", resize, BUDGET},
   {"spectrum", spectrum, BUDGET},
   {"npy_header + npy_parse", npy, BUDGET},
-  {"rope_init + set_seq_len + config_from_ggml", rope_inits, BUDGET},
+  {"rope_bytes + rope_init + set_seq_len + config_from_ggml", rope_inits, BUDGET},
   {"rope_cache_table half f32", cache_half_f32, BUDGET},
   {"rope_cache_table full bf16", cache_full_bf16, BUDGET},
   {"rope_cache_rows interleaved f16", cache_inter_f16_rows, BUDGET},
@@ -555,17 +561,17 @@ static void inputs_init(void) {
   for (i = 0; i < HD; i++) norm_w[i] = 0.5f + (float)(i % 7) * 0.125f;
   for (i = 0; i < sizeof ids / sizeof *ids; i++) ids[i] = (int32_t)(POS0 + (i * 37) % (2 * ROWS));
   for (i = 0; i < sizeof key_keep; i++) key_keep[i] = (uint8_t)(i % 5 != 0);
-  if (posenc_rope_init(&rope, &c) != POSENC_OK) exit(1);
+  if (posenc_rope_init(rope, sizeof rope_st, &c) != POSENC_OK) exit(1);
   c.style = POSENC_ROPE_GPTJ;
-  if (posenc_rope_init(&rope_gptj, &c) != POSENC_OK) exit(1);
+  if (posenc_rope_init(rope_gptj, sizeof rope_gptj_st, &c) != POSENC_OK) exit(1);
   c.style = POSENC_ROPE_NEOX;
   c.mrope = POSENC_ROPE_MROPE_SECTIONS;
   c.mrope_section[0] = 128; c.mrope_section[1] = 64; c.mrope_section[2] = 64;
-  if (posenc_rope_init(&rope_m, &c) != POSENC_OK) exit(1);
-  cv_half_f16 = cache_view(&rope, POSENC_ROPE_CACHE_HALF, F16);
-  cv_full_f32 = cache_view(&rope, POSENC_ROPE_CACHE_FULL, F32);
-  cv_inter_bf16 = cache_view(&rope, POSENC_ROPE_CACHE_INTERLEAVED, BF16);
-  cv_gptj = cache_view(&rope_gptj, POSENC_ROPE_CACHE_INTERLEAVED, F32);
+  if (posenc_rope_init(rope_m, sizeof rope_m_st, &c) != POSENC_OK) exit(1);
+  cv_half_f16 = cache_view(rope, POSENC_ROPE_CACHE_HALF, F16);
+  cv_full_f32 = cache_view(rope, POSENC_ROPE_CACHE_FULL, F32);
+  cv_inter_bf16 = cache_view(rope, POSENC_ROPE_CACHE_INTERLEAVED, BF16);
+  cv_gptj = cache_view(rope_gptj, POSENC_ROPE_CACHE_INTERLEAVED, F32);
 }
 
 int main(void) {

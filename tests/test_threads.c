@@ -32,7 +32,7 @@ typedef struct workspace {
   float q[SEQ * Q_HEADS * HEAD_DIM], k[SEQ * K_HEADS * HEAD_DIM];
   float x[BATCH * SEQ * DIM], y[BATCH * SEQ * DIM];
   float scores[HEADS * QLEN * KLEN], t5_table[256 * HEADS], slopes[HEADS];
-  posenc_rope rope;
+  POSENC_ROPE_STORAGE(HEAD_DIM) rope_st; /* rope_st.rope: made in place by each round */
   posenc_t5_plan plan;
 } workspace;
 
@@ -74,7 +74,7 @@ static void rope_rotate(workspace *w, run_result *r, int iter, int kernel, const
   q.dtype = k.dtype = dt;
   fill_random(w->q, dt, qn, &data_rng);
   fill_random(w->k, dt, kn, &data_rng);
-  record(r, kernel, iter, posenc_rope_apply(&w->rope, view, pos, &q, &k, POSENC_ROPE_FORWARD), w->q, qn * es, es);
+  record(r, kernel, iter, posenc_rope_apply(&w->rope_st.rope, view, pos, &q, &k, POSENC_ROPE_FORWARD), w->q, qn * es, es);
   r->hash[iter][kernel] ^= tl_xxh3_le(w->k, kn * es, es) * 3;
 }
 
@@ -87,11 +87,11 @@ static void rope_work(workspace *w, run_result *r, int iter, posenc_dtype dt, ui
   posenc_status st;
   size_t bytes = sizeof w->cache;
   cfg.style = iter % 2 ? POSENC_ROPE_GPTJ : POSENC_ROPE_NEOX;
-  st = posenc_rope_init(&w->rope, &cfg);
+  st = posenc_rope_init(&w->rope_st.rope, sizeof w->rope_st, &cfg);
   spec.layout = (posenc_rope_cache_layout)(iter % 3);
   spec.dtype = dt;
-  if (st == POSENC_OK) st = posenc_rope_cache_bytes(&w->rope, &spec, CACHE_ROWS, &bytes);
-  if (st == POSENC_OK) st = posenc_rope_cache_table(&w->rope, &spec, 0, CACHE_ROWS, w->cache, bytes);
+  if (st == POSENC_OK) st = posenc_rope_cache_bytes(&w->rope_st.rope, &spec, CACHE_ROWS, &bytes);
+  if (st == POSENC_OK) st = posenc_rope_cache_table(&w->rope_st.rope, &spec, 0, CACHE_ROWS, w->cache, bytes);
   record(r, K_ROPE_CACHE, iter, st, w->cache, bytes, es);
 
   /* the same q and k rotated with the cache, then on the fly */

@@ -11,6 +11,7 @@
  * aliasing cases): the snapshot is taken after it. Arguments that are structs point to statics
  * that fn_ok() resets. */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "posenc.h"
 #include "testlib.h"
@@ -117,16 +118,19 @@ static void test_sinusoidal(void) {
 /* ---- RoPE init and set_seq_len ------------------------------------------------------------- */
 static posenc_rope_config s_rc;
 static float s_short[4], s_long[4], s_ff[4];
-typedef struct { posenc_rope *rope; const posenc_rope_config *cfg; } rinit_args;
+/* The rope lives at MEM in exactly the storage its config needs (head_dim 8: POSENC_ROPE_BYTES(8)),
+ * so a write past it shows in the snapshot. */
+#define RINIT_BYTES POSENC_ROPE_BYTES(8)
+typedef struct { posenc_rope *rope; size_t bytes; const posenc_rope_config *cfg; } rinit_args;
 static rinit_args rinit_ok(void) {
   rinit_args a;
   size_t i;
   s_rc = posenc_rope_default(8);
   for (i = 0; i < 4; i++) { s_short[i] = 1.0f; s_long[i] = 2.0f; s_ff[i] = 1.5f; }
-  a.rope = (posenc_rope *)(void *)MEM; a.cfg = &s_rc;
+  a.rope = (posenc_rope *)(void *)MEM; a.bytes = RINIT_BYTES; a.cfg = &s_rc;
   return a;
 }
-static posenc_status rinit_run(rinit_args *a) { return posenc_rope_init(a->rope, a->cfg); }
+static posenc_status rinit_run(rinit_args *a) { return posenc_rope_init(a->rope, a->bytes, a->cfg); }
 
 typedef struct { posenc_rope *rope; uint32_t seq_len; } rseq_args;
 static rseq_args rseq_ok(void) {
@@ -135,10 +139,24 @@ static rseq_args rseq_ok(void) {
   s_rc.scaling = POSENC_ROPE_SCALING_LONGROPE; s_rc.factor = 4.0; s_rc.original_max_pos = 4096;
   s_rc.short_factor = s_short; s_rc.long_factor = s_long;
   a.rope = (posenc_rope *)(void *)MEM; a.seq_len = 8192;
-  if (posenc_rope_init(a.rope, &s_rc) != POSENC_OK) CHECK(0, "rope_set_seq_len setup");
+  if (posenc_rope_init(a.rope, RINIT_BYTES, &s_rc) != POSENC_OK) CHECK(0, "rope_set_seq_len setup");
   return a;
 }
 static posenc_status rseq_run(rseq_args *a) { return posenc_rope_set_seq_len(a->rope, a->seq_len); }
+
+/* posenc_rope_bytes: *bytes lives in MEM, so an error that wrote it shows in the snapshot. */
+typedef struct { const posenc_rope_config *cfg; size_t *bytes; } rbytes_args;
+static rbytes_args rbytes_ok(void) {
+  rbytes_args a;
+  rinit_ok();
+  a.cfg = &s_rc; a.bytes = (size_t *)(void *)MEM;
+  return a;
+}
+static posenc_status rbytes_run(rbytes_args *a) { return posenc_rope_bytes(a->cfg, a->bytes); }
+
+/* A double's alignment (posenc_rope_init's BUFFER for a misaligned rope). */
+struct double_align { char c; double d; };
+#define DOUBLE_ALIGN offsetof(struct double_align, d)
 
 static void test_rope_init(void) {
 #define RI(want, ...) CASE(rinit, want, __VA_ARGS__)
@@ -223,13 +241,18 @@ static void test_rope_init(void) {
   RI(POSENC_ERR_PARAM, s_rc.freq_factors = s_ff; s_ff[0] = 0.0f);
   RI(POSENC_ERR_PARAM, s_rc.freq_factors = s_ff; s_rc.hf_compat = 1);
   /* factor lists inside *rope: init zeroes the arrays and then reads the lists */
-  RI(POSENC_ERR_ALIAS, s_rc.freq_factors = (const float *)(const void *)a.rope->inv_freq;
-     memcpy(a.rope->inv_freq, s_ff, sizeof s_ff));
+  /* (the arrays start at POSENC_ROPE_BYTES(0), the header's rounded size; RINIT_BYTES - 16: the
+   * last 4 floats of the storage, in HF's float32 frequencies) */
+  RI(POSENC_ERR_ALIAS, s_rc.freq_factors = (const float *)(const void *)(MEM + POSENC_ROPE_BYTES(0));
+     memcpy(MEM + POSENC_ROPE_BYTES(0), s_ff, sizeof s_ff));
   RI(POSENC_ERR_ALIAS, s_rc.scaling = POSENC_ROPE_SCALING_LONGROPE; s_rc.factor = 4.0;
-     s_rc.original_max_pos = 4096; s_rc.short_factor = s_short; s_rc.long_factor = a.rope->inv_freq_f32;
-     memcpy(a.rope->inv_freq_f32, s_long, sizeof s_long));
-  RI(POSENC_OK, s_rc.freq_factors = (const float *)(const void *)(MEM + sizeof(posenc_rope));
-     memcpy(MEM + sizeof(posenc_rope), s_ff, sizeof s_ff));
+     s_rc.original_max_pos = 4096; s_rc.short_factor = s_short;
+     s_rc.long_factor = (const float *)(const void *)(MEM + RINIT_BYTES - sizeof s_long);
+     memcpy(MEM + RINIT_BYTES - sizeof s_long, s_long, sizeof s_long));
+  RI(POSENC_ERR_ALIAS, s_rc.freq_factors = (const float *)(const void *)(MEM + RINIT_BYTES - 4);
+     memcpy(MEM + RINIT_BYTES - 4, s_ff, sizeof s_ff));                 /* its first float is the last */
+  RI(POSENC_OK, s_rc.freq_factors = (const float *)(const void *)(MEM + RINIT_BYTES);
+     memcpy(MEM + RINIT_BYTES, s_ff, sizeof s_ff));                     /* just after the storage */
   RI(POSENC_ERR_PARAM, s_rc.attention_factor = -1.0);
   RI(POSENC_ERR_PARAM, s_rc.attention_factor = NAN);
   RI(POSENC_ERR_PARAM, s_rc.attention_factor = 1e31);
@@ -239,16 +262,51 @@ static void test_rope_init(void) {
      s_rc.mrope_section[1] = 1; s_rc.mrope_section[2] = 1);
   RI(POSENC_ERR_DIM, s_rc.mrope = POSENC_ROPE_MROPE_INTERLEAVED; s_rc.mrope_section[0] = UINT32_MAX;
      s_rc.mrope_section[1] = 5); /* the sum wraps in 32 bits to 4 */
+  /* the storage: exactly posenc_rope_bytes(config), a byte short, aligned for a double or not.
+   * POSENC_ROPE_BYTES rounds pairs up to 16: head_dim 32 fits the storage of head_dim 8, 34 not */
+  RI(POSENC_ERR_BUFFER, a.bytes = RINIT_BYTES - 1);
+  RI(POSENC_ERR_BUFFER, a.bytes = 0);
+  RI(POSENC_ERR_BUFFER, a.bytes = sizeof(posenc_rope));
+  RI(POSENC_OK, a.bytes = sizeof MEM);
+  RI(POSENC_OK, s_rc = posenc_rope_default(32));
+  RI(POSENC_ERR_BUFFER, s_rc = posenc_rope_default(34));
+  RI(POSENC_OK, s_rc = posenc_rope_default(34); a.bytes = POSENC_ROPE_BYTES(34));
+  RI(POSENC_ERR_BUFFER, s_rc = posenc_rope_default(34); a.bytes = POSENC_ROPE_BYTES(34) - 1);
+  RI(POSENC_OK, a.rope = (posenc_rope *)(void *)(MEM + DOUBLE_ALIGN));
+  if (DOUBLE_ALIGN > 1) {
+    RI(POSENC_ERR_BUFFER, a.rope = (posenc_rope *)(void *)(MEM + 1));
+    RI(POSENC_ERR_BUFFER, a.rope = (posenc_rope *)(void *)(MEM + DOUBLE_ALIGN - 1); a.bytes = sizeof MEM - 8);
+  }
 #undef RI
+  CASE(rbytes, POSENC_OK, (void)a);
+  CASE(rbytes, POSENC_ERR_NULL, a.cfg = NULL);
+  CASE(rbytes, POSENC_ERR_NULL, a.bytes = NULL);
+  CASE(rbytes, POSENC_ERR_DIM, s_rc.rotary_dim = 3);
+  CASE(rbytes, POSENC_ERR_DIM, s_rc.head_dim = 1);
+  CASE(rbytes, POSENC_ERR_DIM, s_rc.head_dim = POSENC_ROPE_MAX_DIM + 2);
+  CASE(rbytes, POSENC_ERR_BASE, s_rc.base = NAN);
+  CASE(rbytes, POSENC_ERR_PARAM, s_rc.scaling = POSENC_ROPE_SCALING_LINEAR; s_rc.factor = -1.0);
+  CASE(rbytes, POSENC_ERR_NULL, s_rc.scaling = POSENC_ROPE_SCALING_LONGROPE; s_rc.factor = 4.0;
+       s_rc.original_max_pos = 4096);  /* LongRoPE's lists missing */
   CASE(rseq, POSENC_OK, (void)a);
   CASE(rseq, POSENC_ERR_NULL, a.rope = NULL);
+  /* a rope init never made (garbage), or one moved away from where init made it: refused, nothing written */
+  CASE(rseq, POSENC_ERR_DIM, memset(MEM, 0x5a, RINIT_BYTES));
+  CASE(rseq, POSENC_ERR_DIM, memset(MEM, 0, RINIT_BYTES));
+  CASE(rseq, POSENC_ERR_DIM, memmove(MEM + 4096, MEM, RINIT_BYTES); a.rope = (posenc_rope *)(void *)(MEM + 4096));
   CASE(rseq, POSENC_ERR_PARAM, s_long[2] = NAN);  /* the lists are read again */
   CASE(rseq, POSENC_ERR_PARAM, s_short[2] = 0.0f; a.seq_len = 100);
 }
 
 /* ---- RoPE caches --------------------------------------------------------------------------- */
-static posenc_rope g_rope, g_rope_far, g_rope_zero; /* head_dim 8; base 1e-30; never initialised */
-static posenc_rope s_bad;                           /* a copy of g_rope with one field spoiled */
+typedef POSENC_ROPE_STORAGE(8) rope8_store;
+static rope8_store g_rope_st, g_rope_far_st, g_rope_zero_st; /* head_dim 8; base 1e-30; never initialised */
+static rope8_store s_bad_st;                                  /* a copy of g_rope with one field spoiled */
+static posenc_rope *const g_rope = &g_rope_st.rope, *const g_rope_far = &g_rope_far_st.rope,
+                   *const g_rope_zero = &g_rope_zero_st.rope, *const s_bad = &s_bad_st.rope;
+/* s_bad: g_rope's whole storage copied, and made to say where it now is (a rope refuses a copy of
+ * itself as ERR_DIM: a case that spoils one field must get past that check to reach its own). */
+#define BAD_COPY (memcpy(&s_bad_st, &g_rope_st, sizeof s_bad_st), s_bad->self = s_bad)
 static posenc_rope_cache_spec s_spec;
 typedef struct { const posenc_rope *rope; const posenc_rope_cache_spec *spec; int32_t start;
                  const int32_t *pos; size_t n; void *out; size_t bytes; size_t *bytes_out;
@@ -256,7 +314,7 @@ typedef struct { const posenc_rope *rope; const posenc_rope_cache_spec *spec; in
 static rcache_args rcache_ok(void) {
   rcache_args a;
   s_spec.layout = POSENC_ROPE_CACHE_HALF; s_spec.dtype = F32; s_spec.row_stride = 0;
-  a.rope = &g_rope; a.spec = &s_spec; a.start = 0; a.pos = g_pos; a.n = 4; a.out = MEM; a.bytes = 4 * 8 * 4;
+  a.rope = g_rope; a.spec = &s_spec; a.start = 0; a.pos = g_pos; a.n = 4; a.out = MEM; a.bytes = 4 * 8 * 4;
   a.bytes_out = (size_t *)(void *)MEM; a.mode = 0;
   return a;
 }
@@ -276,9 +334,12 @@ static void test_rope_cache(void) {
     RC(POSENC_ERR_SIZE, a.n = 0);
     RC(POSENC_ERR_LAYOUT, s_spec.layout = (posenc_rope_cache_layout)3);
     RC(POSENC_ERR_DTYPE, s_spec.dtype = BAD_DTYPE);
-    RC(POSENC_ERR_DIM, a.rope = &g_rope_zero);
-    RC(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.style = (posenc_rope_style)7; a.rope = &s_bad);
-    RC(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.rotary_dim = 6; a.rope = &s_bad);
+    RC(POSENC_ERR_DIM, a.rope = g_rope_zero);
+    /* a copy of g_rope's whole storage is refused until it says where it is; then it works */
+    RC(POSENC_ERR_DIM, memcpy(&s_bad_st, &g_rope_st, sizeof s_bad_st); a.rope = s_bad);
+    RC(POSENC_OK, BAD_COPY; a.rope = s_bad);
+    RC(POSENC_ERR_DIM, BAD_COPY; s_bad->config.style = (posenc_rope_style)7; a.rope = s_bad);
+    RC(POSENC_ERR_DIM, BAD_COPY; s_bad->config.rotary_dim = 6; a.rope = s_bad);
     RC(POSENC_ERR_STRIDE, s_spec.row_stride = 7);
     RC(POSENC_ERR_OVERFLOW, s_spec.row_stride = HUGE_SZ);
     RC(POSENC_ERR_OVERFLOW, a.n = HUGE_SZ);
@@ -286,7 +347,7 @@ static void test_rope_cache(void) {
     RC(POSENC_ERR_NULL, a.out = NULL);
     RC(POSENC_ERR_BUFFER, a.bytes = 4 * 8 * 4 - 1);
     RC(POSENC_ERR_BUFFER, s_spec.layout = POSENC_ROPE_CACHE_FULL);
-    RC(POSENC_ERR_POSITION, a.rope = &g_rope_far; a.start = 1);
+    RC(POSENC_ERR_POSITION, a.rope = g_rope_far; a.start = 1);
     if (mode == 0) RC(POSENC_ERR_POSITION, a.start = INT32_MAX; a.n = 2);
     if (mode == 1) {
       RC(POSENC_ERR_NULL, a.pos = NULL);
@@ -295,10 +356,44 @@ static void test_rope_cache(void) {
     }
 #undef RC
   }
-  CHECK(posenc_rope_cache_width(&g_rope, POSENC_ROPE_CACHE_FULL) == 16 &&
-        posenc_rope_cache_width(&g_rope, (posenc_rope_cache_layout)3) == 0 &&
+  CHECK(posenc_rope_cache_width(g_rope, POSENC_ROPE_CACHE_FULL) == 16 &&
+        posenc_rope_cache_width(g_rope, (posenc_rope_cache_layout)3) == 0 &&
         posenc_rope_cache_width(NULL, POSENC_ROPE_CACHE_HALF) == 0 &&
-        posenc_rope_cache_width(&g_rope_zero, POSENC_ROPE_CACHE_HALF) == 0, "posenc_rope_cache_width");
+        posenc_rope_cache_width(g_rope_zero, POSENC_ROPE_CACHE_HALF) == 0, "posenc_rope_cache_width");
+  memcpy(&s_bad_st, &g_rope_st, sizeof s_bad_st);
+  CHECK(posenc_rope_cache_width(s_bad, POSENC_ROPE_CACHE_HALF) == 0, "cache_width of a copied rope");
+}
+
+/* ---- RoPE frequencies: NULL for a NULL rope, one init did not make, or (f32) without hf_compat */
+static void test_rope_inv_freq(void) {
+  static rope8_store hf_st, junk_st;
+  posenc_rope *hf = &hf_st.rope, *junk = &junk_st.rope;
+  posenc_rope_config c = posenc_rope_default(8);
+  const double *f;
+  const float *f32;
+  size_t i;
+  g_cases++;
+  CHECK(posenc_rope_inv_freq(NULL) == NULL && posenc_rope_inv_freq_f32(NULL) == NULL, "inv_freq(NULL)");
+  CHECK(posenc_rope_inv_freq(g_rope_zero) == NULL && posenc_rope_inv_freq_f32(g_rope_zero) == NULL,
+        "inv_freq of a zeroed rope");
+  memset(&junk_st, 0x5a, sizeof junk_st);
+  CHECK(posenc_rope_inv_freq(junk) == NULL && posenc_rope_inv_freq_f32(junk) == NULL, "inv_freq of garbage");
+  memcpy(&junk_st, &g_rope_st, sizeof junk_st);
+  CHECK(posenc_rope_inv_freq(junk) == NULL, "inv_freq of a copied rope");
+  f = posenc_rope_inv_freq(g_rope);
+  CHECK(f != NULL && (const unsigned char *)f >= (const unsigned char *)g_rope + sizeof(posenc_rope) &&
+        (const unsigned char *)(f + g_rope->pairs) <= (const unsigned char *)g_rope + POSENC_ROPE_BYTES(8),
+        "inv_freq: inside the rope's storage");
+  CHECK(f != NULL && f[0] == 1.0 && f[1] == 0.1, "inv_freq of head_dim 8: %.17g %.17g", f ? f[0] : 0.0,
+        f ? f[1] : 0.0); /* 10000^(-2i/8): 1, 0.1 */
+  CHECK(posenc_rope_inv_freq_f32(g_rope) == NULL, "inv_freq_f32 without hf_compat");
+  c.hf_compat = 1;
+  CHECK(posenc_rope_init(hf, sizeof hf_st, &c) == POSENC_OK, "hf_compat rope");
+  f = posenc_rope_inv_freq(hf); f32 = posenc_rope_inv_freq_f32(hf);
+  CHECK(f != NULL && f32 != NULL, "inv_freq, inv_freq_f32 with hf_compat");
+  for (i = 0; f && f32 && i < hf->pairs; i++)
+    CHECK(fabs((double)f32[i] - f[i]) <= 1e-6 * f[i], "hf_compat float32 frequency %u: %.9g vs %.17g", (unsigned)i,
+          (double)f32[i], f[i]);
 }
 
 /* ---- RoPE rotation ------------------------------------------------------------------------- */
@@ -320,7 +415,7 @@ static rapply_args rapply_ok(void) {
   for (i = 0; i < 8; i++) s_ids[i] = (int32_t)i;
   memset(&s_q, 0, sizeof s_q); s_q.data = MEM; s_q.dtype = F32; s_q.heads = 2;
   memset(&s_k, 0, sizeof s_k); s_k.data = MEM + 256; s_k.dtype = F32; s_k.heads = 1;
-  a.rope = &g_rope; a.cache = NULL; a.pos = &s_rpos; a.q = &s_q; a.k = &s_k; a.dir = POSENC_ROPE_FORWARD;
+  a.rope = g_rope; a.cache = NULL; a.pos = &s_rpos; a.q = &s_q; a.k = &s_k; a.dir = POSENC_ROPE_FORWARD;
   return a;
 }
 static posenc_status rapply_run(rapply_args *a) {
@@ -340,21 +435,25 @@ static void test_rope_apply(void) {
     RA(POSENC_ERR_NULL, s_q.data = NULL);
     RA(POSENC_ERR_NULL, s_k.data = NULL);
     RA(POSENC_ERR_PARAM, a.dir = (posenc_rope_direction)2);
-    RA(POSENC_ERR_DIM, a.rope = &g_rope_zero);
+    RA(POSENC_ERR_DIM, a.rope = g_rope_zero);
+    RA(POSENC_ERR_DIM, memcpy(&s_bad_st, &g_rope_st, sizeof s_bad_st); a.rope = s_bad);
+    RA(POSENC_OK, BAD_COPY; a.rope = s_bad);  /* so the cases below fail on their own field */
+    /* the storage init was given, as the header records it, below what the pairs need */
+    RA(POSENC_ERR_DIM, BAD_COPY; s_bad->storage_bytes = POSENC_ROPE_BYTES(8) - 1; a.rope = s_bad);
     /* a rope with garbage in a field the kernels switch on reached the SIMD dispatch */
-    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.style = (posenc_rope_style)7; a.rope = &s_bad);
-    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.style = (posenc_rope_style)-1; a.rope = &s_bad);
-    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.scaling = (posenc_rope_scaling)9; a.rope = &s_bad);
-    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.mrope = (posenc_rope_mrope)3; a.rope = &s_bad);
-    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.mrope = POSENC_ROPE_MROPE_SECTIONS; a.rope = &s_bad);
-    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.pairs = 3; a.rope = &s_bad);         /* rotary_dim says 4 */
-    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.head_dim = 6; a.rope = &s_bad); /* 2 * pairs > D */
-    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.attention_factor = NAN; a.rope = &s_bad);
-    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.attention_factor = 0.0; a.rope = &s_bad);
+    RA(POSENC_ERR_DIM, BAD_COPY; s_bad->config.style = (posenc_rope_style)7; a.rope = s_bad);
+    RA(POSENC_ERR_DIM, BAD_COPY; s_bad->config.style = (posenc_rope_style)-1; a.rope = s_bad);
+    RA(POSENC_ERR_DIM, BAD_COPY; s_bad->config.scaling = (posenc_rope_scaling)9; a.rope = s_bad);
+    RA(POSENC_ERR_DIM, BAD_COPY; s_bad->config.mrope = (posenc_rope_mrope)3; a.rope = s_bad);
+    RA(POSENC_ERR_DIM, BAD_COPY; s_bad->config.mrope = POSENC_ROPE_MROPE_SECTIONS; a.rope = s_bad);
+    RA(POSENC_ERR_DIM, BAD_COPY; s_bad->pairs = 3; a.rope = s_bad);         /* rotary_dim says 4 */
+    RA(POSENC_ERR_DIM, BAD_COPY; s_bad->config.head_dim = 6; a.rope = s_bad); /* 2 * pairs > D */
+    RA(POSENC_ERR_DIM, BAD_COPY; s_bad->attention_factor = NAN; a.rope = s_bad);
+    RA(POSENC_ERR_DIM, BAD_COPY; s_bad->attention_factor = 0.0; a.rope = s_bad);
     /* hf_compat switched on in a rope made without it: HF's float32 frequencies are all zero,
      * and q came back unrotated with OK (found by fuzz_rope) */
-    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.hf_compat = 1; a.rope = &s_bad);
-    RA(POSENC_ERR_DIM, s_bad = g_rope; s_bad.config.hf_compat = -7; a.rope = &s_bad);
+    RA(POSENC_ERR_DIM, BAD_COPY; s_bad->config.hf_compat = 1; a.rope = s_bad);
+    RA(POSENC_ERR_DIM, BAD_COPY; s_bad->config.hf_compat = -7; a.rope = s_bad);
     RA(POSENC_ERR_SIZE, s_rpos.batch = 0);
     RA(POSENC_ERR_SIZE, s_rpos.tokens = 0);
     RA(POSENC_ERR_SIZE, s_q.heads = 0);
@@ -371,7 +470,7 @@ static void test_rope_apply(void) {
     RA(POSENC_ERR_ALIAS, s_rpos.ids = MEM_I32(70));        /* ids inside k */
     RA(POSENC_ERR_POSITION, s_rpos.start = INT32_MAX);
     if (!cached) {
-      RA(POSENC_ERR_POSITION, a.rope = &g_rope_far; s_rpos.start = 1);
+      RA(POSENC_ERR_POSITION, a.rope = g_rope_far; s_rpos.start = 1);
       RA(POSENC_OK, s_rpos.start = -5);
       continue;
     }
@@ -1180,7 +1279,7 @@ static void test_strerror(void) {
 /* ---- the caller's structs inside an output ---------------------------------------------------
  * A config, plan or tokens struct that is read again while outputs are written must not lie in
  * them (ALIAS, nothing written); the sinusoidal params are copied first, so they may. */
-static union { double align; unsigned char b[sizeof(posenc_rope) + 4096]; } g_big;
+static union { double align; unsigned char b[POSENC_ROPE_BYTES(POSENC_ROPE_MAX_DIM) + 4096]; } g_big;
 
 static void struct_case(const char *what, posenc_status got, posenc_status want, const void *snap, size_t n) {
   g_cases++;
@@ -1195,8 +1294,9 @@ static void test_structs_in_outputs(void) {
   posenc_rope_positions pos = {1, 0, NULL, 0};
   posenc_rope_tensor q = {NULL, F32, 1, 0, 0, 0};
   posenc_rope_cache_spec half = {POSENC_ROPE_CACHE_HALF, F32, 0};
-  size_t tokens = (sizeof(posenc_rope) + 255) / 256; /* q's tokens: 64 floats each, covering the rope */
-  CHECK(posenc_rope_init(rope_in, &rc) == POSENC_OK, "rope_init");
+  size_t rope_bytes = POSENC_ROPE_BYTES(64);
+  size_t tokens = (rope_bytes + 255) / 256; /* q's tokens: 64 floats each, covering the rope's storage */
+  CHECK(posenc_rope_init(rope_in, rope_bytes, &rc) == POSENC_OK, "rope_init");
   memcpy(snap, g_big.b, sizeof snap);
   pos.tokens = tokens; q.data = g_big.b;
   struct_case("rope_apply, *rope inside q", posenc_rope_apply(rope_in, NULL, &pos, &q, NULL, POSENC_ROPE_FORWARD),
@@ -1338,15 +1438,16 @@ static void test_every_struct_in_outputs(void) {
     { /* RoPE init: the config inside *rope */
       posenc_rope_config rc = posenc_rope_default(64);
       rc.scaling = POSENC_ROPE_SCALING_YARN; rc.factor = 8.0; rc.original_max_pos = 4096;
-      REFERENCE("rope_init", sizeof(posenc_rope), posenc_rope_init((posenc_rope *)(void *)out, &rc));
-      PLANTED("rope_init, *config inside *rope", posenc_rope_config, rc, at, sizeof(posenc_rope),
-              posenc_rope_init((posenc_rope *)(void *)out, rc_in));
+      REFERENCE("rope_init", POSENC_ROPE_BYTES(64),
+                posenc_rope_init((posenc_rope *)(void *)out, POSENC_ROPE_BYTES(64), &rc));
+      PLANTED("rope_init, *config inside *rope", posenc_rope_config, rc, at, POSENC_ROPE_BYTES(64),
+              posenc_rope_init((posenc_rope *)(void *)out, POSENC_ROPE_BYTES(64), rc_in));
     }
     { /* RoPE cache rows: *spec inside out */
       posenc_rope_cache_spec spec = {POSENC_ROPE_CACHE_INTERLEAVED, F32, 0};
-      REFERENCE("rope_cache", 16 * 8 * 4, posenc_rope_cache_table(&g_rope, &spec, 2, 16, out, 16 * 8 * 4));
+      REFERENCE("rope_cache", 16 * 8 * 4, posenc_rope_cache_table(g_rope, &spec, 2, 16, out, 16 * 8 * 4));
       PLANTED("rope_cache_table, *spec inside out", posenc_rope_cache_spec, spec, at, 16 * 8 * 4,
-              posenc_rope_cache_table(&g_rope, spec_in, 2, 16, out, 16 * 8 * 4));
+              posenc_rope_cache_table(g_rope, spec_in, 2, 16, out, 16 * 8 * 4));
     }
     { /* RoPE rotation: the positions and cache view structs inside q */
       posenc_rope_positions pos = {1, 8, NULL, 3};
@@ -1359,15 +1460,15 @@ static void test_every_struct_in_outputs(void) {
       pos.tokens = 6;
       memset(g_big.b, TL_CANARY, sizeof g_big.b);
       for (i = 0; i < 6 * 2 * 8; i++) ((float *)(void *)out)[i] = (float)i * 0.25f;
-      CHECK(posenc_rope_apply(&g_rope, &view, &pos, &q, NULL, POSENC_ROPE_FORWARD) == POSENC_OK, "rope ref");
+      CHECK(posenc_rope_apply(g_rope, &view, &pos, &q, NULL, POSENC_ROPE_FORWARD) == POSENC_OK, "rope ref");
       memcpy(g_ref, out, 6 * 2 * 8 * 4);
       /* the planted copies start from the same q values: plant, then refill q around them is not
        * possible (they overlap), so only ALIAS (nothing written) can be right here */
       PLANTED("rope_apply, *positions inside q", posenc_rope_positions, pos, at, 0,
-              posenc_rope_apply(&g_rope, &view, pos_in, &q, NULL, POSENC_ROPE_FORWARD));
+              posenc_rope_apply(g_rope, &view, pos_in, &q, NULL, POSENC_ROPE_FORWARD));
       CHECK(memcmp(g_big.b, g_pre, sizeof g_pre) == 0, "rope_apply, *positions inside q: not refused");
       PLANTED("rope_apply, *cache inside q", posenc_rope_cache_view, view, at, 0,
-              posenc_rope_apply(&g_rope, view_in, &pos, &q, NULL, POSENC_ROPE_FORWARD));
+              posenc_rope_apply(g_rope, view_in, &pos, &q, NULL, POSENC_ROPE_FORWARD));
       CHECK(memcmp(g_big.b, g_pre, sizeof g_pre) == 0, "rope_apply, *cache inside q: not refused");
       { /* *k inside q: k's dtype was read again after q's first rows were rotated (fuzz_rope) */
         static unsigned char k_ref[6 * 8 * 2], k_data[6 * 8 * 2];
@@ -1376,14 +1477,14 @@ static void test_every_struct_in_outputs(void) {
         for (i = 0; i < sizeof k_data; i++) k_data[i] = (unsigned char)(i % 2 ? 0x3c : i); /* f16 near 1 */
         k.data = k_data;
         for (i = 0; i < 6 * 2 * 8; i++) ((float *)(void *)out)[i] = (float)i * 0.25f;
-        CHECK(posenc_rope_apply(&g_rope, &view, &pos, &q, &k, POSENC_ROPE_FORWARD) == POSENC_OK, "k ref");
+        CHECK(posenc_rope_apply(g_rope, &view, &pos, &q, &k, POSENC_ROPE_FORWARD) == POSENC_OK, "k ref");
         memcpy(k_ref, k_data, sizeof k_ref);
         memcpy(g_ref, out, 6 * 2 * 8 * 4);
         for (i = 0; i < sizeof k_data; i++) k_data[i] = (unsigned char)(i % 2 ? 0x3c : i);
         for (i = 0; i < 6 * 2 * 8; i++) ((float *)(void *)out)[i] = (float)i * 0.25f;
         *k_in = k;
         g_cases++;
-        st = posenc_rope_apply(&g_rope, &view, &pos, &q, k_in, POSENC_ROPE_FORWARD);
+        st = posenc_rope_apply(g_rope, &view, &pos, &q, k_in, POSENC_ROPE_FORWARD);
         CHECK(st == POSENC_ERR_ALIAS || (st == POSENC_OK && memcmp(k_data, k_ref, sizeof k_ref) == 0),
               "rope_apply, *k inside q: %s, k rotated unlike with *k elsewhere", posenc_strerror(st));
       }
@@ -1447,13 +1548,15 @@ static void test_every_struct_in_outputs(void) {
  * (the product in bytes past PTRDIFF_MAX, a buffer that wraps past the top of the address space),
  * a caller's struct inside an output, handles that posenc_rope_init never makes. Pointers near
  * the top of the address space are never dereferenced: the call must fail first. */
-static posenc_rope g_rope_mrope2, g_rope_bad; /* head_dim 2 with M-RoPE sections {1, 0, 0}; spoilt copies */
+static POSENC_ROPE_STORAGE(2) g_rope_mrope2_st;  /* head_dim 2 with M-RoPE sections {1, 0, 0} */
+static rope8_store g_rope_bad_st;                  /* spoilt copies of g_rope */
+static posenc_rope *const g_rope_mrope2 = &g_rope_mrope2_st.rope, *const g_rope_bad = &g_rope_bad_st.rope;
 
 static void test_unreached_checks(void) {
   const size_t past = (size_t)PTRDIFF_MAX / 4 + 1; /* f32 elements: fits in size_t, not in bytes */
   posenc_rope_config m = posenc_rope_default(2);
   m.mrope = POSENC_ROPE_MROPE_SECTIONS; m.mrope_section[0] = 1;
-  CHECK(posenc_rope_init(&g_rope_mrope2, &m) == POSENC_OK, "M-RoPE rope, head_dim 2");
+  CHECK(posenc_rope_init(g_rope_mrope2, sizeof g_rope_mrope2_st, &m) == POSENC_OK, "M-RoPE rope, head_dim 2");
 
   /* RoPE caches: 8 floats a row, (n - 1) * 8 + 8 elements fit, their bytes do not */
   CASE(rcache, POSENC_ERR_OVERFLOW, a.n = (size_t)PTRDIFF_MAX / 32 + 1);
@@ -1465,19 +1568,21 @@ static void test_unreached_checks(void) {
   CASE(rcache, POSENC_ERR_ALIAS, a.mode = 1; memcpy(MEM + 64, &s_spec, sizeof s_spec);
        a.spec = (const posenc_rope_cache_spec *)(const void *)(MEM + 64));
   /* handles posenc_rope_init never makes: more pairs than POSENC_ROPE_MAX_DIM allows, or than head_dim */
-  g_rope_bad = g_rope; g_rope_bad.pairs = POSENC_ROPE_MAX_DIM / 2 + 1;
-  CHECK(posenc_rope_cache_width(&g_rope_bad, POSENC_ROPE_CACHE_HALF) == 0, "cache_width of a rope with too many pairs");
-  CASE(rcache, POSENC_ERR_DIM, a.rope = &g_rope_bad);
-  CASE(rapply, POSENC_ERR_DIM, a.rope = &g_rope_bad);
-  g_rope_bad = g_rope; g_rope_bad.config.head_dim = 2 * g_rope.pairs - 2;
-  CASE(rapply, POSENC_ERR_DIM, a.rope = &g_rope_bad);
-  CASE(rapply, POSENC_ERR_DIM, a.cache = &s_view; a.rope = &g_rope_bad);
+  memcpy(&g_rope_bad_st, &g_rope_st, sizeof g_rope_bad_st); g_rope_bad->self = g_rope_bad;
+  g_rope_bad->pairs = POSENC_ROPE_MAX_DIM / 2 + 1;
+  CHECK(posenc_rope_cache_width(g_rope_bad, POSENC_ROPE_CACHE_HALF) == 0, "cache_width of a rope with too many pairs");
+  CASE(rcache, POSENC_ERR_DIM, a.rope = g_rope_bad);
+  CASE(rapply, POSENC_ERR_DIM, a.rope = g_rope_bad);
+  memcpy(&g_rope_bad_st, &g_rope_st, sizeof g_rope_bad_st); g_rope_bad->self = g_rope_bad;
+  g_rope_bad->config.head_dim = 2 * g_rope->pairs - 2;
+  CASE(rapply, POSENC_ERR_DIM, a.rope = g_rope_bad);
+  CASE(rapply, POSENC_ERR_DIM, a.cache = &s_view; a.rope = g_rope_bad);
 
   /* RoPE rotation: q's elements fit in size_t, its bytes do not (1 token, 2 heads of 8, f32) */
   CASE(rapply, POSENC_ERR_OVERFLOW, s_rpos.tokens = 1; s_rpos.batch = (size_t)PTRDIFF_MAX / 64 + 1);
   /* M-RoPE reads 3 ids a token: q (f16, head_dim 2) spans 2^62 bytes, the ids 3 * 2^62 */
   if (sizeof(size_t) > 4)
-    CASE(rapply, POSENC_ERR_OVERFLOW, a.rope = &g_rope_mrope2; a.k = NULL; s_q.dtype = F16; s_q.heads = 1;
+    CASE(rapply, POSENC_ERR_OVERFLOW, a.rope = g_rope_mrope2; a.k = NULL; s_q.dtype = F16; s_q.heads = 1;
          s_rpos.ids = s_ids; s_rpos.tokens = 1; s_rpos.batch = (size_t)1 << (sizeof(size_t) * 8 - 4));
   /* the structs read again while rotating: the positions, and the cache view (rope: test_structs_in_outputs) */
   CASE(rapply, POSENC_ERR_ALIAS, memcpy(MEM + 64, &s_rpos, sizeof s_rpos);
@@ -1529,8 +1634,8 @@ int main(void) {
   posenc_t5_buckets cfg = {32, 128, 1};
   posenc_rope_cache_spec half = {POSENC_ROPE_CACHE_HALF, F32, 0};
   far.base = 1e-30;
-  if (posenc_rope_init(&g_rope, &near) != POSENC_OK || posenc_rope_init(&g_rope_far, &far) != POSENC_OK ||
-      posenc_rope_cache_table(&g_rope, &half, 0, 16, g_cache, sizeof g_cache) != POSENC_OK ||
+  if (posenc_rope_init(g_rope, sizeof g_rope_st, &near) != POSENC_OK || posenc_rope_init(g_rope_far, sizeof g_rope_far_st, &far) != POSENC_OK ||
+      posenc_rope_cache_table(g_rope, &half, 0, 16, g_cache, sizeof g_cache) != POSENC_OK ||
       posenc_t5_plan_init(&g_plan, &cfg) != POSENC_OK) {
     printf("setup failed\n");
     return 1;
@@ -1541,6 +1646,7 @@ int main(void) {
   test_rope_init();
   test_rope_cache();
   test_rope_apply();
+  test_rope_inv_freq();
   test_embed();
   test_tables();
   test_2d();

@@ -358,13 +358,15 @@ static int report_config_status(const struct rope_request *req, posenc_status st
   }
 }
 
+/* Storage for any rope the options can ask for (15 KiB, on the heap). */
+typedef POSENC_ROPE_STORAGE(POSENC_ROPE_MAX_DIM) rope_storage;
 /* All that the options decide, checked by the library itself before any file is read (the
  * factor lists stand in as ones). */
 static int validate_config(const struct rope_request *req, const posenc_rope_config *c,
                            const char *source) {
   float stand_in[MAX_PAIRS];
   posenc_rope_config probe = *c;
-  posenc_rope *rope;
+  rope_storage *rope;
   size_t i;
   int rc = check_dims(c, source);
   if (rc) return rc;
@@ -377,7 +379,7 @@ static int validate_config(const struct rope_request *req, const posenc_rope_con
     cli_error("out of memory");
     return EXIT_FAILURE;
   }
-  rc = report_config_status(req, posenc_rope_init(rope, &probe));
+  rc = report_config_status(req, posenc_rope_init(&rope->rope, sizeof *rope, &probe));
   free(rope);
   return rc;
 }
@@ -547,7 +549,7 @@ int build_rope_request(const struct raw_args *args, struct rope_request *req) {
 /* ---- building the rope ---------------------------------------------------------------------- */
 
 struct rope_state {
-  posenc_rope rope;
+  rope_storage rope;
   float short_factor[MAX_PAIRS], long_factor[MAX_PAIRS], freq_factors[MAX_PAIRS];
 };
 
@@ -578,7 +580,7 @@ static int init_rope(const struct rope_request *req, posenc_rope_config c, struc
   if (req->short_path) c.short_factor = state->short_factor;
   if (req->long_path) c.long_factor = state->long_factor;
   if (req->freq_factors_path) c.freq_factors = state->freq_factors;
-  return report_config_status(req, posenc_rope_init(&state->rope, &c));
+  return report_config_status(req, posenc_rope_init(&state->rope.rope, sizeof state->rope, &c));
 }
 
 static struct rope_state *new_rope_state(void) {
@@ -601,8 +603,8 @@ static int write_freqs_text(const struct rope_request *req, const posenc_rope *r
   len += (size_t)snprintf(text + len, cap - len, "# attention_factor %.17g\n# pair inv_freq%s\n",
                           rope->attention_factor, hf ? " inv_freq_f32" : "");
   for (i = 0; i < rope->pairs; i++) {
-    len += (size_t)snprintf(text + len, cap - len, "%zu %.17g", i, rope->inv_freq[i]);
-    if (hf) len += (size_t)snprintf(text + len, cap - len, " %.9g", (double)rope->inv_freq_f32[i]);
+    len += (size_t)snprintf(text + len, cap - len, "%zu %.17g", i, posenc_rope_inv_freq(rope)[i]);
+    if (hf) len += (size_t)snprintf(text + len, cap - len, " %.9g", (double)posenc_rope_inv_freq_f32(rope)[i]);
     len += (size_t)snprintf(text + len, cap - len, "\n");
   }
   span.data = text;
@@ -616,7 +618,7 @@ static int write_freqs_npy(const struct rope_request *req, const posenc_rope *ro
   double values[MAX_PAIRS];
   size_t shape[1];
   shape[0] = rope->pairs;
-  memcpy(values, rope->inv_freq, rope->pairs * sizeof values[0]);
+  memcpy(values, posenc_rope_inv_freq(rope), rope->pairs * sizeof values[0]);
   return write_npy_file(req->output, POSENC_NPY_F64, shape, 1, values, rope->pairs, sizeof values[0]);
 }
 
@@ -626,7 +628,7 @@ static int run_freqs(const struct rope_request *req) {
   if (!state) return EXIT_FAILURE;
   rc = init_rope(req, req->config, state);
   if (rc == EXIT_SUCCESS)
-    rc = req->text_format ? write_freqs_text(req, &state->rope) : write_freqs_npy(req, &state->rope);
+    rc = req->text_format ? write_freqs_text(req, &state->rope.rope) : write_freqs_npy(req, &state->rope.rope);
   free(state);
   return rc;
 }
@@ -796,7 +798,7 @@ static int render_and_write(const struct rope_request *req, const posenc_rope *r
 }
 
 static int compute_table(const struct rope_request *req, struct table_job *job, size_t rows) {
-  const posenc_rope *rope = &job->state->rope;
+  const posenc_rope *rope = &job->state->rope.rope;
   posenc_rope_cache_spec spec;
   struct table_view view;
   size_t bytes;
@@ -992,14 +994,14 @@ static int apply_cache(const struct rope_request *req, struct apply_job *job,
                        "[0, %zu) of --cache-rows", req->start, job->x.tokens, (long long)bad,
                        req->cache_rows);
   }
-  st = posenc_rope_cache_bytes(&job->state->rope, &view->spec, req->cache_rows, &bytes);
+  st = posenc_rope_cache_bytes(&job->state->rope.rope, &view->spec, req->cache_rows, &bytes);
   if (st != POSENC_OK)
     return cli_usage_error("--cache-rows %zu: %s", req->cache_rows, posenc_strerror(st));
   if (!(job->cache = malloc(bytes))) {
     cli_error("out of memory: the cache needs %zu bytes", bytes);
     return EXIT_FAILURE;
   }
-  st = posenc_rope_cache_table(&job->state->rope, &view->spec, 0, req->cache_rows, job->cache, bytes);
+  st = posenc_rope_cache_table(&job->state->rope.rope, &view->spec, 0, req->cache_rows, job->cache, bytes);
   if (st == POSENC_ERR_POSITION)
     return cli_usage_error("--cache-rows %zu with --base %s: %s", req->cache_rows, quoted(req->base_text),
                        posenc_strerror(st));
@@ -1060,11 +1062,11 @@ static int rotate(const struct rope_request *req, struct apply_job *job) {
     q_norm.weight_offset = req->qk_norm_offset;
     k_norm = q_norm;
     k_norm.weight = job->k_weight;
-    st = posenc_rope_apply_norm(&job->state->rope, req->cache_rows ? &view : NULL, &pos, &q_in, &q_out, &q_norm,
+    st = posenc_rope_apply_norm(&job->state->rope.rope, req->cache_rows ? &view : NULL, &pos, &q_in, &q_out, &q_norm,
                                 req->k_path ? &k_in : NULL, req->k_path ? &k_out : NULL,
                                 req->k_path ? &k_norm : NULL);
   } else {
-    st = posenc_rope_apply_out(&job->state->rope, req->cache_rows ? &view : NULL, &pos, &q_in, &q_out,
+    st = posenc_rope_apply_out(&job->state->rope.rope, req->cache_rows ? &view : NULL, &pos, &q_in, &q_out,
                                req->k_path ? &k_in : NULL, req->k_path ? &k_out : NULL,
                                req->inverse ? POSENC_ROPE_INVERSE : POSENC_ROPE_FORWARD);
   }
