@@ -562,12 +562,13 @@ def test_output_is_directory():
 
 
 def test_out_of_memory():
-    """A 2 GB table under a 1 GiB address-space limit: exit 1, one line, no file."""
+    """A 2 GB table under a 1 GiB address-space limit: exit 1, one line, no file. A learned table,
+    which is computed whole (a sinusoidal one is streamed, and would be written)."""
     import resource
     limit = 1 << 30
     path = os.path.join(WORKDIR, 'oom.npy')
     before = listing()
-    proc = run(table_args(1 << 20, 512) + ['-o', path],
+    proc = run(['table', 'learned', '--rows', str(1 << 20), '--dim', '512', '--seed', '1', '-o', path],
                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
     assert proc.returncode == 1, f'exit {proc.returncode}: {proc.stderr!r}'
     assert_one_error_line(proc.stderr, 'out of memory')
