@@ -16,6 +16,7 @@
 #include "cli_format.h"
 #include "cli_input.h"
 #include "cli_parse.h"
+#include "cli_stream.h"
 #include "cli_write.h"
 
 #define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
@@ -419,57 +420,101 @@ static int tile_error(const struct bias_request *req, size_t heads, posenc_statu
   return EXIT_FAILURE;
 }
 
-/* Adds req's bias to the zero tile (dense, heads x queries x keys) and writes it. */
-static int fill_and_write(const struct bias_request *req, const posenc_table *table, posenc_score_tile *tile) {
-  size_t es = posenc_dtype_size(req->dtype), shape[3];
-  float *slopes = NULL;
-  posenc_status st;
-  shape[0] = tile->heads;
-  shape[1] = tile->rows;
-  shape[2] = tile->cols;
-  if (req->leaf == LEAF_ALIBI_BIAS) {
-    if (!(slopes = alloc_or_report(tile->heads * sizeof *slopes, "the slopes"))) return EXIT_FAILURE;
-    st = posenc_alibi_slopes(tile->heads, req->max_bias, slopes);
-    if (st == POSENC_OK) st = posenc_alibi_add(tile, &req->mask, req->form, req->key_origin, slopes);
-    free(slopes);
-  } else {
-    posenc_t5_plan plan;
-    st = posenc_t5_plan_init(&plan, &req->t5);
-    if (st == POSENC_OK) st = posenc_t5_bias_add(tile, &req->mask, &plan, table, 0);
+/* What computing the (heads, queries, keys) bias block a chunk of rows at a time needs; row r
+ * of the block is head r / queries, query r % queries. */
+struct bias_chunks {
+  const struct bias_request *req;
+  size_t heads;
+  size_t row_bytes;             /* keys * element size */
+  const float *slopes;          /* ALiBi: one per head */
+  const posenc_table *table;    /* T5 */
+  posenc_t5_plan plan;          /* T5 */
+};
+
+/* The bias of one head's rows, added to zeros: a tile of m queries from query i. */
+static posenc_status add_head_rows(const struct bias_chunks *c, size_t h, size_t i, size_t m, void *out) {
+  const struct bias_request *req = c->req;
+  posenc_score_tile tile;
+  memset(&tile, 0, sizeof tile);
+  tile.scores = out;
+  tile.dtype = req->dtype;
+  tile.heads = 1;
+  tile.rows = m;
+  tile.cols = req->keys;
+  tile.q_pos = (int32_t)((int64_t)req->q_pos + (int64_t)i); /* fits: checked in run_tile */
+  tile.k_pos = req->k_pos;
+  if (req->leaf == LEAF_ALIBI_BIAS) return posenc_alibi_add(&tile, &req->mask, req->form, req->key_origin, c->slopes + h);
+  return posenc_t5_bias_add(&tile, &req->mask, &c->plan, c->table, h);
+}
+
+/* Rows row0 .. row0+n-1 of the block (a row_stream's fill): one tile per head they cross. Every
+ * entry depends only on (head, query, key), so the chunks join into the block one call makes. */
+static int fill_bias_rows(void *ctx, size_t row0, size_t n, unsigned char *out) {
+  const struct bias_chunks *c = (const struct bias_chunks *)ctx;
+  memset(out, 0, n * c->row_bytes); /* zero bits are +0 in f32 and f16 alike */
+  while (n > 0) {
+    size_t h = row0 / c->req->queries, i = row0 % c->req->queries;
+    size_t m = c->req->queries - i < n ? c->req->queries - i : n;
+    posenc_status st = add_head_rows(c, h, i, m, out);
+    if (st != POSENC_OK) return tile_error(c->req, c->heads, st);
+    out += m * c->row_bytes;
+    row0 += m;
+    n -= m;
   }
-  if (st != POSENC_OK) return tile_error(req, tile->heads, st);
-  return write_npy_file(req->output, npy_type_of(req->dtype), shape, 3, tile->scores, shape[0] * shape[1] * shape[2],
-                     es);
+  return EXIT_SUCCESS;
 }
 
 /* The bias added to a tile of zeros, (heads, queries, keys): ALiBi's heads are --heads, T5's
- * the table's columns. */
+ * the table's columns. Streamed a chunk of rows at a time (one row at least: --keys sets the
+ * smallest chunk). The errors a tile can give are decided by its corners, which the stream's
+ * check (the first and the last row) computes before anything is written; positions past
+ * INT32_MAX are refused here, as the library refuses them for the whole tile. */
 static int run_tile(const struct bias_request *req) {
   struct npy_input table_file;
   posenc_table table;
-  posenc_score_tile tile;
-  size_t es = posenc_dtype_size(req->dtype), heads = req->heads;
+  struct bias_chunks *chunks;
+  struct row_stream stream;
+  size_t es = posenc_dtype_size(req->dtype), heads = req->heads, shape[3];
+  float *slopes = NULL;
+  posenc_status st = POSENC_OK;
   int rc = EXIT_SUCCESS;
   memset(&table_file, 0, sizeof table_file);
   memset(&table, 0, sizeof table);
-  memset(&tile, 0, sizeof tile);
+  if (!(chunks = alloc_or_report(sizeof *chunks, "the bias plan"))) return EXIT_FAILURE;
   if (req->leaf == LEAF_T5_BIAS && (rc = load_t5_table(req, &table_file, &table)) == EXIT_SUCCESS)
     heads = table.dim;
   if (rc == EXIT_SUCCESS && (req->queries > SIZE_MAX / heads || req->keys > SIZE_MAX / es / (heads * req->queries)))
     rc = tile_error(req, heads, POSENC_ERR_OVERFLOW);
-  if (rc == EXIT_SUCCESS &&
-      !(tile.scores = alloc_or_report(heads * req->queries * req->keys * es, "the bias block")))
-    rc = EXIT_FAILURE;
-  if (rc == EXIT_SUCCESS) {
-    tile.dtype = req->dtype; /* zero bits are +0 in f32 and f16 alike */
-    tile.heads = heads;
-    tile.rows = req->queries;
-    tile.cols = req->keys;
-    tile.q_pos = req->q_pos;
-    tile.k_pos = req->k_pos;
-    rc = fill_and_write(req, &table, &tile);
+  if (rc == EXIT_SUCCESS && (req->queries - 1 > (size_t)INT32_MAX || req->keys - 1 > (size_t)INT32_MAX ||
+                             (int64_t)req->q_pos + (int64_t)(req->queries - 1) > INT32_MAX ||
+                             (int64_t)req->k_pos + (int64_t)(req->keys - 1) > INT32_MAX))
+    rc = tile_error(req, heads, POSENC_ERR_POSITION);
+  if (rc == EXIT_SUCCESS && req->leaf == LEAF_ALIBI_BIAS) {
+    if (!(slopes = alloc_or_report(heads * sizeof *slopes, "the slopes"))) rc = EXIT_FAILURE;
+    else st = posenc_alibi_slopes(heads, req->max_bias, slopes);
+  } else if (rc == EXIT_SUCCESS) {
+    st = posenc_t5_plan_init(&chunks->plan, &req->t5);
   }
-  free(tile.scores);
+  if (rc == EXIT_SUCCESS && st != POSENC_OK) rc = tile_error(req, heads, st);
+  if (rc == EXIT_SUCCESS) {
+    chunks->req = req;
+    chunks->heads = heads;
+    chunks->row_bytes = req->keys * es;
+    chunks->slopes = slopes;
+    chunks->table = &table;
+    stream.rows = heads * req->queries;
+    stream.row_bytes = chunks->row_bytes;
+    stream.elem_size = es;
+    stream.fill = fill_bias_rows;
+    stream.check = NULL;
+    stream.ctx = chunks;
+    shape[0] = heads;
+    shape[1] = req->queries;
+    shape[2] = req->keys;
+    rc = write_row_stream(req->output, TABLE_FORMAT_NPY, npy_type_of(req->dtype), shape, 3, &stream);
+  }
+  free(slopes);
+  free(chunks);
   npy_input_free(&table_file);
   return rc;
 }

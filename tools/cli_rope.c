@@ -17,6 +17,7 @@
 #include "cli_format.h"
 #include "cli_input.h"
 #include "cli_parse.h"
+#include "cli_stream.h"
 #include "cli_write.h"
 
 #define COUNT_OF(array) (sizeof(array) / sizeof((array)[0]))
@@ -797,6 +798,76 @@ static int render_and_write(const struct rope_request *req, const posenc_rope *r
   return rc;
 }
 
+/* A cache error: the positions (of --positions FILE, or of --start and --rows), or a bug. */
+static int cache_error(const struct rope_request *req, const struct table_job *job, size_t rows,
+                       posenc_status st) {
+  if (st == POSENC_ERR_POSITION && job->positions.ids)
+    return input_error(&job->positions_file, "%s (with --base %s)", posenc_strerror(st), quoted(req->base_text));
+  if (st == POSENC_ERR_POSITION)
+    return cli_usage_error("--start %" PRId32 " with --rows %zu and --base %s: %s", req->start, rows,
+                       quoted(req->base_text), posenc_strerror(st));
+  cli_error("internal error: %s", posenc_strerror(st));
+  return EXIT_FAILURE;
+}
+
+/* What computing the cache a chunk of rows at a time needs. */
+struct cache_chunks {
+  const struct rope_request *req;
+  const struct table_job *job;
+  posenc_rope_cache_spec spec;
+  size_t rows, row_bytes;
+};
+
+/* Rows row0 .. row0+n-1 of the cache (a row_stream's fill). */
+static int fill_cache_rows(void *ctx, size_t row0, size_t n, unsigned char *out) {
+  const struct cache_chunks *c = (const struct cache_chunks *)ctx;
+  const posenc_rope *rope = &c->job->state->rope;
+  posenc_status st;
+  if (c->job->positions.ids)
+    st = posenc_rope_cache_rows(rope, &c->spec, c->job->positions.ids + row0, n, out, n * c->row_bytes);
+  else /* fits int32: start + rows - 1 was checked with the request */
+    st = posenc_rope_cache_table(rope, &c->spec, (int32_t)((int64_t)c->req->start + (int64_t)row0), n, out,
+                                 n * c->row_bytes);
+  return st == POSENC_OK ? EXIT_SUCCESS : cache_error(c->req, c->job, c->rows, st);
+}
+
+/* With --positions FILE the errors are decided by the smallest and largest position, wherever
+ * they are in the list; a range's by its first and last rows (the stream's default check). */
+static int check_cache_positions(void *ctx, unsigned char *row) {
+  const struct cache_chunks *c = (const struct cache_chunks *)ctx;
+  int32_t extremes[2];
+  int i;
+  posenc_status st = POSENC_OK;
+  extremes[0] = (int32_t)c->job->positions.min;
+  extremes[1] = (int32_t)c->job->positions.max;
+  for (i = 0; i < 2 && st == POSENC_OK; i++)
+    st = posenc_rope_cache_rows(&c->job->state->rope, &c->spec, &extremes[i], 1, row, c->row_bytes);
+  return st == POSENC_OK ? EXIT_SUCCESS : cache_error(c->req, c->job, c->rows, st);
+}
+
+/* .npy and raw caches are streamed: their rows are independent and nothing in the output needs
+ * the whole cache. */
+static int stream_cache(const struct rope_request *req, const struct table_job *job, size_t rows,
+                        const posenc_rope_cache_spec *spec) {
+  struct cache_chunks chunks;
+  struct row_stream stream;
+  size_t shape[2];
+  chunks.req = req;
+  chunks.job = job;
+  chunks.spec = *spec;
+  chunks.rows = rows;
+  shape[0] = rows;
+  shape[1] = posenc_rope_cache_width(&job->state->rope, req->layout);
+  stream.rows = rows;
+  stream.elem_size = posenc_dtype_size(req->dtype);
+  stream.row_bytes = chunks.row_bytes = shape[1] * stream.elem_size;
+  stream.fill = fill_cache_rows;
+  stream.check = job->positions.ids ? check_cache_positions : NULL;
+  stream.ctx = &chunks;
+  return write_row_stream(req->output, req->format, npy_type_of(req->dtype), shape, 2, &stream);
+}
+
+/* A C header begins with the XXH3 of the whole cache: it is computed whole. */
 static int compute_table(const struct rope_request *req, struct table_job *job, size_t rows) {
   const posenc_rope *rope = &job->state->rope.rope;
   posenc_rope_cache_spec spec;
@@ -809,6 +880,7 @@ static int compute_table(const struct rope_request *req, struct table_job *job, 
   if ((st = posenc_rope_cache_bytes(rope, &spec, rows, &bytes)) != POSENC_OK)
     return cli_usage_error("%zu rows x %zu columns: %s", rows, posenc_rope_cache_width(rope, req->layout),
                        posenc_strerror(st));
+  if (req->format != TABLE_FORMAT_C) return stream_cache(req, job, rows, &spec);
   if (!(job->cache = malloc(bytes))) {
     cli_error("out of memory: the cache needs %zu bytes", bytes);
     return EXIT_FAILURE;
@@ -817,15 +889,7 @@ static int compute_table(const struct rope_request *req, struct table_job *job, 
     st = posenc_rope_cache_rows(rope, &spec, job->positions.ids, rows, job->cache, bytes);
   else
     st = posenc_rope_cache_table(rope, &spec, req->start, rows, job->cache, bytes);
-  if (st == POSENC_ERR_POSITION && job->positions.ids)
-    return input_error(&job->positions_file, "%s (with --base %s)", posenc_strerror(st), quoted(req->base_text));
-  if (st == POSENC_ERR_POSITION)
-    return cli_usage_error("--start %" PRId32 " with --rows %zu and --base %s: %s", req->start, rows,
-                       quoted(req->base_text), posenc_strerror(st));
-  if (st != POSENC_OK) {
-    cli_error("internal error: %s", posenc_strerror(st));
-    return EXIT_FAILURE;
-  }
+  if (st != POSENC_OK) return cache_error(req, job, rows, st);
   table_to_little_endian(job->cache, bytes / posenc_dtype_size(req->dtype),
                          posenc_dtype_size(req->dtype));
   view.bytes = job->cache;

@@ -16,6 +16,9 @@
  * The kind is decided before anything is written, and every device is opened then too, so a FIFO
  * without a reader fails the command before any output is touched. */
 #define _XOPEN_SOURCE 700 /* POSIX.1-2008 with realpath (glibc hides it from plain _POSIX_C_SOURCE) */
+#if defined(__linux__)
+#  define _GNU_SOURCE /* sync_file_range */
+#endif
 
 #include "cli_write.h"
 #include "cli_format.h"
@@ -43,11 +46,50 @@ static int write_all(int fd, const unsigned char *data, size_t size) {
   return 0;
 }
 
-static int write_spans(int fd, const struct byte_span *spans, size_t count) {
+/* What one output holds: spans written in order, then the source's chunks, if any. */
+struct content {
+  const struct byte_span *spans;
+  size_t count;
+  const struct chunk_source *source; /* NULL: none */
+};
+
+/* How writing a content failed: WRITE_IO sets errno (to report with the path); WRITE_SOURCE
+ * was a chunk that could not be computed, reported already by the source. */
+enum { WRITE_OK = 0, WRITE_IO = -1, WRITE_SOURCE = -2 };
+
+/* A temporary is synced before it is renamed. Where the system allows, its writeback is started
+ * every few MiB while the rest is still being computed, so the final fsync waits for the last
+ * few MiB instead of the whole file. */
+enum { WRITEBACK_BYTES = 4 << 20 };
+
+static void start_writeback(int fd, off_t offset, off_t length) {
+#if defined(SYNC_FILE_RANGE_WRITE)
+  (void)sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE); /* a hint: fsync checks */
+#else
+  (void)fd; (void)offset; (void)length;
+#endif
+}
+
+/* Writes the spans, then every chunk of the source as it is produced: the whole output is never
+ * held in memory at once. early_writeback: start writing the data back to disk as it goes. */
+static int write_content(int fd, const struct content *c, int early_writeback) {
+  off_t done = 0, synced = 0;
   size_t i;
-  for (i = 0; i < count; i++)
-    if (write_all(fd, (const unsigned char *)spans[i].data, spans[i].size) != 0) return -1;
-  return 0;
+  for (i = 0; i < c->count; i++) {
+    if (write_all(fd, (const unsigned char *)c->spans[i].data, c->spans[i].size) != 0) return WRITE_IO;
+    done += (off_t)c->spans[i].size;
+  }
+  for (i = 0; c->source && i < c->source->chunks; i++) {
+    struct byte_span chunk;
+    if (c->source->next(c->source->ctx, i, &chunk) != 0) return WRITE_SOURCE;
+    if (write_all(fd, (const unsigned char *)chunk.data, chunk.size) != 0) return WRITE_IO;
+    done += (off_t)chunk.size;
+    if (early_writeback && done - synced >= WRITEBACK_BYTES) {
+      start_writeback(fd, synced, done - synced);
+      synced = done;
+    }
+  }
+  return WRITE_OK;
 }
 
 /* One output path and how it is being written. */
@@ -168,21 +210,22 @@ static char *temp_template_beside(const char *path) {
   return tmpl;
 }
 
-/* Fills the open temporary and closes it. Returns 0, or -1 with errno of the first failure. */
-static int fill_and_close(int fd, mode_t mode, const struct byte_span *spans, size_t count) {
-  int failed = fchmod(fd, mode) != 0 || write_spans(fd, spans, count) != 0 ||
-               fsync(fd) != 0; /* the data must be on disk before the rename makes it visible */
-  int saved = errno;
-  if (close(fd) != 0 && !failed) return -1;
+/* Fills the open temporary and closes it. Returns WRITE_OK, or WRITE_IO with errno of the first
+ * failure, or WRITE_SOURCE. */
+static int fill_and_close(int fd, mode_t mode, const struct content *c) {
+  int rc = fchmod(fd, mode) != 0 ? WRITE_IO : write_content(fd, c, 1), saved;
+  if (rc == WRITE_OK && fsync(fd) != 0) rc = WRITE_IO; /* on disk before the rename shows it */
+  saved = errno;
+  if (close(fd) != 0 && rc == WRITE_OK) return WRITE_IO;
   errno = saved;
-  return failed ? -1 : 0;
+  return rc;
 }
 
 /* A temporary beside t->file, filled with the output and closed, into t->tmp (to rename or
  * unlink). Returns 0, or -1 after reporting why not. */
-static int write_temporary(struct target *t, const struct byte_span *spans, size_t count) {
+static int write_temporary(struct target *t, const struct content *c) {
   char *tmp = temp_template_beside(t->file);
-  int fd;
+  int fd, rc;
   if (!tmp) return target_error(t, "out of memory");
   fd = mkstemp(tmp);
   if (fd < 0) {
@@ -190,11 +233,11 @@ static int write_temporary(struct target *t, const struct byte_span *spans, size
     free(tmp);
     return -1;
   }
-  if (fill_and_close(fd, t->mode, spans, count) != 0) {
+  if ((rc = fill_and_close(fd, t->mode, c)) != WRITE_OK) { /* the old file stays as it was */
     int saved = errno;
     unlink(tmp);
     free(tmp);
-    return target_error(t, strerror(saved));
+    return rc == WRITE_SOURCE ? -1 : target_error(t, strerror(saved));
   }
   t->tmp = tmp;
   return 0;
@@ -204,15 +247,17 @@ static int write_temporary(struct target *t, const struct byte_span *spans, size
 
 /* Writes and closes t->fd. A device that cannot sync (a FIFO, /dev/null, a terminal) says
  * EINVAL: nothing to wait for there. */
-static int write_in_place(struct target *t, const struct byte_span *spans, size_t count) {
-  int fd = t->fd, failed = write_spans(fd, spans, count) != 0 || (fsync(fd) != 0 && errno != EINVAL);
-  int saved = errno;
+static int write_in_place(struct target *t, const struct content *c) {
+  int fd = t->fd, rc = write_content(fd, c, 0), saved;
+  if (rc == WRITE_OK && fsync(fd) != 0 && errno != EINVAL) rc = WRITE_IO;
+  saved = errno;
   t->fd = -1;
-  if (close(fd) != 0 && !failed) {
-    failed = 1;
+  if (close(fd) != 0 && rc == WRITE_OK) {
+    rc = WRITE_IO;
     saved = errno;
   }
-  return failed ? target_error(t, strerror(saved)) : 0;
+  if (rc == WRITE_SOURCE) return -1;
+  return rc == WRITE_IO ? target_error(t, strerror(saved)) : 0;
 }
 
 /* ---- several outputs together ---------------------------------------------------------------- */
@@ -230,22 +275,19 @@ enum { MAX_OUTPUTS = 4 };
 
 /* The order keeps all-or-nothing as far as devices allow: every path is checked and every device
  * opened first, every regular output completed in its temporary, stdout written, and only then
- * the devices written (the first step that cannot be undone) and the temporaries renamed. */
-int write_outputs(const struct output_file *outputs, size_t n_outputs) {
+ * the devices written (the first step that cannot be undone) and the temporaries renamed.
+ * n_outputs <= MAX_OUTPUTS. */
+static int write_contents(const char *const *paths, const struct content *contents, size_t n_outputs) {
   struct target targets[MAX_OUTPUTS];
   size_t i;
   int rc = 0;
-  if (n_outputs > MAX_OUTPUTS) {
-    cli_error("internal error: too many outputs");
-    return EXIT_FAILURE;
-  }
   memset(targets, 0, sizeof targets);
   for (i = 0; i < n_outputs; i++) {
-    targets[i].path = outputs[i].path;
+    targets[i].path = paths[i];
     targets[i].fd = -1;
   }
   for (i = 0; i < n_outputs && rc == 0; i++)
-    if (outputs[i].path) rc = resolve_target(&targets[i]);
+    if (paths[i]) rc = resolve_target(&targets[i]);
   for (i = 0; i < n_outputs && rc == 0; i++) {
     size_t j;
     for (j = i + 1; j < n_outputs && rc == 0 && targets[i].file; j++)
@@ -256,14 +298,14 @@ int write_outputs(const struct output_file *outputs, size_t n_outputs) {
       }
   }
   for (i = 0; i < n_outputs && rc == 0; i++)
-    if (outputs[i].path && targets[i].fd < 0) rc = write_temporary(&targets[i], outputs[i].spans, outputs[i].count);
+    if (paths[i] && targets[i].fd < 0) rc = write_temporary(&targets[i], &contents[i]);
+  for (i = 0; i < n_outputs && rc == 0; i++) {
+    int written = paths[i] ? WRITE_OK : write_content(STDOUT_FILENO, &contents[i], 0);
+    if (written == WRITE_IO) cli_error("cannot write to standard output: %s", strerror(errno));
+    if (written != WRITE_OK) rc = -1;
+  }
   for (i = 0; i < n_outputs && rc == 0; i++)
-    if (!outputs[i].path && write_spans(STDOUT_FILENO, outputs[i].spans, outputs[i].count) != 0) {
-      cli_error("cannot write to standard output: %s", strerror(errno));
-      rc = -1;
-    }
-  for (i = 0; i < n_outputs && rc == 0; i++)
-    if (targets[i].fd >= 0) rc = write_in_place(&targets[i], outputs[i].spans, outputs[i].count);
+    if (targets[i].fd >= 0) rc = write_in_place(&targets[i], &contents[i]);
   for (i = 0; i < n_outputs && rc == 0; i++) {
     if (!targets[i].tmp) continue;
     if (rename(targets[i].tmp, targets[i].file) != 0) {
@@ -277,12 +319,34 @@ int write_outputs(const struct output_file *outputs, size_t n_outputs) {
   return rc == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+int write_outputs(const struct output_file *outputs, size_t n_outputs) {
+  const char *paths[MAX_OUTPUTS];
+  struct content contents[MAX_OUTPUTS];
+  size_t i;
+  if (n_outputs > MAX_OUTPUTS) {
+    cli_error("internal error: too many outputs");
+    return EXIT_FAILURE;
+  }
+  for (i = 0; i < n_outputs; i++) {
+    paths[i] = outputs[i].path;
+    contents[i].spans = outputs[i].spans;
+    contents[i].count = outputs[i].count;
+    contents[i].source = NULL;
+  }
+  return write_contents(paths, contents, n_outputs);
+}
+
+int write_output_source(const char *path, const struct byte_span *spans, size_t count,
+                        const struct chunk_source *source) {
+  struct content content;
+  content.spans = spans;
+  content.count = count;
+  content.source = source;
+  return write_contents(&path, &content, 1);
+}
+
 int write_output(const char *path, const struct byte_span *spans, size_t count) {
-  struct output_file output;
-  output.path = path;
-  output.spans = spans;
-  output.count = count;
-  return write_outputs(&output, 1);
+  return write_output_source(path, spans, count, NULL);
 }
 
 int write_npy_file(const char *path, posenc_npy_type type, const size_t *shape, size_t ndim, void *data,

@@ -12,6 +12,23 @@
  * Returns EXIT_SUCCESS, or EXIT_FAILURE after reporting why. */
 int write_output(const char *path, const struct byte_span *spans, size_t count);
 
+/* Output produced a chunk at a time, so that a large table is never held whole: a chunk is
+ * computed, written, and its buffer reused for the next. */
+struct chunk_source {
+  size_t chunks;
+  /* Sets *chunk to chunk i (i = 0 .. chunks-1, asked for in order, possibly more than once
+   * when there are several passes), in memory the source owns until the next call. Returns 0,
+   * or -1 after reporting why (the caller then abandons the output: a regular file keeps its
+   * old contents). */
+  int (*next)(void *ctx, size_t i, struct byte_span *chunk);
+  void *ctx;
+};
+
+/* write_output, then the source's chunks after the spans, with the same all-or-nothing rules:
+ * a chunk that fails, or a write that fails half-way, leaves a regular file as it was. */
+int write_output_source(const char *path, const struct byte_span *spans, size_t count,
+                        const struct chunk_source *source);
+
 /* One of several outputs of a command (rope apply writes Q and K). */
 struct output_file {
   const char *path;               /* NULL: stdout (at most one output may be) */

@@ -8,8 +8,10 @@
  *   posenc analyze TABLE.npy         rank and spectrum of a table (cli_embed.c)
  *   posenc alibi|t5|deberta ...      position biases inside attention (cli_bias.c)
  *
- * Everything is validated and computed in memory before the first byte is written, so a failing
- * run never leaves a partial output (see cli_write.c). */
+ * Everything is validated before the first byte is written, and a file is replaced only once all
+ * of it is written (cli_write.c), so a failing run never leaves a partial output. Tables whose
+ * rows are independent are computed and written a chunk of rows at a time (cli_stream.c); the
+ * rest are computed whole in memory first. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <inttypes.h>
@@ -24,6 +26,7 @@
 #include "cli_format.h"
 #include "cli_parse.h"
 #include "cli_rope.h"
+#include "cli_stream.h"
 #include "cli_write.h"
 #include "posenc.h"
 
@@ -394,9 +397,42 @@ static int render_and_write(const struct table_request *req, const unsigned char
   return rc;
 }
 
+/* Rows row0 .. row0+n-1 of a sinusoidal table (a row_stream's fill). */
+static int fill_sinusoidal_rows(void *ctx, size_t row0, size_t n, unsigned char *out) {
+  const struct table_request *req = (const struct table_request *)ctx;
+  int32_t first = (int32_t)((int64_t)req->start + (int64_t)row0); /* fits: checked with the request */
+  size_t bytes = n * req->params.dim * posenc_dtype_size(req->params.dtype);
+  posenc_status st = posenc_sinusoidal_table(&req->params, first, n, out, bytes);
+  return st == POSENC_OK ? EXIT_SUCCESS : report_table_status(st, req);
+}
+
+/* A sinusoidal table's rows are independent and a .npy header or raw bytes need nothing from
+ * the whole table: those are streamed. A C header starts with the whole table's XXH3, and the
+ * library makes learned and 2-D tables in one call with no first row to start at: those are
+ * computed whole. */
+static int table_streams(const struct table_request *req) {
+  return req->leaf == LEAF_TABLE_SINUSOIDAL && req->format != TABLE_FORMAT_C;
+}
+
+static int stream_table(const struct table_request *req) {
+  struct row_stream stream;
+  size_t shape[2];
+  stream.rows = req->positions;
+  stream.elem_size = posenc_dtype_size(req->params.dtype);
+  stream.row_bytes = req->params.dim * stream.elem_size;
+  stream.fill = fill_sinusoidal_rows;
+  stream.check = NULL; /* BASE and POSITION are decided by the first and last positions */
+  stream.ctx = (void *)req;
+  shape[0] = req->positions;
+  shape[1] = req->params.dim;
+  return write_row_stream(req->output, req->format, npy_type_of(req->params.dtype), shape, 2, &stream);
+}
+
 static int run_table(const struct table_request *req) {
   unsigned char *table;
-  int rc = compute_table(req, &table);
+  int rc;
+  if (table_streams(req)) return stream_table(req);
+  rc = compute_table(req, &table);
   if (rc != EXIT_SUCCESS) return rc;
   rc = render_and_write(req, table);
   free(table);

@@ -562,17 +562,133 @@ def test_output_is_directory():
 
 
 def test_out_of_memory():
-    """A 2 GB table under a 1 GiB address-space limit: exit 1, one line, no file."""
+    """A 2 GB table under a 1 GiB address-space limit: exit 1, one line, no file. A learned table,
+    which is computed whole (a sinusoidal one is streamed, and would be written)."""
     import resource
     limit = 1 << 30
     path = os.path.join(WORKDIR, 'oom.npy')
     before = listing()
-    proc = run(table_args(1 << 20, 512) + ['-o', path],
+    proc = run(['table', 'learned', '--rows', str(1 << 20), '--dim', '512', '--seed', '1', '-o', path],
                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
     assert proc.returncode == 1, f'exit {proc.returncode}: {proc.stderr!r}'
     assert_one_error_line(proc.stderr, 'out of memory')
     assert listing() == before, 'a file was left behind'
     return proc.stderr.decode().strip()
+
+
+# ---- streaming: tables written a chunk of rows at a time ------------------------------------------
+
+CHUNK_BYTES = 256 * 1024  # CLI_CHUNK_BYTES in cli_stream.h
+
+
+def stream_cases():
+    """(name, args, row_bytes, rows): one table, cache and bias block each, every one several
+    default chunks with a partial last one (the bias chunks also cross heads)."""
+    t5 = save_npy('stream_t5.npy', np.random.RandomState(5).randn(32, 3).astype(np.float32))
+    return [
+        ('table', table_args(2500, 64, start=-3), 64 * 4, 2500),
+        ('table f16 split', table_args(4100, 65, dtype='f16', layout='split'), 65 * 2, 4100),
+        ('rope cache', ['rope', 'table', '--head-dim', '64', '--rows', '3001', '--start', '9'], 64 * 4, 3001),
+        ('rope cache full bf16', ['rope', 'table', '--head-dim', '128', '--rows', '1300', '--layout', 'full',
+                                  '--dtype', 'bf16', '--scaling', 'llama3', '--factor', '8',
+                                  '--original-max-pos', '8192'], 256 * 2, 1300),
+        ('alibi bias', ['alibi', 'bias', '--heads', '3', '--queries', '700', '--keys', '100', '--causal',
+                        '--q-pos', '5'], 100 * 4, 2100),
+        ('t5 bias f16', ['t5', 'bias', '--table', t5, '--queries', '900', '--keys', '200', '--window', '40',
+                         '--dtype', 'f16'], 200 * 2, 2700),
+    ]
+
+
+def test_stream_chunks(args, row_bytes, rows):
+    """The same bytes in many chunks (default, and 7 rows at a time) as in one library call
+    (a chunk as big as the table), to a file and to stdout."""
+    assert rows * row_bytes > 2 * CHUNK_BYTES and rows % (CHUNK_BYTES // row_bytes) != 0, 'not a multi-chunk case'
+    path = os.path.join(WORKDIR, 'stream.npy')
+    whole = run_ok(args, env={'POSENC_CLI_CHUNK_BYTES': str(1 << 40)})
+    for env in ({}, {'POSENC_CLI_CHUNK_BYTES': str(7 * row_bytes + 1)}):
+        assert run_ok(args, env=env) == whole, f'stdout in chunks ({env}) differs from one call'
+        run_ok(args + ['-o', path], env=env)
+        with open(path, 'rb') as f:
+            assert f.read() == whole, f'-o FILE in chunks ({env}) differs from one call'
+    os.remove(path)
+    _, payload = npy_payload(whole)
+    assert len(payload) == rows * row_bytes
+
+
+# Runs argv[1:] and prints its peak RSS in KiB. A child's ru_maxrss includes the memory of the
+# process it was forked from (this test's python: tens of MiB), so the tool is forked from this
+# small fresh interpreter (started with -S -I: about 8 MiB) instead.
+PEAK_RSS_RUNNER = (
+    'import os, sys\n'
+    'pid = os.fork()\n'
+    'if pid == 0:\n'
+    '    fd = os.open(os.devnull, os.O_WRONLY)\n'
+    '    os.dup2(fd, 1)\n'
+    '    os.execv(sys.argv[1], sys.argv[1:])\n'
+    '_, status, usage = os.wait4(pid, 0)\n'
+    'print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n')
+
+
+def peak_rss_kib(args):
+    """Runs the tool and returns its peak RSS (KiB)."""
+    proc = subprocess.run([sys.executable, '-S', '-I', '-c', PEAK_RSS_RUNNER, POSENC] + list(args),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    rc, rss = (int(v) for v in proc.stdout.split())
+    assert rc == 0, f'{args}: exit {rc}: {proc.stderr!r}'
+    return rss
+
+
+def test_stream_peak_memory(args, table_bytes):
+    """A 64 MiB output written to a file: peak RSS stays far below it (it was the whole table)."""
+    path = os.path.join(WORKDIR, 'big.npy')
+    rss = peak_rss_kib(args + ['-o', path])
+    size = os.path.getsize(path)
+    os.remove(path)
+    assert size > table_bytes, f'{size} bytes written'
+    assert rss < 16 * 1024, f'peak RSS {rss} KiB for a {table_bytes >> 20} MiB output'
+    return f'peak RSS {rss} KiB for {table_bytes >> 20} MiB'
+
+
+def test_stream_error_midway(args):
+    """A write that fails after several chunks (RLIMIT_FSIZE of 1 MiB, EFBIG) leaves the old file
+    as it was and no temporary: exit 1, one line naming the path."""
+    import resource
+    import signal
+    path = os.path.join(WORKDIR, 'precious.npy')
+    with open(path, 'wb') as f:
+        f.write(b'precious')
+    before = listing()
+
+    def limit_file_size():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # write() fails with EFBIG instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+    proc = run(args + ['-o', path], preexec_fn=limit_file_size)
+    assert proc.returncode == 1, f'exit {proc.returncode}: {proc.stderr!r}'
+    assert_one_error_line(proc.stderr, path)
+    with open(path, 'rb') as f:
+        assert f.read() == b'precious', 'the old file was changed'
+    assert listing() == before, f'directory changed: {before} -> {listing()}'
+    os.remove(path)
+    return proc.stderr.decode().strip()
+
+
+BIG_STREAMS = [  # (name, args, output bytes): 64 MiB each
+    ('table 131072x128', table_args(131072, 128), 64 << 20),
+    ('rope cache 131072 x head dim 128', ['rope', 'table', '--head-dim', '128', '--rows', '131072'], 64 << 20),
+    ('alibi bias 8x2048x1024', ['alibi', 'bias', '--heads', '8', '--queries', '2048', '--keys', '1024',
+                                '--causal'], 64 << 20),
+]
+
+
+def run_stream_cases(results, sanitized):
+    for name, args, row_bytes, rows in stream_cases():
+        results.case(f'chunked == one call: {name}', test_stream_chunks, args, row_bytes, rows)
+    for name, args, size in BIG_STREAMS:
+        # peak RSS means nothing under valgrind or ASan (shadow memory)
+        if not WRAPPER and not sanitized and hasattr(os, 'wait4'):
+            results.case(f'streamed, peak RSS bounded: {name}', test_stream_peak_memory, args, size)
+        if sys.platform.startswith('linux'):
+            results.case(f'write error midway keeps the old file: {name}', test_stream_error_midway, args)
 
 
 def test_stdout_full():
@@ -3254,6 +3370,7 @@ def main():
                 results.case('out of memory -> exit 1', test_out_of_memory)
         if os.path.exists('/dev/full'):
             results.case('stdout write error -> exit 1', test_stdout_full)
+        run_stream_cases(results, sanitized)
         run_rope_cases(results, available)
         run_issue4_cases(results)
         run_issue5_cases(results, available)
