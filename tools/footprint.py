@@ -200,8 +200,12 @@ def main():
     ap.add_argument("--builddir", default=os.path.join(ROOT, "build-footprint"))
     args = ap.parse_args()
     t0 = time.monotonic()
-    compiler = compiler_version()
-    rows = measure(args.jobs, args.builddir)
+    try:
+        compiler = compiler_version()
+        rows = measure(args.jobs, args.builddir)
+    except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
+        print(f"footprint: {e}", file=sys.stderr)
+        return 1
     table = render(rows, compiler)
     print(table, flush=True)
     print(f"({time.monotonic() - t0:.0f} s)", file=sys.stderr)
