@@ -3,6 +3,7 @@
 # under qemu-system-arm, built with arm-none-eabi-gcc and newlib (cross/cortex-m*.ini, firmware/).
 #   bash .ci/stage-cortex-m.sh RESULTS_FILE      (from the repository root)
 # About 4-5 minutes on 2 cores after the install (~211 MB); bias on the M4 takes 2.5 of them.
+# Then the README's footprint table is checked (tools/footprint.py, about 30 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results=$(realpath "${1:?usage: stage-cortex-m.sh RESULTS_FILE}")
@@ -16,3 +17,6 @@ for cpu in cortex-m4 cortex-m55; do
   meson_build "build-$cpu" --cross-file "cross/$cpu.ini"
   meson_tests "build-$cpu"
 done
+
+step "Cortex-M: footprint table (README, tools/footprint.py)"
+check "Cortex-M footprint within 10% of the README's table" python3 tools/footprint.py --check README.md
