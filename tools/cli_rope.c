@@ -821,7 +821,7 @@ struct cache_chunks {
 /* Rows row0 .. row0+n-1 of the cache (a row_stream's fill). */
 static int fill_cache_rows(void *ctx, size_t row0, size_t n, unsigned char *out) {
   const struct cache_chunks *c = (const struct cache_chunks *)ctx;
-  const posenc_rope *rope = &c->job->state->rope;
+  const posenc_rope *rope = &c->job->state->rope.rope;
   posenc_status st;
   if (c->job->positions.ids)
     st = posenc_rope_cache_rows(rope, &c->spec, c->job->positions.ids + row0, n, out, n * c->row_bytes);
@@ -841,7 +841,7 @@ static int check_cache_positions(void *ctx, unsigned char *row) {
   extremes[0] = (int32_t)c->job->positions.min;
   extremes[1] = (int32_t)c->job->positions.max;
   for (i = 0; i < 2 && st == POSENC_OK; i++)
-    st = posenc_rope_cache_rows(&c->job->state->rope, &c->spec, &extremes[i], 1, row, c->row_bytes);
+    st = posenc_rope_cache_rows(&c->job->state->rope.rope, &c->spec, &extremes[i], 1, row, c->row_bytes);
   return st == POSENC_OK ? EXIT_SUCCESS : cache_error(c->req, c->job, c->rows, st);
 }
 
@@ -857,7 +857,7 @@ static int stream_cache(const struct rope_request *req, const struct table_job *
   chunks.spec = *spec;
   chunks.rows = rows;
   shape[0] = rows;
-  shape[1] = posenc_rope_cache_width(&job->state->rope, req->layout);
+  shape[1] = posenc_rope_cache_width(&job->state->rope.rope, req->layout);
   stream.rows = rows;
   stream.elem_size = posenc_dtype_size(req->dtype);
   stream.row_bytes = chunks.row_bytes = shape[1] * stream.elem_size;

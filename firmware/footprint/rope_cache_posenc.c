@@ -4,16 +4,15 @@
 #include "posenc.h"
 #include "fp.h"
 
-static posenc_rope rope;   /* static: the struct counts in .bss */
+static POSENC_ROPE_STORAGE(FP_ROPE_DIM) rope;  /* static: the rope's storage counts in .bss */
 
 int main(void) {
   posenc_rope_config cfg = posenc_rope_default(FP_ROPE_DIM);
   posenc_rope_cache_spec spec = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F32, 0};
   size_t bytes = (size_t)FP_ROPE_POS * FP_ROPE_DIM * sizeof(float);
   float *out = fp_buffer(bytes);
-  /* RoPE API (pre-issue-17 struct; the one place to change with the caller-storage API) */
-  if (posenc_rope_init(&rope, &cfg) != POSENC_OK) return 1;
-  if (posenc_rope_cache_table(&rope, &spec, 0, FP_ROPE_POS, out, bytes) != POSENC_OK) return 1;
+  if (posenc_rope_init(&rope.rope, sizeof rope, &cfg) != POSENC_OK) return 1;
+  if (posenc_rope_cache_table(&rope.rope, &spec, 0, FP_ROPE_POS, out, bytes) != POSENC_OK) return 1;
   fp_keep(out, bytes);
   return 0;
 }

@@ -4,7 +4,7 @@
 #include "posenc.h"
 #include "fp.h"
 
-static posenc_rope rope;   /* static: the struct counts in .bss */
+static POSENC_ROPE_STORAGE(FP_ROPE_DIM) rope;  /* static: the rope's storage counts in .bss */
 
 int main(void) {
   posenc_rope_config cfg = posenc_rope_default(FP_ROPE_DIM);
@@ -16,9 +16,8 @@ int main(void) {
   posenc_rope_tensor tk = {k, POSENC_DTYPE_F32, FP_ROPE_KHEADS, 0, 0, 0};
   fp_fill(q, nq);
   fp_fill(k, nk);
-  /* RoPE API (pre-issue-17 struct; the one place to change with the caller-storage API) */
-  if (posenc_rope_init(&rope, &cfg) != POSENC_OK) return 1;
-  if (posenc_rope_apply(&rope, NULL, &pos, &tq, &tk, POSENC_ROPE_FORWARD) != POSENC_OK) return 1;
+  if (posenc_rope_init(&rope.rope, sizeof rope, &cfg) != POSENC_OK) return 1;
+  if (posenc_rope_apply(&rope.rope, NULL, &pos, &tq, &tk, POSENC_ROPE_FORWARD) != POSENC_OK) return 1;
   fp_keep(q, nq * sizeof *q);
   fp_keep(k, nk * sizeof *k);
   return 0;
