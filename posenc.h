@@ -95,7 +95,8 @@ typedef enum posenc_status {
   POSENC_ERR_STRIDE = -9,    /* a row stride is smaller than a row */
   POSENC_ERR_ISA = -10,      /* that ISA is unknown, not compiled in, or not supported by this CPU */
   POSENC_ERR_SELFTEST = -11, /* the active backend does not reproduce the embedded goldens */
-  POSENC_ERR_DIM = -12,      /* a dimension is invalid: odd rotary dim, rotary dim > head dim, odd bucket count, ... */
+  POSENC_ERR_DIM = -12,      /* a dimension is invalid: odd rotary dim, rotary dim > head dim, odd bucket count, ...;
+                              * or a rope copied or moved from where posenc_rope_init made it */
   POSENC_ERR_PARAM = -13,    /* a parameter is not finite or out of its range (factor, beta, ...) */
   POSENC_ERR_ALIAS = -14,    /* buffers overlap, or strides make a tensor overlap itself */
   POSENC_ERR_PADDING = -15,  /* a padding id or padding row is out of range of the table */
@@ -121,8 +122,8 @@ POSENC_API const char *posenc_strerror(posenc_status status);
  *    that traps unaligned word accesses, build with the compiler's option that keeps memcpy
  *    byte-wise (GCC: -mno-unaligned-access). Arrays of a C type (int32_t *, float *, double *,
  *    size_t *) must be aligned as C requires.
- *  - A struct that posenc initialises (posenc_rope, posenc_t5_plan) must come from its init call.
- *    The fields a kernel switches on or indexes with (style, scaling, mrope and its sections,
+ *  - A struct that posenc initialises (posenc_rope, posenc_t5_plan) must come from its init call,
+ *    and a rope must stay where its init made it (a copy or a move is refused: ERR_DIM). The fields a kernel switches on or indexes with (style, scaling, mrope and its sections,
  *    hf_compat, pair count, dims; a plan's buckets) are checked where the struct is used, and
  *    garbage there is refused (ERR_DIM, ERR_PARAM) before any kernel runs; the values init
  *    computed (frequencies, an attention factor within (0, 1e30]) are trusted.
@@ -248,6 +249,10 @@ POSENC_API posenc_status posenc_sinusoidal_rows(const posenc_sinusoidal_params *
  * float32). How close that is to a given PyTorch build depends on its float32 pow and cos
  * (README: measured figures against NumPy).
  * ------------------------------------------------------------------------------------------- */
+#if defined(POSENC_ROPE_MAX_DIM) && POSENC_ROPE_MAX_DIM != 512
+#error "POSENC_ROPE_MAX_DIM is no longer configurable: a rope's storage is sized to its rotary dim (posenc_rope_bytes)"
+#endif
+#undef POSENC_ROPE_MAX_DIM
 #define POSENC_ROPE_MAX_DIM 512  /* the largest rotary_dim posenc_rope_init accepts */
 
 typedef enum posenc_rope_style {
@@ -347,7 +352,8 @@ typedef struct posenc_rope {
 /* Bytes of storage for a rope of rotary dims up to d (even, <= POSENC_ROPE_MAX_DIM), as a
  * constant expression: the header, rounded to 16 bytes, then per pair (rounded up to 16 pairs,
  * the kernels' chunk) the exact reduction's 4 parts, the step's sin and cos, omega in double and
- * HF's float32 omega. posenc_rope_bytes gives the same for a config. */
+ * HF's float32 omega. A multiple of 16, so that ropes laid back to back in one 16-byte-aligned
+ * block (malloc's) are each aligned. posenc_rope_bytes gives the same for a config. */
 #define POSENC_ROPE_BYTES(d) \
   (((sizeof(posenc_rope) + 15) / 16) * 16 + (((size_t)(d) / 2 + 15) / 16) * 16 * (7 * sizeof(double) + sizeof(float)))
 /* An anonymous union type holding a rope of rotary dims up to d, aligned for it: declare one on
@@ -1148,6 +1154,10 @@ POSENC_API const char *posenc_selftest_check_name(unsigned check);
  * makes the steps (tables): the driver holds their parts (512 B a chunk) and the kernel the steps
  * (256 B a chunk) on the stack; one chunk keeps the call within 4 KiB (2: 4.1-4.2 KiB on AVX2),
  * bench_table within 3% of 8. */
+#if defined(POSENC_CHUNK) && POSENC_CHUNK != 16
+#error "POSENC_CHUNK is fixed at 16 (POSENC_ROPE_BYTES rounds pairs to it)"
+#endif
+#undef POSENC_CHUNK
 #define POSENC_CHUNK 16 /* also POSENC_ROPE_BYTES's pair rounding */
 #define POSENC_GROUP 8
 #define POSENC_I_UGROUP 1
@@ -1506,7 +1516,7 @@ POSENC_API const char *posenc_strerror(posenc_status status) {
     case POSENC_ERR_STRIDE: return "row stride is smaller than a row";
     case POSENC_ERR_ISA: return "ISA unknown, not compiled in, or not supported by this CPU";
     case POSENC_ERR_SELFTEST: return "self-test failed: this build or FP environment changes results";
-    case POSENC_ERR_DIM: return "invalid dimension or count (odd rotary dim, rotary dim above head dim, odd bucket count)";
+    case POSENC_ERR_DIM: return "invalid dimension or count (odd rotary dim, rotary dim above head dim, odd bucket count), or a rope not initialised where it is (copied or moved after posenc_rope_init)";
     case POSENC_ERR_PARAM: return "a parameter is not finite or out of its range";
     case POSENC_ERR_ALIAS: return "buffers overlap or strides alias";
     case POSENC_ERR_PADDING: return "padding id or padding row out of range of the table";

@@ -76,6 +76,13 @@ def scan(src):
             m = re.match(r'#\s*define\s+(\w+)(\([^)]*\))?[ \t]*([^\n/]*)', src[start:eol])
             if g:
                 items.append(Item('ifndef', g.group(1), line_of(start)))
+            elif m and src[start:eol].rstrip().endswith('\\') and not m.group(1).startswith('POSENC_I_'):
+                # a public macro over several lines (the internal ISA table is left out, with the
+                # enum it generates)
+                while src[start:eol].rstrip().endswith('\\'):
+                    eol = src.find('\n', eol + 1)
+                    eol = n if eol < 0 else eol
+                items.append(Item('macro', (m.group(1), src[start:eol]), line_of(start)))
             elif m:
                 cend = src.find('/*', start, eol)
                 trail = None
@@ -185,6 +192,10 @@ def build(src, path):
                 doc, group = comment_lines(it.text), None
         elif it.kind == 'ifndef':
             guard = it.text
+        elif it.kind == 'macro':  # documented like a declaration, by the comment above it
+            name, code = it.text
+            sec.entries.append(Entry('macro', [name], code, doc or [], it.line, None))
+            doc = group = None
         elif it.kind == 'define':
             name, value = it.text
             if name not in ('POSENC_H', 'POSENC_API') and value:
