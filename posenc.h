@@ -2788,6 +2788,9 @@ POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, size_t rope_bytes, 
   }
   if (c.scaling == POSENC_ROPE_SCALING_YARN) posenc_i_yarn_range(&c, d, &low, &high);
   om1 = posenc_i_dd_exp(posenc_i_dd_div_d(posenc_i_dd_mul_d(posenc_i_rope_log_base(&c, d), -2.0), (double)d));
+  /* every byte the rope spans is defined (the header's padding, the gap before the arrays, the
+   * unused lanes), so that it can be copied and compared byte for byte */
+  memset(rope, 0, posenc_i_rope_need(h));
   rope->config = c;
   rope->config.rotary_dim = d;
   rope->config.hf_compat = c.hf_compat != 0;
@@ -2799,7 +2802,6 @@ POSENC_API posenc_status posenc_rope_init(posenc_rope *rope, size_t rope_bytes, 
   u_parts = (double *)(void *)((unsigned char *)rope + POSENC_I_ROPE_HEAD);
   u_step = u_parts + POSENC_UPARTS * cap;
   inv_freq = u_step + 2 * cap;
-  memset(u_parts, 0, posenc_i_rope_need(h) - POSENC_I_ROPE_HEAD);
   for (i = 0; i < h; i++) {
     posenc_i_dd u = run; /* omega0_i * 2/pi; every factor below stays in double-double */
     switch (c.scaling) {
