@@ -2718,14 +2718,12 @@ POSENC_API posenc_status posenc_rope_config_from_ggml(const posenc_ggml_rope_par
 /* A rope's arrays follow its header (POSENC_ROPE_BYTES), for cap = pairs rounded up to a chunk:
  * u_parts [cap/CHUNK][POSENC_UPARTS][CHUNK] (unused lanes 0), u_step [cap/CHUNK][2][CHUNK],
  * inv_freq [cap] and inv_freq_f32 [cap]. */
-#define POSENC_I_ROPE_HEAD (((sizeof(posenc_rope) + 15) / 16) * 16)
+#define POSENC_I_ROPE_HEAD POSENC_ROPE_BYTES(0)
 struct posenc_i_double_align { char c; double d; };
 
 static size_t posenc_i_rope_cap(size_t pairs) { return (pairs + POSENC_CHUNK - 1) / POSENC_CHUNK * POSENC_CHUNK; }
-/* The bytes init writes: POSENC_ROPE_BYTES(2 * pairs). */
-static size_t posenc_i_rope_need(size_t pairs) {
-  return POSENC_I_ROPE_HEAD + posenc_i_rope_cap(pairs) * ((POSENC_UPARTS + 3) * sizeof(double) + sizeof(float));
-}
+/* The bytes init writes (the public macro is the one formula; its pair rounding is POSENC_CHUNK's). */
+static size_t posenc_i_rope_need(size_t pairs) { return POSENC_ROPE_BYTES(2 * pairs); }
 static const double *posenc_i_rope_u_parts(const posenc_rope *rope) {
   return (const double *)(const void *)((const unsigned char *)rope + POSENC_I_ROPE_HEAD);
 }
