@@ -1339,9 +1339,14 @@ POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job);
  *     into one with other FP semantics, so code built with -Ofast calls posenc's functions rather
  *     than absorbing them. (-fcx-limited-range concerns complex division, which posenc has none of;
  *     -fexcess-precision only x87, which posenc refuses below.)
- *   clang 12 and later (Apple clang 13): float_control(precise, on, push), which also takes the
- *     back end's no-nans/no-infs/unsafe-fp-math attributes off posenc's functions (clang's
- *     test/CodeGen/fp-function-attrs.cpp), then contract(off), since precise means contract(on).
+ *   clang 12 and later (Apple clang 13) on x86, PowerPC and SystemZ: float_control(precise, on,
+ *     push), which also takes the back end's no-nans/no-infs/unsafe-fp-math attributes off posenc's
+ *     functions (clang's test/CodeGen/fp-function-attrs.cpp), then contract(off), since precise
+ *     means contract(on). clang ignores float_control on the targets it has no strict FP support
+ *     for (LLVM's TargetInfo HasStrictFP; clang 14: ARM, AArch64, RISC-V, WebAssembly; llvm-project
+ *     issue 55392): there only clang fp contract(off) and reassociate(off) apply, and they have no
+ *     pop (the implementation file's code after posenc keeps them), so -ffast-math and
+ *     -ffinite-math-only are refused below.
  *     Not in reach of any pragma: -ffp-contract=fast (which clang's -ffast-math and -Ofast imply)
  *     fuses in the back end on a target with FMA, and intrinsics that were defined before posenc
  *     (<immintrin.h>, <arm_neon.h> or SIMDe included first) carry the file's fast-math flags into
@@ -1351,11 +1356,16 @@ POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job);
  *     stays off after the implementation, as it is by default since Visual Studio 2022.
  * Where none of that applies and the macros show an unsafe flag, the implementation does not
  * compile (below): a build that would be silently wrong stops with the flag and the fix. */
-#if defined(__clang__) && (__clang_major__ >= 13 || (__clang_major__ == 12 && !defined(__apple_build_version__)))
+#if defined(__clang__) && (__clang_major__ >= 13 || (__clang_major__ == 12 && !defined(__apple_build_version__))) && \
+    (defined(__i386__) || defined(__x86_64__) || defined(__powerpc__) || defined(__s390x__))
 #  define POSENC_I_PRECISE_BEGIN _Pragma("float_control(precise, on, push)") _Pragma("STDC FP_CONTRACT OFF") \
     _Pragma("clang fp contract(off)")
 #  define POSENC_I_PRECISE_END _Pragma("float_control(pop)")
 #  define POSENC_I_PRECISE_PRAGMAS
+#elif defined(__clang__) && __clang_major__ >= 11
+#  define POSENC_I_PRECISE_BEGIN _Pragma("STDC FP_CONTRACT OFF") _Pragma("clang fp contract(off)") \
+    _Pragma("clang fp reassociate(off)")
+#  define POSENC_I_PRECISE_END
 #elif defined(__clang__)
 #  define POSENC_I_PRECISE_BEGIN _Pragma("STDC FP_CONTRACT OFF") _Pragma("clang fp contract(off)")
 #  define POSENC_I_PRECISE_END
@@ -1386,7 +1396,7 @@ POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job);
 #if (defined(POSENC_IMPLEMENTATION) || defined(POSENC_I_SIMD_ISA)) && \
     (defined(__FAST_MATH__) || (defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__))
 #  if !defined(POSENC_I_PRECISE_PRAGMAS)
-#    error "posenc: compiled with -ffast-math or -ffinite-math-only (__FAST_MATH__, __FINITE_MATH_ONLY__) by a compiler whose float pragmas posenc cannot use (it needs GCC 5, clang 12, Apple clang 13 or MSVC): build posenc's implementation file without -ffast-math / -Ofast, or add -fno-fast-math for that file"
+#    error "posenc: compiled with -ffast-math or -ffinite-math-only (__FAST_MATH__, __FINITE_MATH_ONLY__) by a compiler whose float pragmas cannot undo them here (posenc needs GCC 5, MSVC, or clang 12 / Apple clang 13 targeting x86, PowerPC or SystemZ: clang ignores #pragma float_control on ARM, AArch64, RISC-V and WebAssembly): build posenc's implementation file without -ffast-math / -Ofast, or add -fno-fast-math for that file"
 #  elif defined(__clang__) && defined(__FAST_MATH__) && !defined(POSENC_FP_CONTRACT_ON) && \
       (defined(__FMA__) || defined(__FMA4__) || defined(__ARM_FEATURE_FMA) || \
        !(defined(__i386__) || defined(__x86_64__) || defined(__arm__) || defined(__wasm__)))
