@@ -1,6 +1,7 @@
 /* RoPE (posenc.h, "Rotary position embedding"): the contracts, checked against references that
  * this file derives on its own from /work/shared/reference/formulas.md (sections 1 and 9):
- *   - every scaling variant's frequencies and attention factor, in long double;
+ *   - every scaling variant's frequencies and attention factor, in long double (refmath.h's
+ *     functions, not libm's: those are only double-accurate on some targets);
  *   - cache values against A*cos(p*omega_i) in long double, all layouts and dtypes, stride gaps;
  *   - rotations against a plain float reference, bit for bit, in every shape the API accepts;
  *   - properties a wrong kernel breaks; every backend against the scalar one; bad input.
@@ -12,8 +13,9 @@
 #include "posenc.h"
 #include "testlib.h"
 #include "backends.h"
+#include "refmath.h"
 
-typedef long double ld;
+typedef ref_ld ld;
 
 /* Storage for a rope of any rotary dim (posenc.h: a rope's frequencies follow its header in the
  * caller's storage). */
@@ -29,21 +31,6 @@ static int rope_arrays_equal(const posenc_rope *a, const posenc_rope *b) {
                 na - POSENC_ROPE_BYTES(0)) == 0;
 }
 
-/* The long double epsilon the references actually get: LDBL_EPSILON natively, but valgrind
- * computes long double in double, so its bounds must allow the references' own larger error. */
-static ld ld_eps(void) {
-  static ld eps = 0.0L;
-  if (eps == 0.0L) {
-    volatile ld e = 1.0L, one_plus;
-    for (;;) {
-      one_plus = 1.0L + e / 2.0L;
-      if (one_plus == 1.0L) break;
-      e = e / 2.0L;
-    }
-    eps = e;
-  }
-  return eps;
-}
 #define PI_L 3.141592653589793238462643383279502884L
 #define CANARY TL_CANARY
 #define GUARD 64
@@ -86,9 +73,9 @@ static ld qwen_alpha(double S, double L) {
 static void ref_yarn_range(const posenc_rope_config *c, ld *lo, ld *hi) {
   size_t d = rot_dim(c);
   ld bf = c->beta_fast != 0.0 ? c->beta_fast : 32.0, bs = c->beta_slow != 0.0 ? c->beta_slow : 1.0;
-  ld L = (ld)c->original_max_pos, lnb = logl((ld)c->base);
-  ld l = (ld)d * logl(L / (bf * 2.0L * PI_L)) / (2.0L * lnb);
-  ld u = (ld)d * logl(L / (bs * 2.0L * PI_L)) / (2.0L * lnb);
+  ld L = (ld)c->original_max_pos, lnb = ref_logl((ld)c->base);
+  ld l = (ld)d * ref_logl(L / (bf * 2.0L * PI_L)) / (2.0L * lnb);
+  ld u = (ld)d * ref_logl(L / (bs * 2.0L * PI_L)) / (2.0L * lnb);
   if (!c->yarn_no_truncate) { l = floorl(l); u = ceill(u); }
   else { l = (ld)(double)l; u = (ld)(double)u; } /* HF's Python floats: the real value rounded once */
   if (l < 0.0L) l = 0.0L;
@@ -96,28 +83,28 @@ static void ref_yarn_range(const posenc_rope_config *c, ld *lo, ld *hi) {
   if (l == u) u += 0.001L;
   *lo = l; *hi = u;
 }
-static ld yarn_mscale(ld s, ld m) { return s <= 1.0L ? 1.0L : 0.1L * m * logl(s) + 1.0L; }
+static ld yarn_mscale(ld s, ld m) { return s <= 1.0L ? 1.0L : 0.1L * m * ref_logl(s) + 1.0L; }
 
 
 static void ref_freqs(const posenc_rope_config *c, ref_freq *r) {
   size_t d = rot_dim(c), h = d / 2, i;
-  ld lnb = logl((ld)c->base), ex = d > 2 ? (ld)d / (ld)(d - 2) : 0.0L, s = (ld)c->factor, L = (ld)c->original_max_pos;
+  ld lnb = ref_logl((ld)c->base), ex = d > 2 ? (ld)d / (ld)(d - 2) : 0.0L, s = (ld)c->factor, L = (ld)c->original_max_pos;
   ld lo = 0.0L, hi = 1.0L, ln_x = 0.0L;
   ld lf = c->low_freq_factor != 0.0 ? c->low_freq_factor : 1.0, hf = c->high_freq_factor != 0.0 ? c->high_freq_factor : 4.0;
   const float *ext = NULL;
   r->h = h;
-  if (c->scaling == POSENC_ROPE_SCALING_NTK) ln_x = logl(s);
+  if (c->scaling == POSENC_ROPE_SCALING_NTK) ln_x = ref_logl(s);
   if (c->scaling == POSENC_ROPE_SCALING_DYNAMIC) {
     ld S = c->seq_len ? (ld)c->seq_len : L;
-    if (c->dynamic_qwen_alpha) ln_x = logl(qwen_alpha((double)S, (double)L));
-    else { if (S < L) S = L; ln_x = logl(s * S / L - (s - 1.0L)); }
+    if (c->dynamic_qwen_alpha) ln_x = ref_logl(qwen_alpha((double)S, (double)L));
+    else { if (S < L) S = L; ln_x = ref_logl(s * S / L - (s - 1.0L)); }
   }
   lnb += ex * ln_x;
   if (c->scaling == POSENC_ROPE_SCALING_YARN) ref_yarn_range(c, &lo, &hi);
   if (c->scaling == POSENC_ROPE_SCALING_LONGROPE)
     ext = c->seq_len > c->original_max_pos ? c->long_factor : c->short_factor;
   for (i = 0; i < h; i++) {
-    ld e = (ld)(2 * i) / (ld)d * lnb, om0 = expl(-e), om = om0;
+    ld e = (ld)(2 * i) / (ld)d * lnb, om0 = ref_expl(-e), om = om0;
     r->arg[i] = fabsl(e);
     /* d/(d-2) in double: relative error <= 2^-53, times ln(x) * 2i/d in the exponent */
     switch (c->scaling) {
@@ -146,7 +133,7 @@ static void ref_freqs(const posenc_rope_config *c, ref_freq *r) {
   else if (c->scaling == POSENC_ROPE_SCALING_YARN) {
     if (c->mscale != 0.0 && c->mscale_all_dim != 0.0) r->A = yarn_mscale(s, c->mscale) / yarn_mscale(s, c->mscale_all_dim);
     else r->A = yarn_mscale(s, 1.0L);
-  } else if (c->scaling == POSENC_ROPE_SCALING_LONGROPE) r->A = s <= 1.0L ? 1.0L : sqrtl(1.0L + logl(s) / logl(L));
+  } else if (c->scaling == POSENC_ROPE_SCALING_LONGROPE) r->A = s <= 1.0L ? 1.0L : ref_sqrtl(1.0L + ref_logl(s) / ref_logl(L));
   else r->A = 1.0L;
 }
 
@@ -166,12 +153,12 @@ static void check_freqs(const char *name, const posenc_rope_config *c) {
   CHECK(rope->pairs == r.h, "%s: pairs %zu want %zu", name, rope->pairs, r.h);
   for (i = 0; i < r.h; i++) {
     double e = rel_err(posenc_rope_inv_freq(rope)[i], r.om[i]);
-    double tol = 1e-15 + 64.0 * (double)ld_eps() * (1.0 + (double)r.arg[i]);
+    double tol = 1e-15 + 64.0 * (double)ref_eps() * (1.0 + (double)r.arg[i]);
     if (e > worst) worst = e;
     if (e > tol && bad++ < 4) CHECK(0, "%s: inv_freq[%zu] = %.17g, want %.20Lg (rel %.3g)", name, i, posenc_rope_inv_freq(rope)[i], r.om[i], e);
   }
   CHECK(bad == 0, "%s: %d frequencies off (worst rel %.3g)", name, bad, worst);
-  CHECK(rel_err(rope->attention_factor, r.A) <= 1e-15 + 64.0 * (double)ld_eps(),
+  CHECK(rel_err(rope->attention_factor, r.A) <= 1e-15 + 64.0 * (double)ref_eps(),
         "%s: attention factor %.17g want %.20Lg", name, rope->attention_factor, r.A);
 }
 
@@ -220,7 +207,7 @@ static void test_freqs(void) {
   { /* NTK: base' = base * s^(d/(d-2)) at pair 1 of d = 4: omega_1 = base'^(-1/2) */
     c = cfg_of(4, 10000.0, POSENC_ROPE_SCALING_NTK, 2.0, 0);
     posenc_rope_init(rope, sizeof rope_st, &c);
-    CHECK(rel_err(posenc_rope_inv_freq(rope)[1], 1.0L / sqrtl(10000.0L * 4.0L)) < 1e-15, "ntk d4 s2: %.17g", posenc_rope_inv_freq(rope)[1]);
+    CHECK(rel_err(posenc_rope_inv_freq(rope)[1], 1.0L / ref_sqrtl(10000.0L * 4.0L)) < 1e-15 + 64.0 * (double)ref_eps(), "ntk d4 s2: %.17g", posenc_rope_inv_freq(rope)[1]);
   }
 
   /* dynamic (HF): S = max(seq_len, L), seq_len 0 means L */
@@ -240,7 +227,7 @@ static void test_freqs(void) {
   c.seq_len = 4096; check_freqs("dynamic seq 2L", &c);
   { /* seq 2L, s = 2: base' = base * 3^(d/(d-2)), omega_1 = base'^(-2/64) */
     posenc_rope_init(rope, sizeof rope_st, &c);
-    CHECK(rel_err(posenc_rope_inv_freq(rope)[1], powl(10000.0L * powl(3.0L, 64.0L / 62.0L), -2.0L / 64.0L)) < 1e-15,
+    CHECK(rel_err(posenc_rope_inv_freq(rope)[1], ref_powl(10000.0L * ref_powl(3.0L, 64.0L / 62.0L), -2.0L / 64.0L)) < 1e-15 + 64.0 * (double)ref_eps(),
           "dynamic 2L closed form %.17g", posenc_rope_inv_freq(rope)[1]);
   }
   c.seq_len = 100000; c.factor = 1.5; check_freqs("dynamic seq 100000 s1.5", &c);
@@ -268,7 +255,7 @@ static void test_freqs(void) {
       sprintf(nm, "qwen alpha seq %u", (unsigned)seqs[k]);
       check_freqs(nm, &c);
       posenc_rope_init(rope, sizeof rope_st, &c);
-      CHECK(rel_err(posenc_rope_inv_freq(rope)[31], powl(10000.0L * powl((ld)alphas[k], 64.0L / 62.0L), -62.0L / 64.0L)) < 1e-15,
+      CHECK(rel_err(posenc_rope_inv_freq(rope)[31], ref_powl(10000.0L * ref_powl((ld)alphas[k], 64.0L / 62.0L), -62.0L / 64.0L)) < 1e-15 + 64.0 * (double)ref_eps(),
             "qwen alpha %g: %.17g", alphas[k], posenc_rope_inv_freq(rope)[31]);
     }
   }
@@ -412,7 +399,7 @@ static void test_freqs(void) {
 /* ============================================================================================
  * HF float32 compatibility: the test's own float32 recipe (formulas.md 1.1, 1.3, 1.5, 1.6)
  * ========================================================================================== */
-static float powf_cr(float b, float e) { return (float)powl((ld)b, (ld)e); } /* round once (long double) */
+static float powf_cr(float b, float e) { return (float)ref_powl((ld)b, (ld)e); } /* round once (long double) */
 
 static void check_hf(const char *name, const posenc_rope_config *c) {
   rope_store rope_st; posenc_rope *rope = &rope_st.rope;
@@ -458,7 +445,7 @@ static void check_hf(const char *name, const posenc_rope_config *c) {
   for (r = 0; r < n; r++)
     for (i = 0; i < h; i++) {
       float th = (float)pos[r] * inv[i], af = (float)rope->attention_factor;
-      float wc = (float)cosl((ld)th), ws = (float)sinl((ld)th);
+      float wc = (float)ref_cosl((ld)th), ws = (float)ref_sinl((ld)th);
       if (af != 1.0f) { wc = wc * af; ws = ws * af; }
       if ((cache[r * width + i] != wc || cache[r * width + h + i] != ws) && badv++ < 3)
         CHECK(0, "%s: p=%d pair %zu: (%.9g, %.9g) want (%.9g, %.9g)", name, (int)pos[r], i, cache[r * width + i],
@@ -496,13 +483,13 @@ static int check_values(const char *name, const ref_freq *r, const float *half, 
       ld want[2];
       double got[2];
       int w;
-      want[0] = r->A * cosl(ang); want[1] = r->A * sinl(ang);
+      want[0] = r->A * ref_cosl(ang); want[1] = r->A * ref_sinl(ang);
       got[0] = half[k * stride + i]; got[1] = half[k * stride + r->h + i];
       for (w = 0; w < 2; w++) {
         double wd = (double)want[w], err = (double)fabsl((ld)got[w] - want[w]);
         /* the reference's own error: logl, expl and the products, a few long double ulps of omega
          * (relative error up to (2|e| + 4) eps, e the exponent), times the angle; then cosl */
-        ld ref_err = (fabsl(ang) * (2.0L * r->arg[i] + 4.0L) + 2.0L) * ld_eps() * r->A;
+        ld ref_err = (fabsl(ang) * (2.0L * r->arg[i] + 4.0L) + 2.0L) * ref_eps() * r->A;
         ld bound = (ld)tl_half_ulp_f32(wd) + 1e-12L + ref_err;
         if (wd != 0.0 && err / (2 * tl_half_ulp_f32(wd)) > *worst_ulp) *worst_ulp = err / (2 * tl_half_ulp_f32(wd));
         if ((ld)err > bound && bad++ < 4)
@@ -832,7 +819,7 @@ static void ref_norm(float *x, size_t D, const posenc_rope_norm *nm) {
   for (e = 0; e < D; e++) a[e % 8] += (double)x[e] * (double)x[e];
   ss = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
   v = ss * (1.0 / (double)D) + (double)nm->epsilon;
-  r = (float)(1.0L / sqrtl((ld)v));
+  r = (float)(1.0L / ref_sqrtl((ld)v));
   for (e = 0; e < D; e++) {
     float w = nm->weight_offset ? 1.0f + nm->weight[e] : nm->weight[e];
     x[e] = (x[e] * r) * w;
@@ -1162,7 +1149,7 @@ static void test_norm_accuracy(void) {
     for (hd = 0; hd < H; hd++) {
       ld ss = 0.0L, rr;
       for (e = 0; e < D; e++) ss += (ld)x[hd * D + e] * (ld)x[hd * D + e];
-      rr = 1.0L / sqrtl(ss / D + (ld)nm.epsilon);
+      rr = 1.0L / ref_sqrtl(ss / D + (ld)nm.epsilon);
       for (e = 0; e < D; e++) {
         ld want = (ld)x[hd * D + e] * ((off ? 1.0L : 0.0L) + (ld)w[e]) * rr;
         float got = y[hd * D + e];
@@ -2143,24 +2130,24 @@ static void test_bad_apply(void) {
  * freq_scale * theta_extrap, times attn_factor (times 1 + 0.1 ln(1/freq_scale) with YaRN). */
 static void ggml_ref(const posenc_ggml_rope_params *g, int32_t p, size_t i, ld *c, ld *s) {
   ld n = (ld)g->n_dims, base = (ld)g->freq_base, fs = (ld)g->freq_scale, mscale = (ld)g->attn_factor;
-  ld extrap = (ld)p * powl(base, -2.0L * (ld)i / n) / (g->freq_factors ? (ld)g->freq_factors[i] : 1.0L);
+  ld extrap = (ld)p * ref_powl(base, -2.0L * (ld)i / n) / (g->freq_factors ? (ld)g->freq_factors[i] : 1.0L);
   ld theta = fs * extrap;
   if (g->ext_factor != 0.0f) {
     /* ggml_rope_yarn_corr_dims; beta 0 makes a bound +inf */
     ld lo = g->beta_fast == 0.0f ? (ld)INFINITY
-                                 : floorl(n * logl((ld)g->n_ctx_orig / ((ld)g->beta_fast * 2.0L * PI_L)) / (2.0L * logl(base)));
+                                 : floorl(n * ref_logl((ld)g->n_ctx_orig / ((ld)g->beta_fast * 2.0L * PI_L)) / (2.0L * ref_logl(base)));
     ld hi = g->beta_slow == 0.0f ? (ld)INFINITY
-                                 : ceill(n * logl((ld)g->n_ctx_orig / ((ld)g->beta_slow * 2.0L * PI_L)) / (2.0L * logl(base)));
+                                 : ceill(n * ref_logl((ld)g->n_ctx_orig / ((ld)g->beta_slow * 2.0L * PI_L)) / (2.0L * ref_logl(base)));
     ld y, mix;
     if (lo < 0.0L) lo = 0.0L;
     if (hi > n - 1.0L) hi = n - 1.0L;
     y = isinf(lo) ? -(ld)INFINITY : ((ld)i - lo) / (hi - lo > 0.001L ? hi - lo : 0.001L);
     mix = (1.0L - (y < 0.0L ? 0.0L : y > 1.0L ? 1.0L : y)) * (ld)g->ext_factor;
     theta = theta * (1.0L - mix) + extrap * mix;
-    mscale *= 1.0L + 0.1L * logl(1.0L / fs);
+    mscale *= 1.0L + 0.1L * ref_logl(1.0L / fs);
   }
-  *c = mscale * cosl(theta);
-  *s = mscale * sinl(theta);
+  *c = mscale * ref_cosl(theta);
+  *s = mscale * ref_sinl(theta);
 }
 
 static void check_ggml(const char *name, const posenc_ggml_rope_params *g) {
@@ -2575,6 +2562,7 @@ static void test_storage(void) {
 int main(void) {
   init_lists();
   bk_report(stdout);
+  CHECK(ref_check() == 0, "the long double references (refmath.h) are off on this platform");
   test_freqs();
   test_hf_compat();
   test_cache_values();
