@@ -1060,11 +1060,12 @@ POSENC_API posenc_status posenc_logn_scales(uint32_t train_len, int32_t first, s
   X(avx512, AVX512, 3,   posenc_i_cpu_has(POSENC_I_CPU_AVX512 | POSENC_I_CPU_F16C),                  \
     "x86 x86_64:-mavx512f -mavx512bw -mavx512dq -mavx512vl -mf16c")                                   \
   X(avx512bf16, AVX512BF16, 4, posenc_i_cpu_has(POSENC_I_CPU_AVX512 | POSENC_I_CPU_F16C | POSENC_I_CPU_BF16), \
-    "x86 x86_64:-mavx512f -mavx512bw -mavx512dq -mavx512vl -mf16c -mavx512bf16")
+    "x86 x86_64:-mavx512f -mavx512bw -mavx512dq -mavx512vl -mf16c -mavx512bf16")                    \
+  X(simd128, SIMD128, 1, posenc_i_cpu_has(POSENC_I_CPU_SIMD128),                   "wasm32:-msimd128")
 
 typedef enum posenc_isa {
 #define POSENC_I_ISA_ENUM(name, NAME, prio, detect, build) POSENC_ISA_##NAME,
-  POSENC_I_ISA_TABLE(POSENC_I_ISA_ENUM) /* SCALAR = 0, SSE2, AVX2, NEON, AVX512 = 4, AVX512BF16 = 5 */
+  POSENC_I_ISA_TABLE(POSENC_I_ISA_ENUM) /* SCALAR = 0, SSE2, AVX2, NEON, AVX512 = 4, AVX512BF16, SIMD128 = 6 */
 #undef POSENC_I_ISA_ENUM
   POSENC_ISA_COUNT,     /* backends in the table */
   POSENC_ISA_AUTO = -1  /* for posenc_isa_set: the best available */
@@ -2053,7 +2054,8 @@ enum {
   POSENC_I_CPU_F16C = 1 << 2,
   POSENC_I_CPU_AVX512 = 1 << 3, /* AVX-512 F, BW, DQ and VL; opmask and ZMM state enabled by the OS */
   POSENC_I_CPU_NEON = 1 << 4,
-  POSENC_I_CPU_BF16 = 1 << 5    /* AVX512_BF16 (its instructions need the AVX-512 state above) */
+  POSENC_I_CPU_BF16 = 1 << 5,   /* AVX512_BF16 (its instructions need the AVX-512 state above) */
+  POSENC_I_CPU_SIMD128 = 1 << 6 /* WebAssembly's fixed-width SIMD */
 };
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
@@ -2096,6 +2098,10 @@ static unsigned posenc_i_cpu_features(void) {
 }
 #elif defined(__ARM_NEON)
 static unsigned posenc_i_cpu_features(void) { return POSENC_I_CPU_NEON; } /* compiled for it: the target has it */
+#elif defined(__wasm__)
+/* WebAssembly cannot ask: an engine without SIMD128 refuses to load a module that uses it, so a
+ * module that runs with the simd128 backend linked in runs where it is supported. */
+static unsigned posenc_i_cpu_features(void) { return POSENC_I_CPU_SIMD128; }
 #elif defined(__x86_64__) || defined(_M_X64)
 static unsigned posenc_i_cpu_features(void) { return POSENC_I_CPU_SSE2; } /* part of x86-64 */
 #else

@@ -3,8 +3,8 @@
  * Each inclusion instantiates one backend, chosen by a macro or by the compiler flags:
  *   POSENC_SIMD_AVX512 (needs -mavx512f -mavx512bw -mavx512dq -mavx512vl), POSENC_SIMD_AVX2
  *   (needs -mavx2; -mf16c for its f16 conversions), POSENC_SIMD_SSE2 (x86 with SSE2),
- *   POSENC_SIMD_NEON (aarch64, or armv7 with -mfpu=neon); with none of them defined, the widest
- *   the flags allow.
+ *   POSENC_SIMD_NEON (aarch64, or armv7 with -mfpu=neon), POSENC_SIMD_SIMD128 (WebAssembly, needs
+ *   -msimd128); with none of them defined, the widest the flags allow.
  *
  * Single file, no run-time dispatch:
  *     #define POSENC_IMPLEMENTATION
@@ -22,7 +22,7 @@
  * no subnormal operands. Needs SIMDe (Debian: libsimde-dev).
  */
 #if !defined(POSENC_SIMD_AVX512BF16) && !defined(POSENC_SIMD_AVX512) && !defined(POSENC_SIMD_AVX2) && !defined(POSENC_SIMD_SSE2) && \
-    !defined(POSENC_SIMD_NEON)
+    !defined(POSENC_SIMD_NEON) && !defined(POSENC_SIMD_SIMD128)
 #  if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__) && \
       defined(__AVX512BF16__)
 #    define POSENC_SIMD_AVX512BF16
@@ -34,6 +34,8 @@
 #    define POSENC_SIMD_SSE2
 #  elif defined(__ARM_NEON) || defined(__ARM_NEON__)
 #    define POSENC_SIMD_NEON
+#  elif defined(__wasm_simd128__)
+#    define POSENC_SIMD_SIMD128
 #  endif
 #endif
 
@@ -83,6 +85,15 @@
 #  define POSENC_I_SIMD_ISA POSENC_ISA_NEON
 #  define POSENC_I_K(name) posenc_i_neon_##name
 #  define POSENC_I_SIMD_BACKEND posenc_i_backend_neon
+#  define POSENC_I_ISA_VBITS 128
+#elif defined(POSENC_SIMD_SIMD128)
+#  if !defined(__wasm_simd128__)
+#    error "POSENC_SIMD_SIMD128 needs WebAssembly SIMD128 code generation (-msimd128)"
+#  endif
+#  define POSENC_I_BUILTIN_SIMD128
+#  define POSENC_I_SIMD_ISA POSENC_ISA_SIMD128
+#  define POSENC_I_K(name) posenc_i_simd128_##name
+#  define POSENC_I_SIMD_BACKEND posenc_i_backend_simd128
 #  define POSENC_I_ISA_VBITS 128
 #endif
 
@@ -303,8 +314,13 @@ POSENC_I_INLINE simde__m256i POSENC_I_K(mul32_256)(simde__m256i a, simde__m256i 
 #  define vh_loadu(p) simde_mm_loadl_epi64((const simde__m128i *)(const void *)(p))
 #  define vh_storeu(p, h) simde_mm_storel_epi64((simde__m128i *)(void *)(p), (h))
 #  define vh_set1 simde_mm_set1_epi16
-#  define vh_to_f32 simde_mm_cvtph_ps
-#  define vf_to_f16(x) simde_mm_cvtps_ph((x), SIMDE_MM_FROUND_TO_NEAREST_INT)
+#  if defined(SIMDE_X86_F16C_NATIVE) || defined(SIMDE_ARM_NEON_A32V7_NATIVE)
+#    define vh_to_f32 simde_mm_cvtph_ps
+#    define vf_to_f16(x) simde_mm_cvtps_ph((x), SIMDE_MM_FROUND_TO_NEAREST_INT)
+#  else
+#    define vh_to_f32 POSENC_I_K(cvtph_ps)
+#    define vf_to_f16 POSENC_I_K(cvtps_ph)
+#  endif
 #  define vhm_keep0 POSENC_I_K(vhm_keep0)
 POSENC_I_INLINE vd_t POSENC_I_K(vd_sel)(vdm_t m, vd_t t, vd_t f) {
   return simde_mm_or_pd(simde_mm_and_pd(m, t), simde_mm_andnot_pd(m, f));
@@ -542,6 +558,40 @@ POSENC_I_INLINE vi_t POSENC_I_K(vi_iota)(void) {
 #define vi_hi16 POSENC_I_K(vi_hi16)
 #define vh_widen_hi POSENC_I_K(vh_widen_hi)
 #define vfm_keep0 POSENC_I_K(vfm_keep0)
+
+#if POSENC_I_VBITS == 128 && !defined(SIMDE_X86_F16C_NATIVE) && !defined(SIMDE_ARM_NEON_A32V7_NATIVE)
+/* f16 conversions where the target has no vector instruction for them (SSE2, WebAssembly SIMD128;
+ * SIMDe would convert lane by lane): Giesen's method ("half_to_float_fast5", "float_to_half_fast3",
+ * public domain), which SIMDe's scalar simde_float16_from_float32 follows too, in integer lanes;
+ * the same bits as posenc_f16_to_f32 and posenc_f32_to_f16 for every input (NaN: the quiet
+ * 0x7e00 with its sign). Its one float operation per path meets no subnormal operand it could
+ * need (a subnormal f32 becomes a zero f16 either way). */
+POSENC_I_INLINE vf_t POSENC_I_K(cvtph_ps)(vh_t h) {
+  const vi_t w = simde_mm_unpacklo_epi16(h, simde_mm_setzero_si128()), exp_all = vi_set1(0x7c00 << 13);
+  vi_t o = simde_mm_slli_epi32(vi_and(w, vi_set1(0x7fff)), 13), e = vi_and(o, exp_all), sub;
+  o = vi_add(o, vi_set1((127 - 15) << 23));                                          /* rebias */
+  o = vi_add(o, vi_and(simde_mm_cmpeq_epi32(e, exp_all), vi_set1((128 - 16) << 23))); /* Inf, NaN */
+  /* zero and subnormal: 2^-14 * (1 + m/1024) - 2^-14, exact */
+  sub = vf_bits(vf_sub(vf_from_bits(vi_add(o, vi_set1(1 << 23))), vf_set1(6.103515625e-05f)));
+  o = vi_sel(simde_mm_castsi128_ps(simde_mm_cmpeq_epi32(e, vi_zero())), sub, o);
+  return vf_from_bits(vi_or(o, simde_mm_slli_epi32(vi_and(w, vi_set1(0x8000)), 16)));
+}
+POSENC_I_INLINE vh_t POSENC_I_K(cvtps_ph)(vf_t x) {
+  const vi_t b = vf_bits(x), sign = vi_and(b, vi_set1((int32_t)0x80000000u)), a = vi_xor(b, sign);
+  /* |x| > 65536: Inf or NaN (below 2^31 as integers, so the signed compares are right) */
+  const vi_t big = vi_sel(vi_gt(a, vi_set1(0x7f800000)), vi_set1(0x7e00), vi_set1(0x7c00));
+  /* |x| < 2^-14: added to 0.5, its f16 subnormal lands in the low bits, rounded to nearest even */
+  const vi_t small = simde_mm_sub_epi32(vf_bits(vf_add(vf_from_bits(a), vf_set1(0.5f))), vi_set1(126 << 23));
+  /* normal: rebias, round to nearest even at bit 13 */
+  const vi_t odd = vi_and(vi_srli(a, 13), vi_set1(1));
+  const vi_t normal = vi_srli(vi_add(vi_add(a, vi_set1((int32_t)(0xc8000000u + 0xfffu))), odd), 13);
+  vi_t r = vi_sel(vi_gt(vi_set1(113 << 23), a), small, normal);
+  r = vi_sel(vi_gt(a, vi_set1(0x47800000)), big, r);
+  r = vi_or(r, vi_srli(sign, 16));
+  r = simde_mm_srai_epi32(simde_mm_slli_epi32(r, 16), 16); /* 0..0xffff packs exactly once sign-extended */
+  return simde_mm_packs_epi32(r, r);
+}
+#endif
 
 /* ---- loads and stores of FLANES values of a dtype ------------------------------------------ */
 POSENC_I_INLINE vf_t POSENC_I_K(load)(const unsigned char *p, posenc_dtype dtype) {

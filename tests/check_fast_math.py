@@ -10,9 +10,13 @@ names the fix. Every build must be free of warnings and notes (GCC's -Wpsabi not
 
 The configured compiler is tested, and gcc and clang from PATH besides; one that is not
 installed is named in the output and skipped (the test still passes: it checks posenc, not the
-machine).
+machine). With --run (a cross build's runner, one --run per word: node for wasm32-wasi) only the
+configured compiler is tested, and its programs run under that runner.
 
-usage: check_fast_math.py SOURCE_ROOT CC [CC ARGS...]
+clang ignores #pragma float_control on targets without strict floating point (ARM, AArch64,
+RISC-V, WebAssembly in clang 14): there -ffast-math and -ffinite-math-only must be refused.
+
+usage: check_fast_math.py [--run WORD]... SOURCE_ROOT CC [CC ARGS...]
 """
 import concurrent.futures
 import os
@@ -31,6 +35,9 @@ UNSAFE = [
 ]
 CONTRACT_MSG = "add -ffp-contract=on after -ffast-math and define POSENC_FP_CONTRACT_ON"
 FIRST_MSG = "include posenc_simd.h first"
+NO_PRAGMA_MSG = "clang ignores #pragma float_control on ARM, AArch64, RISC-V and WebAssembly"
+# What runs the programs the configured compiler builds (empty: they run here); set in main.
+WRAPPER = []
 
 
 def defines(cc, args=()):
@@ -49,15 +56,19 @@ def cpu_flags():
     return set()
 
 
-def builds(cc, family, x86):
-    """(name, flags, expected error message or None) for one compiler."""
-    headers = [("posenc.h", ["-DTEST_FM_HEADER_ONLY"]), ("posenc_simd.h", [])]
+def builds(cc, family, x86, strict_fp, simd_flags):
+    """(name, flags, expected error message or None) for one compiler. strict_fp: the target is
+    one where clang honours #pragma float_control. simd_flags: what the target's SIMD backend needs."""
+    headers = [("posenc.h", ["-DTEST_FM_HEADER_ONLY"]), ("posenc_simd.h", simd_flags)]
     if x86 and {"avx2", "f16c"} <= cpu_flags():
         headers.append(("posenc_simd.h avx2", ["-mavx2", "-mf16c"]))
     out = []
     for hname, hflags in headers:
         for flags in UNSAFE:
-            out.append((f"{hname} {' '.join(flags)}", hflags + flags, None))
+            # macros show these; no pragma undoes them where clang has no float_control
+            shown = any(f in ("-Ofast", "-ffast-math", "-ffinite-math-only") for f in flags)
+            out.append((f"{hname} {' '.join(flags)}", hflags + flags,
+                        NO_PRAGMA_MSG if family == "clang" and not strict_fp and shown else None))
     if x86 and {"avx2", "f16c", "fma"} <= cpu_flags():
         fma = ["-mavx2", "-mf16c", "-mfma"]
         # clang's -ffast-math means -ffp-contract=fast, fused in the back end past any pragma
@@ -66,8 +77,8 @@ def builds(cc, family, x86):
         out.append(("posenc_simd.h avx2+fma -Ofast -ffp-contract=on -DPOSENC_FP_CONTRACT_ON",
                     fma + ["-Ofast", "-ffp-contract=on", "-DPOSENC_FP_CONTRACT_ON"], None))
     # SIMDe first: its fast-math shortcuts are set, and under clang its functions carry the flags
-    out.append(("SIMDe before posenc_simd.h, -O2 -ffast-math", ["-include", "simde/x86/sse2.h", "-O2", "-ffast-math"],
-                FIRST_MSG))
+    out.append(("SIMDe before posenc_simd.h, -O2 -ffast-math",
+                simd_flags + ["-include", "simde/x86/sse2.h", "-O2", "-ffast-math"], FIRST_MSG))
     if x86 and family == "clang":
         out.append(("<immintrin.h> before posenc_simd.h, -Ofast", ["-include", "immintrin.h", "-Ofast"], FIRST_MSG))
     return out
@@ -86,7 +97,7 @@ def build_and_run(cc, root, tmp, tag, flags, want_error):
         return False, f"does not compile\n  {' '.join(cmd)}\n{comp.stderr[-2000:]}", None
     if comp.stderr.strip():
         return False, f"warnings or notes\n  {' '.join(cmd)}\n{comp.stderr[-2000:]}", None
-    run = subprocess.run([exe], capture_output=True, text=True)
+    run = subprocess.run(WRAPPER + [exe], capture_output=True, text=True)
     digest = re.search(r"^digest: (0x[0-9a-f]+)$", run.stdout, re.M)
     if run.returncode != 0 or not digest:
         fails = [l for l in run.stdout.splitlines() if l.startswith("FAIL")]
@@ -96,11 +107,16 @@ def build_and_run(cc, root, tmp, tag, flags, want_error):
 
 
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    while len(args) >= 2 and args[0] == "--run":
+        WRAPPER.append(args[1])
+        args = args[2:]
+    if len(args) < 2:
         sys.exit(__doc__)
-    root, configured = sys.argv[1], sys.argv[2:]
+    root, configured = args[0], args[1:]
     compilers, seen = [], set()
-    for name, cc in [("configured", configured), ("gcc", ["gcc"]), ("clang", ["clang"])]:
+    others = [] if WRAPPER else [("gcc", ["gcc"]), ("clang", ["clang"])]
+    for name, cc in [("configured", configured)] + others:
         if name != "configured" and not shutil.which(cc[0]):
             print(f"note: {cc[0]} is not installed: its fast-math builds are not tested here")
             continue
@@ -117,7 +133,10 @@ def main():
         if same in seen:
             continue
         seen.add(same)
-        compilers.append((cc, family, version, "__x86_64__" in d or "__i386__" in d))
+        x86 = "__x86_64__" in d or "__i386__" in d
+        strict_fp = x86 or bool({"__powerpc__", "__s390x__"} & d)
+        simd_flags = ["-msimd128"] if "__wasm__" in d else []
+        compilers.append((cc, family, version, x86, strict_fp, simd_flags))
     ok = bad = 0
     with tempfile.TemporaryDirectory() as tmp:
         # the reference: the first compiler, no unsafe flag
@@ -130,8 +149,8 @@ def main():
         print(f"reference digest {reference} ({compilers[0][2]}, -O2, posenc.h)")
         jobs = []
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-            for cc, family, version, x86 in compilers:
-                for tag, flags, want_error in builds(cc, family, x86):
+            for cc, family, version, x86, strict_fp, simd_flags in compilers:
+                for tag, flags, want_error in builds(cc, family, x86, strict_fp, simd_flags):
                     label = f"{family} {tag}"
                     jobs.append((label, pool.submit(build_and_run, cc, root, tmp, f"{family}_{tag}", flags,
                                                     want_error)))
@@ -141,7 +160,7 @@ def main():
                     good, msg = False, f"digest {digest}, want {reference}"
                 print(f"{'ok  ' if good else 'FAIL'} {label}: {msg}")
                 ok, bad = ok + good, bad + (not good)
-    for cc, family, version, x86 in compilers:
+    for cc, family, version, *_ in compilers:
         print(f"tested: {version}")
     print(f"{ok} passed, {bad} failed")
     return 1 if bad else 0
