@@ -1213,6 +1213,17 @@ typedef struct posenc_i_job {
   double scale;
 } posenc_i_job;
 
+/* A small function inlined into its callers even where the optimizer would not (clang at -O2
+ * keeps posenc_i_store out of line in the scalar kernels: a call and a dtype switch per value,
+ * 2.5x slower than -O3 on wasm32). */
+#if defined(__GNUC__) || defined(__clang__)
+#  define POSENC_I_FORCEINLINE static inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#  define POSENC_I_FORCEINLINE static __forceinline
+#else
+#  define POSENC_I_FORCEINLINE static inline
+#endif
+
 /* A function kept out of its callers: its stack frame is then on the stack only while it runs
  * (a bound on every call's stack; see posenc_i_rope_tokens). */
 #if defined(__GNUC__) || defined(__clang__)
@@ -1797,7 +1808,7 @@ static void posenc_i_exact_sincos(double p, const double *u, size_t lane_stride,
 
 
 /* Store one f32 value in the job's dtype. */
-static void posenc_i_store(unsigned char *dst, posenc_dtype dtype, float v) {
+POSENC_I_FORCEINLINE void posenc_i_store(unsigned char *dst, posenc_dtype dtype, float v) {
   if (dtype == POSENC_DTYPE_F32) { memcpy(dst, &v, 4); }
   else {
     uint16_t h = dtype == POSENC_DTYPE_F16 ? posenc_f32_to_f16(v) : posenc_f32_to_bf16(v);
@@ -1854,7 +1865,7 @@ POSENC_I_SHARED void posenc_i_scalar_sincos_rows(const posenc_i_job *job) {
 }
 
 /* Load one value of a dtype as f32 (exact). */
-static float posenc_i_load(const unsigned char *src, posenc_dtype dtype) {
+POSENC_I_FORCEINLINE float posenc_i_load(const unsigned char *src, posenc_dtype dtype) {
   float v; uint16_t h;
   if (dtype == POSENC_DTYPE_F32) { memcpy(&v, src, 4); return v; }
   memcpy(&h, src, 2);
@@ -3366,7 +3377,7 @@ POSENC_I_NOINLINE void posenc_i_rope_tokens(const posenc_i_backend *be, const po
   for (tt = 0; tt < nt; tt++) {
     size_t t = t0 + tt, j0;
     const unsigned char *rows[3];
-    const float *c, *s;
+    const float *c = NULL, *s = NULL; /* set by the pass below (h >= 1), which g++ cannot see */
     for (a = 0; a < 3; a++) {
       size_t ax = a < naxes ? a : 0;
       if (cache) {
