@@ -100,8 +100,8 @@ static size_t draw_extent(fz_in *in, size_t item) {
                                 (size_t)INT32_MAX,
                                 (size_t)1 << 31,
                                 UINT32_MAX,
-                                (size_t)1 << 32,
-                                (size_t)1 << 40,
+                                (size_t)(UINT64_C(1) << 32), /* 0 where size_t has 32 bits */
+                                (size_t)(UINT64_C(1) << 40),
                                 (size_t)PTRDIFF_MAX / 2,
                                 (size_t)PTRDIFF_MAX,
                                 (size_t)PTRDIFF_MAX + 1,

@@ -50,7 +50,7 @@ static void set_flush_modes(unsigned m) {
   __asm__ __volatile__("vmsr fpscr, %0" : : "r"(r));
 }
 #else
-#  define FPENV_NAME NULL /* riscv64, ppc64le, s390x: no flush mode to set */
+#  define FPENV_NAME ((const char *)0) /* riscv64, ppc64le, s390x, wasm32: no flush mode to set */
 enum { MODE_FTZ = 0, MODE_DAZ = 0 };
 static unsigned flush_modes(void) { return 0; }
 static void set_flush_modes(unsigned m) { (void)m; }

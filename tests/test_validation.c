@@ -903,7 +903,7 @@ static void test_spectrum_npy(void) {
  * the parser, given the same shape in a hand-written header, with OVERFLOW too). The writer once
  * wrote (2^63-1,) u1 headers that the parser refused. */
 static void test_npy_round_trip(void) {
-  static const size_t ext[] = {0, 1, 2, 3, 255, 65536, 4294967295u, (size_t)1 << 32, (size_t)1 << 40,
+  static const size_t ext[] = {0, 1, 2, 3, 255, 65536, 4294967295u, (size_t)(UINT64_C(1) << 32), (size_t)(UINT64_C(1) << 40), /* 0 where size_t has 32 bits */
                                (size_t)PTRDIFF_MAX / 8 - 16, (size_t)PTRDIFF_MAX / 4 - 32, (size_t)PTRDIFF_MAX / 2 - 64,
                                (size_t)PTRDIFF_MAX - 128, (size_t)PTRDIFF_MAX - 127, (size_t)PTRDIFF_MAX,
                                (size_t)PTRDIFF_MAX + 1, SIZE_MAX};
