@@ -97,7 +97,10 @@ static void selftest_each_backend(posenc_status want, unsigned want_failed, cons
  * ROUNDING and VALUES bits and normal_exact 0, and no contraction or reassociation reported. */
 static void round_down_each_backend(void) {
 #if defined(FE_DOWNWARD)
-  if (fesetround(FE_DOWNWARD) != 0) {
+  volatile float one = 1.0f, three = 3.0f;
+  if (fesetround(FE_DOWNWARD) != 0 || one / three == 0x1.555556p-2f) { /* 1/3 rounded up: nearest */
+    /* WebAssembly rounds to nearest only: Emscripten's fesetround accepts the mode and ignores it */
+    fesetround(FE_TONEAREST);
     printf("FE_DOWNWARD cannot be set here: the rounding check is skipped\n");
     return;
   }
