@@ -131,7 +131,7 @@ static int run_posenc(const bench_job *job) {
 
 /* The HF recipe: angle rounded to f32, sin over the table, then cos. Separate loops also keep
  * the compiler from merging sinf+cosf into one sincos call, which is the next method. */
-static int run_glibc_sinf_cosf(const bench_job *job) {
+static int run_libm_sinf_cosf(const bench_job *job) {
   size_t p, i;
   for (p = 0; p < job->n_rows; p++) {
     float *row = job->out + p * BENCH_DIM;
@@ -142,7 +142,7 @@ static int run_glibc_sinf_cosf(const bench_job *job) {
   return 0;
 }
 
-static int run_glibc_sincosf(const bench_job *job) {
+static int run_libm_sincosf(const bench_job *job) {
   size_t p, i;
   for (p = 0; p < job->n_rows; p++) {
     float *row = job->out + p * BENCH_DIM;
@@ -192,9 +192,15 @@ typedef struct bench_method {
   int needs_avx2;
 } bench_method;
 
+/* The C library's float functions: glibc's, or another's (musl's on wasm32: wasi-libc, Emscripten) */
+#ifdef __GLIBC__
+#  define BENCH_LIBM "glibc"
+#else
+#  define BENCH_LIBM "libm"
+#endif
 static const bench_method peer_methods[] = {
-  {"glibc sinf+cosf", "glibc_sinf_cosf", run_glibc_sinf_cosf, KIND_PEER, BASE_NONE, -1, 0},
-  {"glibc sincosf", "glibc_sincosf", run_glibc_sincosf, KIND_PEER, BASE_NONE, -1, 0},
+  {BENCH_LIBM " sinf+cosf", BENCH_LIBM "_sinf_cosf", run_libm_sinf_cosf, KIND_PEER, BASE_NONE, -1, 0},
+  {BENCH_LIBM " sincosf", BENCH_LIBM "_sincosf", run_libm_sincosf, KIND_PEER, BASE_NONE, -1, 0},
 #ifdef BENCH_HAVE_SLEEF_AVX2
   {"sleef u10 avx2", "sleef_u10_avx2", run_sleef_u10, KIND_PEER, BASE_NONE, -1, 1},
   {"sleef u35 avx2", "sleef_u35_avx2", run_sleef_u35, KIND_PEER, BASE_U35, -1, 1},

@@ -117,7 +117,12 @@ static void cpu_model(char *buf, size_t size) {
       if (!found[k][0] && strcmp(line, keys[k]) == 0) snprintf(found[k], sizeof found[k], "%s", val);
   }
   fclose(f);
-#if !defined(__x86_64__) && !defined(__i386__)
+#if defined(__wasm__)
+  /* a WebAssembly engine runs on the host's CPU, whose file it read */
+  for (k = 0; k < sizeof keys / sizeof keys[0]; k++)
+    if (found[k][0]) { snprintf(buf, size, "wasm32 on %s", found[k]); return; }
+  (void)x86_fields;
+#elif !defined(__x86_64__) && !defined(__i386__)
   if (x86_fields) { snprintf(buf, size, "emulated (qemu-user)"); return; }
 #else
   (void)x86_fields;
