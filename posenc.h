@@ -11,7 +11,8 @@
  * Everywhere else just #include "posenc.h". Run-time dispatch over several ISAs: see README.
  *
  * Contracts (README has the details):
- *   - Every backend (scalar, SSE2, AVX2, AVX-512, NEON) returns the same bits for the same input.
+ *   - Every backend (scalar, SSE2, AVX2, AVX-512, NEON, WebAssembly SIMD128) returns the same bits
+ *     for the same input.
  *   - sin/cos tables are within 0.5 ulp(f32) + 1e-12 of the exact real value
  *     sin(p * base^(-2i/d)) for every |p| < 2^31 (see posenc_sinusoidal_table).
  *   - Bad input returns an error code; nothing is written then. Kernels never allocate,
@@ -1215,8 +1216,10 @@ typedef struct posenc_i_job {
 
 /* A small function inlined into its callers even where the optimizer would not (clang at -O2
  * keeps posenc_i_store out of line in the scalar kernels: a call and a dtype switch per value,
- * 2.5x slower than -O3 on wasm32). */
-#if defined(__GNUC__) || defined(__clang__)
+ * 2.5x slower than -O3 on wasm32; posenc_simd.h's vocabulary). Not in unoptimised WebAssembly:
+ * there every inlined copy keeps locals of its own, and V8 refuses a function with more than
+ * 50,000 (the simd128 rotate kernel had 311,581 at -O0). */
+#if (defined(__GNUC__) || defined(__clang__)) && !(defined(__wasm__) && !defined(__OPTIMIZE__))
 #  define POSENC_I_FORCEINLINE static inline __attribute__((always_inline))
 #elif defined(_MSC_VER)
 #  define POSENC_I_FORCEINLINE static __forceinline
@@ -1374,7 +1377,8 @@ POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job);
     _Pragma("clang fp contract(off)")
 #  define POSENC_I_PRECISE_END _Pragma("float_control(pop)")
 #  define POSENC_I_PRECISE_PRAGMAS
-#elif defined(__clang__) && __clang_major__ >= 11
+#elif defined(__clang__) && (__clang_major__ >= 13 || (__clang_major__ >= 11 && !defined(__apple_build_version__)))
+/* clang fp reassociate: LLVM 11 (Apple clang 13); an unknown clang fp option is an error */
 #  define POSENC_I_PRECISE_BEGIN _Pragma("STDC FP_CONTRACT OFF") _Pragma("clang fp contract(off)") \
     _Pragma("clang fp reassociate(off)")
 #  define POSENC_I_PRECISE_END
@@ -2109,9 +2113,9 @@ static unsigned posenc_i_cpu_features(void) {
 }
 #elif defined(__ARM_NEON)
 static unsigned posenc_i_cpu_features(void) { return POSENC_I_CPU_NEON; } /* compiled for it: the target has it */
-#elif defined(__wasm__)
-/* WebAssembly cannot ask: an engine without SIMD128 refuses to load a module that uses it, so a
- * module that runs with the simd128 backend linked in runs where it is supported. */
+#elif defined(__wasm_simd128__)
+/* WebAssembly cannot ask: an engine without SIMD128 refuses to load a module compiled for it, so
+ * a module that runs was compiled for what the engine has. */
 static unsigned posenc_i_cpu_features(void) { return POSENC_I_CPU_SIMD128; }
 #elif defined(__x86_64__) || defined(_M_X64)
 static unsigned posenc_i_cpu_features(void) { return POSENC_I_CPU_SSE2; } /* part of x86-64 */

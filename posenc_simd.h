@@ -23,7 +23,9 @@
  */
 #if !defined(POSENC_SIMD_AVX512BF16) && !defined(POSENC_SIMD_AVX512) && !defined(POSENC_SIMD_AVX2) && !defined(POSENC_SIMD_SSE2) && \
     !defined(POSENC_SIMD_NEON) && !defined(POSENC_SIMD_SIMD128)
-#  if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__) && \
+#  if defined(__wasm_simd128__) /* first: Emscripten's -msse2 emulation defines __SSE2__ too */
+#    define POSENC_SIMD_SIMD128
+#  elif defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__) && \
       defined(__AVX512BF16__)
 #    define POSENC_SIMD_AVX512BF16
 #  elif defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
@@ -34,8 +36,6 @@
 #    define POSENC_SIMD_SSE2
 #  elif defined(__ARM_NEON) || defined(__ARM_NEON__)
 #    define POSENC_SIMD_NEON
-#  elif defined(__wasm_simd128__)
-#    define POSENC_SIMD_SIMD128
 #  endif
 #endif
 
@@ -168,12 +168,6 @@ extern "C" {
 #endif
 
 
-#if defined(__GNUC__) || defined(__clang__)
-#  define POSENC_I_INLINE static inline __attribute__((always_inline))
-#else
-#  define POSENC_I_INLINE static inline
-#endif
-
 /* ---- the vocabulary -------------------------------------------------------------------------
  * The kernels see vectors only through these names, defined once per width over SIMDe (the shape
  * of SLEEF's helper files and Highway's tags). Lanes are POSENC_I_DLANES doubles or
@@ -273,11 +267,11 @@ extern "C" {
  * and simde_mm512_mullo_epi32 multiply signed ints (undefined on overflow; UBSan reports it); its
  * 128-bit form is defined for every input (SSE4.1 or NEON natively, else 64-bit products), so
  * wider vectors are multiplied in halves where they are not native. */
-POSENC_I_INLINE simde__m128i POSENC_I_K(mul32_128)(simde__m128i a, simde__m128i b) {
+POSENC_I_FORCEINLINE simde__m128i POSENC_I_K(mul32_128)(simde__m128i a, simde__m128i b) {
   return simde_mm_mullo_epi32(a, b);
 }
 #if POSENC_I_VBITS >= 256
-POSENC_I_INLINE simde__m256i POSENC_I_K(mul32_256)(simde__m256i a, simde__m256i b) {
+POSENC_I_FORCEINLINE simde__m256i POSENC_I_K(mul32_256)(simde__m256i a, simde__m256i b) {
 #  if defined(SIMDE_X86_AVX2_NATIVE)
   return simde_mm256_mullo_epi32(a, b);
 #  else
@@ -299,7 +293,6 @@ POSENC_I_INLINE simde__m256i POSENC_I_K(mul32_256)(simde__m256i a, simde__m256i 
 #  define vf_stream simde_mm_stream_ps
 #  define vf_bits simde_mm_castps_si128
 #  define vf_from_bits simde_mm_castsi128_ps
-#  define vf_isnan(x) simde_mm_cmpunord_ps((x), (x))
 #  define vf_zero_where simde_mm_andnot_ps
 #  define vf_swap_pairs(x) simde_mm_shuffle_ps((x), (x), 0xB1)
 #  define vfh_zip simde_mm_unpacklo_ps
@@ -322,34 +315,34 @@ POSENC_I_INLINE simde__m256i POSENC_I_K(mul32_256)(simde__m256i a, simde__m256i 
 #    define vf_to_f16 POSENC_I_K(cvtps_ph)
 #  endif
 #  define vhm_keep0 POSENC_I_K(vhm_keep0)
-POSENC_I_INLINE vd_t POSENC_I_K(vd_sel)(vdm_t m, vd_t t, vd_t f) {
+POSENC_I_FORCEINLINE vd_t POSENC_I_K(vd_sel)(vdm_t m, vd_t t, vd_t f) {
   return simde_mm_or_pd(simde_mm_and_pd(m, t), simde_mm_andnot_pd(m, f));
 }
-POSENC_I_INLINE vdm_t POSENC_I_K(vd_odd)(vi_t q) {
+POSENC_I_FORCEINLINE vdm_t POSENC_I_K(vd_odd)(vi_t q) {
   return simde_mm_castsi128_pd(simde_mm_sub_epi64(simde_mm_setzero_si128(), simde_mm_and_si128(q, simde_mm_set1_epi64x(1))));
 }
-POSENC_I_INLINE vf_t POSENC_I_K(vf_sel)(vfm_t m, vf_t t, vf_t f) {
+POSENC_I_FORCEINLINE vf_t POSENC_I_K(vf_sel)(vfm_t m, vf_t t, vf_t f) {
   return simde_mm_or_ps(simde_mm_and_ps(m, t), simde_mm_andnot_ps(m, f));
 }
-POSENC_I_INLINE vi_t POSENC_I_K(vi_sel)(vfm_t m, vi_t t, vi_t f) {
+POSENC_I_FORCEINLINE vi_t POSENC_I_K(vi_sel)(vfm_t m, vi_t t, vi_t f) {
   const simde__m128i mi = simde_mm_castps_si128(m);
   return simde_mm_or_si128(simde_mm_and_si128(mi, t), simde_mm_andnot_si128(mi, f));
 }
-POSENC_I_INLINE vh_t POSENC_I_K(vh_sel)(vhm_t m, vh_t t, vh_t f) {
+POSENC_I_FORCEINLINE vh_t POSENC_I_K(vh_sel)(vhm_t m, vh_t t, vh_t f) {
   return simde_mm_or_si128(simde_mm_and_si128(m, t), simde_mm_andnot_si128(m, f));
 }
 /* SSE2 has no unsigned pack: the high halves, sign-extended, pack exactly with the signed one */
-POSENC_I_INLINE vh_t POSENC_I_K(vi_hi16)(vi_t r) {
+POSENC_I_FORCEINLINE vh_t POSENC_I_K(vi_hi16)(vi_t r) {
   r = simde_mm_srai_epi32(r, 16);
   return simde_mm_packs_epi32(r, r);
 }
-POSENC_I_INLINE vi_t POSENC_I_K(vh_widen_hi)(vh_t h) { return simde_mm_unpacklo_epi16(simde_mm_setzero_si128(), h); }
+POSENC_I_FORCEINLINE vi_t POSENC_I_K(vh_widen_hi)(vh_t h) { return simde_mm_unpacklo_epi16(simde_mm_setzero_si128(), h); }
 /* the compared keep bytes unpacked in registers (SIMDe's cvtepi8 widening goes through memory) */
-POSENC_I_INLINE vhm_t POSENC_I_K(vhm_keep0)(const uint8_t *keep) {
+POSENC_I_FORCEINLINE vhm_t POSENC_I_K(vhm_keep0)(const uint8_t *keep) {
   const simde__m128i m8 = simde_mm_cmpeq_epi8(simde_mm_loadu_si32(keep), simde_mm_setzero_si128());
   return simde_mm_unpacklo_epi8(m8, m8);
 }
-POSENC_I_INLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
+POSENC_I_FORCEINLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
   const simde__m128i m16 = POSENC_I_K(vhm_keep0)(keep);
   return simde_mm_castsi128_ps(simde_mm_unpacklo_epi16(m16, m16));
 }
@@ -365,7 +358,6 @@ POSENC_I_INLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
 #  define vf_stream simde_mm256_stream_ps
 #  define vf_bits simde_mm256_castps_si256
 #  define vf_from_bits simde_mm256_castsi256_ps
-#  define vf_isnan(x) simde_mm256_cmp_ps((x), (x), SIMDE_CMP_UNORD_Q)
 #  define vf_zero_where simde_mm256_andnot_ps
 #  define vf_swap_pairs(x) simde_mm256_permute_ps((x), 0xB1)
 #  define vfh_cat(lo, hi) simde_mm256_set_m128((hi), (lo))
@@ -384,36 +376,36 @@ POSENC_I_INLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
 #  define vf_to_f16(x) simde_mm256_cvtps_ph((x), SIMDE_MM_FROUND_TO_NEAREST_INT)
 #  define vfh_zip POSENC_I_K(vfh_zip)
 #  define vhm_keep0 POSENC_I_K(vhm_keep0)
-POSENC_I_INLINE vd_t POSENC_I_K(vd_sel)(vdm_t m, vd_t t, vd_t f) {
+POSENC_I_FORCEINLINE vd_t POSENC_I_K(vd_sel)(vdm_t m, vd_t t, vd_t f) {
   return simde_mm256_or_pd(simde_mm256_and_pd(m, t), simde_mm256_andnot_pd(m, f));
 }
-POSENC_I_INLINE vdm_t POSENC_I_K(vd_odd)(vi_t q) {
+POSENC_I_FORCEINLINE vdm_t POSENC_I_K(vd_odd)(vi_t q) {
   return simde_mm256_castsi256_pd(
       simde_mm256_sub_epi64(simde_mm256_setzero_si256(), simde_mm256_and_si256(q, simde_mm256_set1_epi64x(1))));
 }
-POSENC_I_INLINE vf_t POSENC_I_K(vf_sel)(vfm_t m, vf_t t, vf_t f) { return simde_mm256_blendv_ps(f, t, m); }
-POSENC_I_INLINE vi_t POSENC_I_K(vi_sel)(vfm_t m, vi_t t, vi_t f) {
+POSENC_I_FORCEINLINE vf_t POSENC_I_K(vf_sel)(vfm_t m, vf_t t, vf_t f) { return simde_mm256_blendv_ps(f, t, m); }
+POSENC_I_FORCEINLINE vi_t POSENC_I_K(vi_sel)(vfm_t m, vi_t t, vi_t f) {
   return simde_mm256_castps_si256(simde_mm256_blendv_ps(simde_mm256_castsi256_ps(f), simde_mm256_castsi256_ps(t), m));
 }
-POSENC_I_INLINE vh_t POSENC_I_K(vh_sel)(vhm_t m, vh_t t, vh_t f) {
+POSENC_I_FORCEINLINE vh_t POSENC_I_K(vh_sel)(vhm_t m, vh_t t, vh_t f) {
   return simde_mm_or_si128(simde_mm_and_si128(m, t), simde_mm_andnot_si128(m, f));
 }
-POSENC_I_INLINE vf_t POSENC_I_K(vfh_zip)(vfh_t s, vfh_t c) {
+POSENC_I_FORCEINLINE vf_t POSENC_I_K(vfh_zip)(vfh_t s, vfh_t c) {
   return simde_mm256_set_m128(simde_mm_unpackhi_ps(s, c), simde_mm_unpacklo_ps(s, c));
 }
-POSENC_I_INLINE vh_t POSENC_I_K(vi_hi16)(vi_t r) {
+POSENC_I_FORCEINLINE vh_t POSENC_I_K(vi_hi16)(vi_t r) {
   r = simde_mm256_srai_epi32(r, 16); /* sign-extended: the signed pack is exact */
   return simde_mm_packs_epi32(simde_mm256_castsi256_si128(r), simde_mm256_extracti128_si256(r, 1));
 }
-POSENC_I_INLINE vi_t POSENC_I_K(vh_widen_hi)(vh_t h) { return simde_mm256_slli_epi32(simde_mm256_cvtepu16_epi32(h), 16); }
-POSENC_I_INLINE vhm_t POSENC_I_K(vhm_keep0)(const uint8_t *keep) {
+POSENC_I_FORCEINLINE vi_t POSENC_I_K(vh_widen_hi)(vh_t h) { return simde_mm256_slli_epi32(simde_mm256_cvtepu16_epi32(h), 16); }
+POSENC_I_FORCEINLINE vhm_t POSENC_I_K(vhm_keep0)(const uint8_t *keep) {
   const simde__m128i m8 = simde_mm_cmpeq_epi8(simde_mm_loadl_epi64((const simde__m128i *)(const void *)keep),
                                               simde_mm_setzero_si128());
   return simde_mm_unpacklo_epi8(m8, m8);
 }
 /* Off AVX2, SIMDe would widen with cvtepi8_epi32 through memory: unpacking the compared bytes
  * stays in registers. */
-POSENC_I_INLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
+POSENC_I_FORCEINLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
 #  if defined(SIMDE_X86_AVX2_NATIVE)
   const simde__m128i m8 = simde_mm_cmpeq_epi8(simde_mm_loadl_epi64((const simde__m128i *)(const void *)keep),
                                               simde_mm_setzero_si128());
@@ -435,7 +427,6 @@ POSENC_I_INLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
 #  define vf_stream POSENC_I_K(stream_ps)
 #  define vf_bits simde_mm512_castps_si512
 #  define vf_from_bits simde_mm512_castsi512_ps
-#  define vf_isnan(x) simde_mm512_cmp_ps_mask((x), (x), SIMDE_CMP_UNORD_Q)
 #  define vf_zero_where(m, x) simde_mm512_maskz_mov_ps((simde__mmask16)~(m), (x))
 #  define vf_swap_pairs(x) simde_mm512_shuffle_ps((x), (x), 0xB1) /* = permute_ps(x, 0xB1), which SIMDe 0.7.4 lacks */
 #  define vfh_cat(lo, hi) simde_mm512_insertf32x8(simde_mm512_castps256_ps512(lo), (hi), 1)
@@ -456,7 +447,7 @@ POSENC_I_INLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
 #  define vhm_keep0 POSENC_I_K(vfm_keep0) /* 16 lanes either way: one mask */
 /* SIMDe 0.7.4 lacks these 512-bit operations: the intrinsic where AVX-512F is native (SIMDe's
  * types are then the native ones), else two of SIMDe's 256-bit halves. */
-POSENC_I_INLINE vfh_t POSENC_I_K(cvtpd_ps)(vd_t a) {
+POSENC_I_FORCEINLINE vfh_t POSENC_I_K(cvtpd_ps)(vd_t a) {
 #  if defined(SIMDE_X86_AVX512F_NATIVE)
   return _mm512_cvtpd_ps(a);
 #  else
@@ -464,7 +455,7 @@ POSENC_I_INLINE vfh_t POSENC_I_K(cvtpd_ps)(vd_t a) {
                               simde_mm256_cvtpd_ps(simde_mm512_castpd512_pd256(a)));
 #  endif
 }
-POSENC_I_INLINE vd_t POSENC_I_K(cvtps_pd)(simde__m256 h) {
+POSENC_I_FORCEINLINE vd_t POSENC_I_K(cvtps_pd)(simde__m256 h) {
 #  if defined(SIMDE_X86_AVX512F_NATIVE)
   return _mm512_cvtps_pd(h);
 #  else
@@ -472,7 +463,7 @@ POSENC_I_INLINE vd_t POSENC_I_K(cvtps_pd)(simde__m256 h) {
                                  simde_mm256_cvtps_pd(simde_mm256_extractf128_ps(h, 1)), 1);
 #  endif
 }
-POSENC_I_INLINE vf_t POSENC_I_K(cvtph_ps)(vh_t h) {
+POSENC_I_FORCEINLINE vf_t POSENC_I_K(cvtph_ps)(vh_t h) {
 #  if defined(SIMDE_X86_AVX512F_NATIVE)
   return _mm512_cvtph_ps(h);
 #  else
@@ -480,10 +471,10 @@ POSENC_I_INLINE vf_t POSENC_I_K(cvtph_ps)(vh_t h) {
                                  simde_mm256_cvtph_ps(simde_mm256_extracti128_si256(h, 1)), 1);
 #  endif
 }
-POSENC_I_INLINE simde__m256 POSENC_I_K(hi256)(vf_t x) {
+POSENC_I_FORCEINLINE simde__m256 POSENC_I_K(hi256)(vf_t x) {
   return simde_mm256_castpd_ps(simde_mm512_extractf64x4_pd(simde_mm512_castps_pd(x), 1));
 }
-POSENC_I_INLINE vh_t POSENC_I_K(cvtps_ph)(vf_t x) {
+POSENC_I_FORCEINLINE vh_t POSENC_I_K(cvtps_ph)(vf_t x) {
 #  if defined(SIMDE_X86_AVX512F_NATIVE)
   return _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT);
 #  else
@@ -491,7 +482,7 @@ POSENC_I_INLINE vh_t POSENC_I_K(cvtps_ph)(vf_t x) {
                                simde_mm256_cvtps_ph(simde_mm512_castps512_ps256(x), SIMDE_MM_FROUND_TO_NEAREST_INT));
 #  endif
 }
-POSENC_I_INLINE void POSENC_I_K(stream_ps)(float *p, vf_t x) {
+POSENC_I_FORCEINLINE void POSENC_I_K(stream_ps)(float *p, vf_t x) {
 #  if defined(SIMDE_X86_AVX512F_NATIVE)
   _mm512_stream_ps(p, x);
 #  else
@@ -499,7 +490,7 @@ POSENC_I_INLINE void POSENC_I_K(stream_ps)(float *p, vf_t x) {
   simde_mm256_stream_ps(p + 8, POSENC_I_K(hi256)(x));
 #  endif
 }
-POSENC_I_INLINE simde__m512i POSENC_I_K(mul32_512)(simde__m512i a, simde__m512i b) {
+POSENC_I_FORCEINLINE simde__m512i POSENC_I_K(mul32_512)(simde__m512i a, simde__m512i b) {
 #  if defined(SIMDE_X86_AVX512F_NATIVE)
   return simde_mm512_mullo_epi32(a, b);
 #  else
@@ -508,42 +499,42 @@ POSENC_I_INLINE simde__m512i POSENC_I_K(mul32_512)(simde__m512i a, simde__m512i 
       POSENC_I_K(mul32_256)(simde_mm512_extracti64x4_epi64(a, 1), simde_mm512_extracti64x4_epi64(b, 1)), 1);
 #  endif
 }
-POSENC_I_INLINE vd_t POSENC_I_K(vd_sel)(vdm_t m, vd_t t, vd_t f) { return simde_mm512_mask_blend_pd(m, f, t); }
-POSENC_I_INLINE vdm_t POSENC_I_K(vd_odd)(vi_t q) { return simde_mm512_test_epi64_mask(q, simde_mm512_set1_epi64(1)); }
-POSENC_I_INLINE vf_t POSENC_I_K(vf_sel)(vfm_t m, vf_t t, vf_t f) { return simde_mm512_mask_blend_ps(m, f, t); }
-POSENC_I_INLINE vi_t POSENC_I_K(vi_sel)(vfm_t m, vi_t t, vi_t f) { return simde_mm512_mask_blend_epi32(m, f, t); }
-POSENC_I_INLINE vh_t POSENC_I_K(vh_sel)(vhm_t m, vh_t t, vh_t f) { return simde_mm256_mask_blend_epi16(m, f, t); }
+POSENC_I_FORCEINLINE vd_t POSENC_I_K(vd_sel)(vdm_t m, vd_t t, vd_t f) { return simde_mm512_mask_blend_pd(m, f, t); }
+POSENC_I_FORCEINLINE vdm_t POSENC_I_K(vd_odd)(vi_t q) { return simde_mm512_test_epi64_mask(q, simde_mm512_set1_epi64(1)); }
+POSENC_I_FORCEINLINE vf_t POSENC_I_K(vf_sel)(vfm_t m, vf_t t, vf_t f) { return simde_mm512_mask_blend_ps(m, f, t); }
+POSENC_I_FORCEINLINE vi_t POSENC_I_K(vi_sel)(vfm_t m, vi_t t, vi_t f) { return simde_mm512_mask_blend_epi32(m, f, t); }
+POSENC_I_FORCEINLINE vh_t POSENC_I_K(vh_sel)(vhm_t m, vh_t t, vh_t f) { return simde_mm256_mask_blend_epi16(m, f, t); }
 /* Index vectors are loads from static arrays (as vf_iota below): SIMDe 0.7.4 sets 512-bit
  * vectors lane by lane, which GCC 12 builds with 16 masked broadcasts and keeps on the stack. */
 /* one two-source permute: s0 c0 s1 c1 ... s7 c7 */
-POSENC_I_INLINE vf_t POSENC_I_K(vfh_zip)(vfh_t s, vfh_t c) {
+POSENC_I_FORCEINLINE vf_t POSENC_I_K(vfh_zip)(vfh_t s, vfh_t c) {
   static const int32_t idx[16] = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23};
   return simde_mm512_permutex2var_ps(simde_mm512_castps256_ps512(s), vi_loadu(idx), simde_mm512_castps256_ps512(c));
 }
 /* the odd 16-bit halves gathered by one word permute */
-POSENC_I_INLINE vh_t POSENC_I_K(vi_hi16)(vi_t r) {
+POSENC_I_FORCEINLINE vh_t POSENC_I_K(vi_hi16)(vi_t r) {
   static const int16_t idx[32] = {1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31};
   return simde_mm512_castsi512_si256(simde_mm512_permutexvar_epi16(vi_loadu(idx), r));
 }
 /* word i to the high half of lane i, the low halves zeroed by the mask */
-POSENC_I_INLINE vi_t POSENC_I_K(vh_widen_hi)(vh_t h) {
+POSENC_I_FORCEINLINE vi_t POSENC_I_K(vh_widen_hi)(vh_t h) {
   static const int16_t idx[32] = {0, 0, 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7,
                                   0, 8, 0, 9, 0, 10, 0, 11, 0, 12, 0, 13, 0, 14, 0, 15};
   return simde_mm512_maskz_permutexvar_epi16((simde__mmask32)0xAAAAAAAAu, vi_loadu(idx), simde_mm512_castsi256_si512(h));
 }
-POSENC_I_INLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
+POSENC_I_FORCEINLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
   return simde_mm_movepi8_mask(simde_mm_cmpeq_epi8(simde_mm_loadu_si128((const simde__m128i *)(const void *)keep),
                                                    simde_mm_setzero_si128()));
 }
 #endif
 
 /* 0, 1, 2, ... in every lane's order, loaded from static arrays (see the 512-bit index vectors) */
-POSENC_I_INLINE vf_t POSENC_I_K(vf_iota)(void) {
+POSENC_I_FORCEINLINE vf_t POSENC_I_K(vf_iota)(void) {
   static const float iota[16] = {0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f,
                                  8.0f, 9.0f, 10.0f, 11.0f, 12.0f, 13.0f, 14.0f, 15.0f};
   return vf_loadu(iota);
 }
-POSENC_I_INLINE vi_t POSENC_I_K(vi_iota)(void) {
+POSENC_I_FORCEINLINE vi_t POSENC_I_K(vi_iota)(void) {
   static const int32_t iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   return vi_loadu(iota);
 }
@@ -558,6 +549,10 @@ POSENC_I_INLINE vi_t POSENC_I_K(vi_iota)(void) {
 #define vi_hi16 POSENC_I_K(vi_hi16)
 #define vh_widen_hi POSENC_I_K(vh_widen_hi)
 #define vfm_keep0 POSENC_I_K(vfm_keep0)
+/* NaN lanes, by their bits: a float compare is folded away where the including file's
+ * -ffinite-math-only or -fno-honor-nans reaches SIMDe's functions (clang 14 marks their calls
+ * nnan even inside posenc's float_control(precise)). */
+#define vf_isnan(x) vi_gt(vi_and(vf_bits(x), vi_set1(0x7fffffff)), vi_set1(0x7f800000))
 
 #if POSENC_I_VBITS == 128 && !defined(SIMDE_X86_F16C_NATIVE) && !defined(SIMDE_ARM_NEON_A32V7_NATIVE)
 /* f16 conversions where the target has no vector instruction for them (SSE2, WebAssembly SIMD128;
@@ -566,7 +561,7 @@ POSENC_I_INLINE vi_t POSENC_I_K(vi_iota)(void) {
  * the same bits as posenc_f16_to_f32 and posenc_f32_to_f16 for every input (NaN: the quiet
  * 0x7e00 with its sign). Its one float operation per path meets no subnormal operand it could
  * need (a subnormal f32 becomes a zero f16 either way). */
-POSENC_I_INLINE vf_t POSENC_I_K(cvtph_ps)(vh_t h) {
+POSENC_I_FORCEINLINE vf_t POSENC_I_K(cvtph_ps)(vh_t h) {
   const vi_t w = simde_mm_unpacklo_epi16(h, simde_mm_setzero_si128()), exp_all = vi_set1(0x7c00 << 13);
   vi_t o = simde_mm_slli_epi32(vi_and(w, vi_set1(0x7fff)), 13), e = vi_and(o, exp_all), sub;
   o = vi_add(o, vi_set1((127 - 15) << 23));                                          /* rebias */
@@ -576,7 +571,7 @@ POSENC_I_INLINE vf_t POSENC_I_K(cvtph_ps)(vh_t h) {
   o = vi_sel(simde_mm_castsi128_ps(simde_mm_cmpeq_epi32(e, vi_zero())), sub, o);
   return vf_from_bits(vi_or(o, simde_mm_slli_epi32(vi_and(w, vi_set1(0x8000)), 16)));
 }
-POSENC_I_INLINE vh_t POSENC_I_K(cvtps_ph)(vf_t x) {
+POSENC_I_FORCEINLINE vh_t POSENC_I_K(cvtps_ph)(vf_t x) {
   const vi_t b = vf_bits(x), sign = vi_and(b, vi_set1((int32_t)0x80000000u)), a = vi_xor(b, sign);
   /* |x| > 65536: Inf or NaN (below 2^31 as integers, so the signed compares are right) */
   const vi_t big = vi_sel(vi_gt(a, vi_set1(0x7f800000)), vi_set1(0x7e00), vi_set1(0x7c00));
@@ -594,7 +589,7 @@ POSENC_I_INLINE vh_t POSENC_I_K(cvtps_ph)(vf_t x) {
 #endif
 
 /* ---- loads and stores of FLANES values of a dtype ------------------------------------------ */
-POSENC_I_INLINE vf_t POSENC_I_K(load)(const unsigned char *p, posenc_dtype dtype) {
+POSENC_I_FORCEINLINE vf_t POSENC_I_K(load)(const unsigned char *p, posenc_dtype dtype) {
   if (dtype == POSENC_DTYPE_F32) return vf_loadu((const float *)(const void *)p);
   if (dtype == POSENC_DTYPE_F16) return vh_to_f32(vh_loadu(p));
   return vf_from_bits(vh_widen_hi(vh_loadu(p)));
@@ -602,7 +597,7 @@ POSENC_I_INLINE vf_t POSENC_I_K(load)(const unsigned char *p, posenc_dtype dtype
 
 /* f32 -> bf16, round to nearest even; NaN stays a quiet NaN (as posenc_f32_to_bf16), unless the
  * caller knows no NaN reaches here (nan_free, a constant). */
-POSENC_I_INLINE vh_t POSENC_I_K(bf16)(vf_t x, int nan_free) {
+POSENC_I_FORCEINLINE vh_t POSENC_I_K(bf16)(vf_t x, int nan_free) {
   vi_t b;
 #if defined(POSENC_I_CVT_BF16) && POSENC_I_VBITS == 512
   /* VCVTNEPS2BF16 rounds as below and quiets a NaN the same way ((bits >> 16) | 0x40), but reads
@@ -617,7 +612,7 @@ POSENC_I_INLINE vh_t POSENC_I_K(bf16)(vf_t x, int nan_free) {
 
 /* Store v at p as dtype; stream: non-temporal (p aligned to the store's size), where the width
  * has such a store. */
-POSENC_I_INLINE void POSENC_I_K(put)(unsigned char *p, vf_t v, posenc_dtype dtype, int stream, int nan_free) {
+POSENC_I_FORCEINLINE void POSENC_I_K(put)(unsigned char *p, vf_t v, posenc_dtype dtype, int stream, int nan_free) {
   if (dtype == POSENC_DTYPE_F32) {
     if (stream) vf_stream((float *)(void *)p, v);
     else vf_storeu((float *)(void *)p, v);
@@ -631,37 +626,37 @@ POSENC_I_INLINE void POSENC_I_K(put)(unsigned char *p, vf_t v, posenc_dtype dtyp
   }
 }
 
-POSENC_I_INLINE void POSENC_I_K(store)(unsigned char *p, vf_t v, posenc_dtype dtype) {
+POSENC_I_FORCEINLINE void POSENC_I_K(store)(unsigned char *p, vf_t v, posenc_dtype dtype) {
   POSENC_I_K(put)(p, v, dtype, 0, 0);
 }
 
 /* A pass's f32 (sin, cos): zipped into (s0 c0 s1 c1 ...), or two vectors' lanes joined. At 256
  * bits two 16-byte stores each, with no lane-crossing insert (3% of bench_table's time). */
 #if POSENC_I_VBITS == 256
-POSENC_I_INLINE void POSENC_I_K(store_half)(unsigned char *p, vfh_t x, int stream) {
+POSENC_I_FORCEINLINE void POSENC_I_K(store_half)(unsigned char *p, vfh_t x, int stream) {
   if (stream) simde_mm_stream_ps((float *)(void *)p, x);
   else simde_mm_storeu_ps((float *)(void *)p, x);
 }
-POSENC_I_INLINE void POSENC_I_K(store_zip)(unsigned char *p, vfh_t s, vfh_t c, int stream) {
+POSENC_I_FORCEINLINE void POSENC_I_K(store_zip)(unsigned char *p, vfh_t s, vfh_t c, int stream) {
   POSENC_I_K(store_half)(p, simde_mm_unpacklo_ps(s, c), stream);
   POSENC_I_K(store_half)(p + 16, simde_mm_unpackhi_ps(s, c), stream);
 }
-POSENC_I_INLINE void POSENC_I_K(store_cat)(unsigned char *p, vfh_t lo, vfh_t hi, int stream) {
+POSENC_I_FORCEINLINE void POSENC_I_K(store_cat)(unsigned char *p, vfh_t lo, vfh_t hi, int stream) {
   POSENC_I_K(store_half)(p, lo, stream);
   POSENC_I_K(store_half)(p + 16, hi, stream);
 }
 #else
-POSENC_I_INLINE void POSENC_I_K(store_zip)(unsigned char *p, vfh_t s, vfh_t c, int stream) {
+POSENC_I_FORCEINLINE void POSENC_I_K(store_zip)(unsigned char *p, vfh_t s, vfh_t c, int stream) {
   POSENC_I_K(put)(p, vfh_zip(s, c), POSENC_DTYPE_F32, stream, 1);
 }
-POSENC_I_INLINE void POSENC_I_K(store_cat)(unsigned char *p, vfh_t lo, vfh_t hi, int stream) {
+POSENC_I_FORCEINLINE void POSENC_I_K(store_cat)(unsigned char *p, vfh_t lo, vfh_t hi, int stream) {
   POSENC_I_K(put)(p, vfh_cat(lo, hi), POSENC_DTYPE_F32, stream, 1);
 }
 #endif
 
 /* ---- sin/cos rows (posenc_i_scalar_sincos_rows in posenc.h, bit for bit) ------------------- */
 /* (sin, cos)(p * omega) for DLANES frequency lanes; u points at lane 0 of part 0 (stride CHUNK). */
-POSENC_I_INLINE void POSENC_I_K(exact_sincos)(vd_t p, const double *u, vd_t *s_out, vd_t *c_out) {
+POSENC_I_FORCEINLINE void POSENC_I_K(exact_sincos)(vd_t p, const double *u, vd_t *s_out, vd_t *c_out) {
   const vd_t magic = vd_set1(POSENC_I_MAGIC);
   const vi_t one = vl_set1(1), two = vl_set1(2);
   vi_t q = vi_zero(), sign_s, sign_c;
@@ -717,7 +712,7 @@ POSENC_I_INLINE void POSENC_I_K(exact_sincos)(vd_t p, const double *u, vd_t *s_o
 #define POSENC_I_STEP_V(y, yp, k2) vd_sub(vd_mul((k2), (y)), (yp))
 
 /* One recurrence step for n vectors: y <- k2*y - yp, yp <- y (sin and cos alike). */
-POSENC_I_INLINE void POSENC_I_K(step_vecs)(vd_t *s, vd_t *c, vd_t *sp, vd_t *cp, const vd_t *k2, int n) {
+POSENC_I_FORCEINLINE void POSENC_I_K(step_vecs)(vd_t *s, vd_t *c, vd_t *sp, vd_t *cp, const vd_t *k2, int n) {
   int v;
   for (v = 0; v < n; v++) {
     vd_t s1 = POSENC_I_STEP_V(s[v], sp[v], k2[v]), c1 = POSENC_I_STEP_V(c[v], cp[v], k2[v]);
@@ -736,7 +731,7 @@ typedef struct POSENC_I_K(pass) {
  * before it (rotated back by omega) for every vector, then the steps. Every vector at once, in
  * locals the stores cannot alias: the vectors' chains are independent, so the seeds and the
  * steps overlap (one decode row at 31 steps: 3.5x faster than in a struct stepped in memory). */
-POSENC_I_INLINE void POSENC_I_K(seed_chunk)(vd_t *s, vd_t *c, vd_t *sp, vd_t *cp, const double *e,
+POSENC_I_FORCEINLINE void POSENC_I_K(seed_chunk)(vd_t *s, vd_t *c, vd_t *sp, vd_t *cp, const double *e,
                                             const double *u, int64_t a) {
   int v;
   for (v = 0; v < POSENC_I_NV; v++) {
@@ -758,7 +753,7 @@ typedef struct POSENC_I_K(store_opts) {
  * aligned to the stores and non-temporal stores are wanted. Two f64 vectors at a time fill f32
  * vectors: PAIRS interleaves each one's sin and cos lanes, PLANAR joins two vectors' sins (and
  * cosines). No NaN reaches the bf16 rounding. */
-POSENC_I_INLINE void POSENC_I_K(pass_store)(const POSENC_I_K(pass) *ps, unsigned char *dst,
+POSENC_I_FORCEINLINE void POSENC_I_K(pass_store)(const POSENC_I_K(pass) *ps, unsigned char *dst,
                                             ptrdiff_t cos_offset, int mode, posenc_dtype dtype, int stream,
                                             POSENC_I_K(store_opts) o) {
   const size_t es = dtype == POSENC_DTYPE_F32 ? 4 : 2;
@@ -798,7 +793,7 @@ POSENC_I_INLINE void POSENC_I_K(pass_store)(const POSENC_I_K(pass) *ps, unsigned
  * Passes past the last valid column are skipped; the one pass that holds it writes each row to a
  * row buffer and copies the valid columns (a buffer of a whole block would cost 4 KiB of stack).
  * mode and dtype are constants at each call site, so each combination compiles to its own loop. */
-POSENC_I_INLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_dtype dtype, int plain) {
+POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_dtype dtype, int plain) {
   /* E(1) = (ss, sc) of each chunk, [chunk][2][POSENC_CHUNK] as job->step holds them (see
    * POSENC_I_BACK / POSENC_I_STEP in posenc.h); k2 = 2*sc is made where a pass is loaded. Without
    * job->step they are made here, for at most POSENC_I_UGROUP chunks (kept small: the stack). */
@@ -913,7 +908,7 @@ typedef struct POSENC_I_K(norm) {
 
 /* FLANES input values at p, in f32, normalised where the norm is on (w + e: their weights; w is
  * NULL without a norm). */
-POSENC_I_INLINE vf_t POSENC_I_K(load_normed)(const unsigned char *p, posenc_dtype dt, const float *w, size_t e,
+POSENC_I_FORCEINLINE vf_t POSENC_I_K(load_normed)(const unsigned char *p, posenc_dtype dt, const float *w, size_t e,
                                              POSENC_I_K(norm) nm) {
   vf_t x = POSENC_I_K(load)(p, dt);
   return nm.on ? vf_mul(vf_mul(x, nm.r), vf_add(vf_loadu(w + e), nm.bias)) : x;
@@ -921,7 +916,7 @@ POSENC_I_INLINE vf_t POSENC_I_K(load_normed)(const unsigned char *p, posenc_dtyp
 
 /* n values from sdt to ddt (posenc_i_scalar_convert's rounding; an f16 NaN's payload may differ),
  * normalised where the norm is on (w: their weights). */
-POSENC_I_INLINE void POSENC_I_K(convert_as)(const unsigned char *src, posenc_dtype sdt, unsigned char *dst,
+POSENC_I_FORCEINLINE void POSENC_I_K(convert_as)(const unsigned char *src, posenc_dtype sdt, unsigned char *dst,
                                             posenc_dtype ddt, size_t n, const float *w, POSENC_I_K(norm) nm) {
   const size_t ses = sdt == POSENC_DTYPE_F32 ? 4 : 2, des = ddt == POSENC_DTYPE_F32 ? 4 : 2;
   size_t i = 0;
@@ -939,7 +934,7 @@ POSENC_I_INLINE void POSENC_I_K(convert_as)(const unsigned char *src, posenc_dty
 }
 
 /* FLANES NeoX pairs: (x0, x1) -> (x0*c - x1*s, x1*c + x0*s), the scalar kernel's operations. */
-POSENC_I_INLINE void POSENC_I_K(neox)(const unsigned char *i0, const unsigned char *i1, unsigned char *o0,
+POSENC_I_FORCEINLINE void POSENC_I_K(neox)(const unsigned char *i0, const unsigned char *i1, unsigned char *o0,
                                       unsigned char *o1, vf_t cv, vf_t sv, posenc_dtype sdt, posenc_dtype ddt,
                                       const float *w, size_t e0, size_t e1, POSENC_I_K(norm) nm) {
   vf_t x0 = POSENC_I_K(load_normed)(i0, sdt, w, e0, nm), x1 = POSENC_I_K(load_normed)(i1, sdt, w, e1, nm);
@@ -948,7 +943,7 @@ POSENC_I_INLINE void POSENC_I_K(neox)(const unsigned char *i0, const unsigned ch
 }
 
 /* FLANES/2 GPT-J pairs: x*c + swap(x)*s with the expanded rows (s = -sin, sin, ...). */
-POSENC_I_INLINE void POSENC_I_K(gptj)(const unsigned char *in, unsigned char *out, vf_t cv, vf_t sv,
+POSENC_I_FORCEINLINE void POSENC_I_K(gptj)(const unsigned char *in, unsigned char *out, vf_t cv, vf_t sv,
                                       posenc_dtype sdt, posenc_dtype ddt, const float *w, size_t e, POSENC_I_K(norm) nm) {
   vf_t x = POSENC_I_K(load_normed)(in, sdt, w, e, nm), xs = vf_swap_pairs(x);
   POSENC_I_K(store)(out, vf_add(vf_mul(x, cv), vf_mul(xs, sv)), ddt);
@@ -964,7 +959,7 @@ typedef struct POSENC_I_K(rot_side) {
  * FLANES/2 pairs); with a norm one head, whose weights are w. Everything the loop reads lives in
  * locals (t is passed by value, its address never taken): stores through the data pointers could
  * alias the job, or a struct in memory. */
-POSENC_I_INLINE void POSENC_I_K(rotate_lanes)(POSENC_I_K(rot_side) t, size_t heads, size_t j, size_t h,
+POSENC_I_FORCEINLINE void POSENC_I_K(rotate_lanes)(POSENC_I_K(rot_side) t, size_t heads, size_t j, size_t h,
                                               vf_t cv, vf_t sv, int style, posenc_dtype sdt, posenc_dtype ddt,
                                               int in_place, const float *w, POSENC_I_K(norm) nm) {
   size_t hd;
@@ -1018,7 +1013,7 @@ POSENC_I_NOINLINE void POSENC_I_K(rotate_rest)(const posenc_i_rot_job *job, int 
   }
 }
 
-POSENC_I_INLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, int style, posenc_dtype sdt,
+POSENC_I_FORCEINLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, int style, posenc_dtype sdt,
                                               posenc_dtype ddt, int in_place, int norm) {
   const size_t ses = sdt == POSENC_DTYPE_F32 ? 4 : 2, des = ddt == POSENC_DTYPE_F32 ? 4 : 2;
   const size_t h = job->half, heads = job->heads; /* h: a NeoX lane's partner distance */
@@ -1124,7 +1119,7 @@ static void POSENC_I_K(rotate)(const posenc_i_rot_job *job) {
 #endif
 
 /* The squares of SQ_STEP values at x into acc (a head's NACC accumulators). */
-POSENC_I_INLINE void POSENC_I_K(sq_step)(vd_t *acc, const unsigned char *x, posenc_dtype dtype) {
+POSENC_I_FORCEINLINE void POSENC_I_K(sq_step)(vd_t *acc, const unsigned char *x, posenc_dtype dtype) {
   const size_t es = dtype == POSENC_DTYPE_F32 ? 4 : 2;
   size_t v;
   POSENC_I_UNROLL_ALL
@@ -1137,7 +1132,7 @@ POSENC_I_INLINE void POSENC_I_K(sq_step)(vd_t *acc, const unsigned char *x, pose
 }
 
 /* nh (a constant: SQ_HEADS or 1) heads' sums. */
-POSENC_I_INLINE void POSENC_I_K(sumsq_heads)(const unsigned char *src, posenc_dtype dtype, ptrdiff_t head_stride,
+POSENC_I_FORCEINLINE void POSENC_I_K(sumsq_heads)(const unsigned char *src, posenc_dtype dtype, ptrdiff_t head_stride,
                                              size_t nh, size_t n, double *ss) {
   const size_t es = dtype == POSENC_DTYPE_F32 ? 4 : 2, nv = n - n % POSENC_I_SQ_STEP;
   vd_t acc[POSENC_I_SQ_HEADS][POSENC_I_NACC];
@@ -1164,7 +1159,7 @@ POSENC_I_INLINE void POSENC_I_K(sumsq_heads)(const unsigned char *src, posenc_dt
   }
 }
 
-POSENC_I_INLINE void POSENC_I_K(sumsq_as)(const unsigned char *src, posenc_dtype dtype, ptrdiff_t head_stride,
+POSENC_I_FORCEINLINE void POSENC_I_K(sumsq_as)(const unsigned char *src, posenc_dtype dtype, ptrdiff_t head_stride,
                                           size_t heads, size_t n, double *ss) {
   size_t hd;
   for (hd = 0; hd + POSENC_I_SQ_HEADS <= heads; hd += POSENC_I_SQ_HEADS)
@@ -1221,7 +1216,7 @@ static void POSENC_I_K(convert)(const unsigned char *src, posenc_dtype sdt, unsi
 /* ---- masked add (posenc_i_scalar_add_fwd / _bwd in posenc.h, bit for bit) ---------------- */
 /* The dropout factor of FLANES columns col, col+1, ...: 0 where lowbias32(key ^ col*0x9E3779B9) <
  * threshold (unsigned; thr_s is threshold ^ 2^31 for the signed compare), else keep_scale. */
-POSENC_I_INLINE vf_t POSENC_I_K(keep)(uint32_t key, size_t col, vi_t thr_s, vf_t ks) {
+POSENC_I_FORCEINLINE vf_t POSENC_I_K(keep)(uint32_t key, size_t col, vi_t thr_s, vf_t ks) {
   const vi_t sign = vi_set1((int32_t)0x80000000u);
   vi_t c = vi_add(vi_set1((int32_t)(uint32_t)col), vi_iota());
   vi_t h = vi_xor(vi_set1((int32_t)key), vi_mul(c, vi_set1((int32_t)0x9E3779B9u)));
@@ -1235,18 +1230,18 @@ POSENC_I_INLINE vf_t POSENC_I_K(keep)(uint32_t key, size_t col, vi_t thr_s, vf_t
 
 /* store, or non-temporal (p aligned to the store: FLANES*4 bytes for f32, FLANES*2 for 16-bit
  * types; 16-bit stores narrower than 16 bytes stay ordinary) */
-POSENC_I_INLINE void POSENC_I_K(store_s)(unsigned char *p, vf_t v, posenc_dtype dtype, int stream) {
+POSENC_I_FORCEINLINE void POSENC_I_K(store_s)(unsigned char *p, vf_t v, posenc_dtype dtype, int stream) {
   POSENC_I_K(put)(p, v, dtype, stream, 0);
 }
 
-POSENC_I_INLINE vf_t POSENC_I_K(fwd)(const unsigned char *x, const unsigned char *p, posenc_dtype xt,
+POSENC_I_FORCEINLINE vf_t POSENC_I_K(fwd)(const unsigned char *x, const unsigned char *p, posenc_dtype xt,
                                      posenc_dtype pt, vf_t sc) {
   return vf_add(vf_mul(POSENC_I_K(load)(x, xt), sc), POSENC_I_K(load)(p, pt));
 }
 
 /* The forward of nvec (a constant, 1 or 2) vectors from column j, loads before stores as in
  * bwd_vecs below. */
-POSENC_I_INLINE void POSENC_I_K(fwd_vecs)(const unsigned char *x, const unsigned char *p, unsigned char *y, size_t j,
+POSENC_I_FORCEINLINE void POSENC_I_K(fwd_vecs)(const unsigned char *x, const unsigned char *p, unsigned char *y, size_t j,
                                           int nvec, posenc_dtype xt, posenc_dtype pt, posenc_dtype yt, int has_keys,
                                           uint32_t key, size_t col0, vi_t thr, vf_t ks, vf_t sc, int stream) {
   const size_t xs = xt == POSENC_DTYPE_F32 ? 4 : 2, ps = pt == POSENC_DTYPE_F32 ? 4 : 2;
@@ -1261,7 +1256,7 @@ POSENC_I_INLINE void POSENC_I_K(fwd_vecs)(const unsigned char *x, const unsigned
   for (u = 0; u < nvec; u++) POSENC_I_K(store_s)(y + (j + (size_t)u * POSENC_I_FLANES) * ys, v[u], yt, stream);
 }
 
-POSENC_I_INLINE void POSENC_I_K(add_fwd_rows)(const posenc_i_add_job *job, posenc_dtype xt, posenc_dtype pt,
+POSENC_I_FORCEINLINE void POSENC_I_K(add_fwd_rows)(const posenc_i_add_job *job, posenc_dtype xt, posenc_dtype pt,
                                               posenc_dtype yt) {
   const size_t xs = xt == POSENC_DTYPE_F32 ? 4 : 2, ps = pt == POSENC_DTYPE_F32 ? 4 : 2;
   const size_t ys = yt == POSENC_DTYPE_F32 ? 4 : 2;
@@ -1323,7 +1318,7 @@ static void POSENC_I_K(add_fwd)(const posenc_i_add_job *job) {
 /* The backward of nvec (a constant, 1 or 2) vectors from column j, every load before the stores:
  * two vectors per iteration that way ran 14-16% faster than one (bench_embed in L3, SSE2 and
  * AVX2). The loop invariants come in locals: stores through yr and g could alias the job. */
-POSENC_I_INLINE void POSENC_I_K(bwd_vecs)(const unsigned char *x, unsigned char *yr, float *g, size_t j, int nvec,
+POSENC_I_FORCEINLINE void POSENC_I_K(bwd_vecs)(const unsigned char *x, unsigned char *yr, float *g, size_t j, int nvec,
                                           posenc_dtype xt, posenc_dtype yt, int has_keys, int has_y, int has_g,
                                           uint32_t key, size_t col0, vi_t thr, vf_t ks, vf_t sc, int stream) {
   const size_t xs = xt == POSENC_DTYPE_F32 ? 4 : 2, ys = yt == POSENC_DTYPE_F32 ? 4 : 2;
@@ -1343,7 +1338,7 @@ POSENC_I_INLINE void POSENC_I_K(bwd_vecs)(const unsigned char *x, unsigned char 
 }
 
 /* has_keys, has_y, has_g: constants at each call site (the loop has no branch left) */
-POSENC_I_INLINE void POSENC_I_K(add_bwd_rows)(const posenc_i_add_job *job, posenc_dtype xt, posenc_dtype yt,
+POSENC_I_FORCEINLINE void POSENC_I_K(add_bwd_rows)(const posenc_i_add_job *job, posenc_dtype xt, posenc_dtype yt,
                                               int has_keys, int has_y, int has_g) {
   const size_t xs = xt == POSENC_DTYPE_F32 ? 4 : 2, ys = yt == POSENC_DTYPE_F32 ? 4 : 2;
   const size_t n = job->n, nv = n - n % POSENC_I_FLANES, rest = n - nv, col0 = job->col0, nrows = job->nrows;
@@ -1404,14 +1399,14 @@ static void POSENC_I_K(add_bwd)(const posenc_i_add_job *job) {
 
 /* ---- bias rows (posenc_i_scalar_bias_row in posenc.h, bit for bit) ----------------------- */
 /* FLANES columns of -inf. */
-POSENC_I_INLINE void POSENC_I_K(fill)(unsigned char *p, posenc_dtype dt) {
+POSENC_I_FORCEINLINE void POSENC_I_K(fill)(unsigned char *p, posenc_dtype dt) {
   if (dt == POSENC_DTYPE_F16) vh_storeu(p, vh_set1((int16_t)(uint16_t)0xfc00u));
   else vf_storeu((float *)(void *)p, vf_set1(-SIMDE_MATH_INFINITYF));
 }
 
 /* MASK: -inf where masked, the other bits untouched (no conversion, so an f16 signalling NaN
  * stays as it is, as in the scalar kernel). */
-POSENC_I_INLINE void POSENC_I_K(mask)(unsigned char *p, const uint8_t *keep, posenc_dtype dt) {
+POSENC_I_FORCEINLINE void POSENC_I_K(mask)(unsigned char *p, const uint8_t *keep, posenc_dtype dt) {
   if (dt == POSENC_DTYPE_F16) {
     vh_storeu(p, vh_sel(vhm_keep0(keep), vh_set1((int16_t)(uint16_t)0xfc00u), vh_loadu(p)));
   } else {
@@ -1421,7 +1416,7 @@ POSENC_I_INLINE void POSENC_I_K(mask)(unsigned char *p, const uint8_t *keep, pos
 }
 
 /* CONST, LINEAR, VALUES on FLANES columns from j (d: the LINEAR distances, v: the VALUES values). */
-POSENC_I_INLINE void POSENC_I_K(add)(unsigned char *p, const uint8_t *keep, posenc_dtype dt, int kind,
+POSENC_I_FORCEINLINE void POSENC_I_K(add)(unsigned char *p, const uint8_t *keep, posenc_dtype dt, int kind,
                                      vf_t a, vf_t d, const float *v) {
   vf_t x = POSENC_I_K(load)(p, dt);
   if (kind == POSENC_I_SEG_CONST) x = vf_add(x, a);
@@ -1431,7 +1426,7 @@ POSENC_I_INLINE void POSENC_I_K(add)(unsigned char *p, const uint8_t *keep, pose
   POSENC_I_K(store)(p, x, dt);
 }
 
-POSENC_I_INLINE void POSENC_I_K(do_vec)(unsigned char *p, const uint8_t *keep, posenc_dtype dt, int kind,
+POSENC_I_FORCEINLINE void POSENC_I_K(do_vec)(unsigned char *p, const uint8_t *keep, posenc_dtype dt, int kind,
                                         vf_t a, vf_t d, const float *v) {
   if (kind == POSENC_I_SEG_FILL) POSENC_I_K(fill)(p, dt);
   else if (kind == POSENC_I_SEG_MASK) POSENC_I_K(mask)(p, keep, dt);
@@ -1439,13 +1434,13 @@ POSENC_I_INLINE void POSENC_I_K(do_vec)(unsigned char *p, const uint8_t *keep, p
 }
 
 /* The VALUES values from column `at` of the segment on (NULL for the other kinds). */
-POSENC_I_INLINE const float *POSENC_I_K(vals)(const posenc_i_bias_seg *g, int kind, size_t at) {
+POSENC_I_FORCEINLINE const float *POSENC_I_K(vals)(const posenc_i_bias_seg *g, int kind, size_t at) {
   return kind == POSENC_I_SEG_VALUES ? g->v + at : NULL;
 }
 
 /* Column j alone, with the scalar kernel's operations: the same bits (f16 conversions round to
  * nearest even alike). start: the segment's first column. */
-POSENC_I_INLINE void POSENC_I_K(do1)(const posenc_i_bias_job *job, const posenc_i_bias_seg *g, size_t j,
+POSENC_I_FORCEINLINE void POSENC_I_K(do1)(const posenc_i_bias_job *job, const posenc_i_bias_seg *g, size_t j,
                                      size_t start, posenc_dtype dt, int kind) {
   const size_t es = dt == POSENC_DTYPE_F32 ? 4 : 2;
   const int masked = job->keep && job->keep[j] == 0;
@@ -1470,7 +1465,7 @@ POSENC_I_INLINE void POSENC_I_K(do1)(const posenc_i_bias_job *job, const posenc_
  * zero-padded copies of the row, keep bytes and values: f16 columns alone (converted in software)
  * made the f16 bias add in L3 39% slower at 512 bits than at 256 (bench_bias, ALiBi+causal, 256
  * keys), and 20% slower at 256 than this. */
-POSENC_I_INLINE void POSENC_I_K(do_part)(const posenc_i_bias_job *job, const posenc_i_bias_seg *g, size_t j, size_t n,
+POSENC_I_FORCEINLINE void POSENC_I_K(do_part)(const posenc_i_bias_job *job, const posenc_i_bias_seg *g, size_t j, size_t n,
                                          size_t start, posenc_dtype dt, int kind) {
   unsigned char t[POSENC_I_FLANES * 2];
   uint8_t k[POSENC_I_FLANES];
@@ -1492,7 +1487,7 @@ POSENC_I_INLINE void POSENC_I_K(do_part)(const posenc_i_bias_job *job, const pos
 /* One segment; kind and dtype are constants at every call site. A long segment starts with
  * the columns up to a vector-aligned address (vectors that straddle cache lines cost about 5% in
  * DRAM on AVX2), then vectors of FLANES columns, then the rest (do_part). */
-POSENC_I_INLINE void POSENC_I_K(bias_seg)(const posenc_i_bias_job *job, const posenc_i_bias_seg *g, size_t j,
+POSENC_I_FORCEINLINE void POSENC_I_K(bias_seg)(const posenc_i_bias_job *job, const posenc_i_bias_seg *g, size_t j,
                                           posenc_dtype dt, int kind) {
   const size_t es = dt == POSENC_DTYPE_F32 ? 4 : 2, end = g->end, start = j;
   const uint8_t *keep = job->keep;

@@ -55,6 +55,51 @@ static void refusals(void) {
   CHECK(fm_is_nan(posenc_deepseek_softmax_scale(128, nan, 1.0)), "deepseek scale of NaN is not NaN");
 }
 
+/* NaN in, NaN out, through every conversion the rotation makes (rotated pairs and the dims past
+ * rotary_dim; f32, f16 and bf16 in and out): a NaN test that the file's -ffinite-math-only folded
+ * away rounded a NaN to bf16 Inf. Payloads may differ between backends (README, "Contracts"),
+ * so each output is judged by its bits' class alone. */
+static void nan_stays_nan(void) {
+  enum { D = 24, HEADS = 3, N = D * HEADS };
+  static const uint32_t nans[] = {0x7f800001u, 0x7fc00000u, 0xffc00001u, 0x7fbfffffu, 0xff800100u};
+  static const posenc_dtype dts[] = {POSENC_DTYPE_F32, POSENC_DTYPE_F16, POSENC_DTYPE_BF16};
+  posenc_rope_config cfg = posenc_rope_default(D);
+  POSENC_ROPE_STORAGE(D) rope_st;
+  posenc_rope_positions pos = {1, 1, NULL, 0};
+  unsigned char in[N * 4], out[N * 4];
+  size_t i, a, b;
+  cfg.rotary_dim = 16;
+  CHECK(posenc_rope_init(&rope_st.rope, sizeof rope_st, &cfg) == POSENC_OK, "rope init");
+  for (a = 0; a < 3; a++)
+    for (b = 0; b < 3; b++) {
+      size_t ia = posenc_dtype_size(dts[a]), ib = posenc_dtype_size(dts[b]);
+      posenc_rope_tensor q_in = {in, dts[a], HEADS, 0, 0, 0}, q_out = {out, dts[b], HEADS, 0, 0, 0};
+      int bad = 0;
+      for (i = 0; i < N; i++) {
+        uint32_t u = nans[i % (sizeof nans / sizeof nans[0])];
+        uint16_t h = (uint16_t)(dts[a] == POSENC_DTYPE_F16 ? ((u >> 16) & 0x8000u) | 0x7c00u | (u & 0x3ffu) | 1u
+                                                           : u >> 16 | 1u); /* f16, bf16: NaN as well */
+        if (ia == 4) memcpy(in + i * 4, &u, 4);
+        else memcpy(in + i * 2, &h, 2);
+      }
+      memset(out, 0, sizeof out);
+      CHECK(posenc_rope_apply_out(&rope_st.rope, NULL, &pos, &q_in, &q_out, NULL, NULL, POSENC_ROPE_FORWARD) ==
+                POSENC_OK, "apply_out %d -> %d", (int)dts[a], (int)dts[b]);
+      for (i = 0; i < N; i++) {
+        uint32_t u = 0;
+        uint16_t h = 0;
+        int is_nan;
+        if (ib == 4) { memcpy(&u, out + i * 4, 4); is_nan = (u & 0x7fffffffu) > 0x7f800000u; }
+        else {
+          memcpy(&h, out + i * 2, 2);
+          is_nan = dts[b] == POSENC_DTYPE_F16 ? (h & 0x7fffu) > 0x7c00u : (h & 0x7fffu) > 0x7f80u;
+        }
+        if (!is_nan && bad++ < 3) CHECK(0, "NaN in (dtype %d) -> %s out (dtype %d), element %zu: 0x%x", (int)dts[a],
+                                        "not NaN", (int)dts[b], i, ib == 4 ? (unsigned)u : (unsigned)h);
+      }
+    }
+}
+
 /* Results without goldens of their own: hashed, for the script to compare between builds. */
 static void digest(void) {
   static float f[64 * 48];
@@ -124,6 +169,7 @@ int main(void) {
   golden_check_active();
   rope_golden_check_active();
   refusals();
+  nan_stays_nan();
   XXH3_64bits_reset(&fm_digest);
   digest();
   printf("digest: 0x%016llx\n", (unsigned long long)XXH3_64bits_digest(&fm_digest));
