@@ -1049,19 +1049,23 @@ POSENC_API posenc_status posenc_logn_scales(uint32_t train_len, int32_t first, s
  *   NAME     the enum's suffix; POSENC_WITH_<NAME> says that a build compiled the backend in
  *   prio     the automatic choice takes the highest among available backends
  *   detect   the run-time check (posenc_i_cpu_has: CPUID and the OS's register state, or HWCAP)
- *   build    for meson: "families:flags", alternatives separated by '|'
+ *   build    for meson: "families:flags", alternatives separated by '|'; an alternative whose
+ *            families start with "msvc" is for compilers with MSVC's options (cl.exe, clang-cl),
+ *            the others for GCC's (a backend without one for its compiler is not built). clang-cl
+ *            takes clang's -m options too: cl.exe has no option for AVX512-BF16 code.
  * An entry's position is its enum value, which is ABI: new backends are appended. Adding one is
  * this entry, src/posenc_<name>.c and its instantiation in posenc_simd.h (docs/porting.md). */
 #define POSENC_I_ISA_TABLE(X)                                                                          \
   /* name   NAME    prio detect                                                 build */             \
   X(scalar, SCALAR, 0,   1,                                                     "")                  \
-  X(sse2,   SSE2,   1,   posenc_i_cpu_has(POSENC_I_CPU_SSE2),                   "x86 x86_64:-msse2") \
-  X(avx2,   AVX2,   2,   posenc_i_cpu_has(POSENC_I_CPU_AVX2 | POSENC_I_CPU_F16C), "x86 x86_64:-mavx2 -mf16c") \
+  X(sse2,   SSE2,   1,   posenc_i_cpu_has(POSENC_I_CPU_SSE2),                   "x86 x86_64:-msse2|msvc x86_64:") \
+  X(avx2,   AVX2,   2,   posenc_i_cpu_has(POSENC_I_CPU_AVX2 | POSENC_I_CPU_F16C),                    \
+    "x86 x86_64:-mavx2 -mf16c|msvc x86_64:/arch:AVX2")                                                \
   X(neon,   NEON,   1,   posenc_i_cpu_has(POSENC_I_CPU_NEON),                   "aarch64:|arm:-mfpu=neon") \
   X(avx512, AVX512, 3,   posenc_i_cpu_has(POSENC_I_CPU_AVX512 | POSENC_I_CPU_F16C),                  \
-    "x86 x86_64:-mavx512f -mavx512bw -mavx512dq -mavx512vl -mf16c")                                   \
+    "x86 x86_64:-mavx512f -mavx512bw -mavx512dq -mavx512vl -mf16c|msvc x86_64:/arch:AVX512")           \
   X(avx512bf16, AVX512BF16, 4, posenc_i_cpu_has(POSENC_I_CPU_AVX512 | POSENC_I_CPU_F16C | POSENC_I_CPU_BF16), \
-    "x86 x86_64:-mavx512f -mavx512bw -mavx512dq -mavx512vl -mf16c -mavx512bf16")                    \
+    "x86 x86_64:-mavx512f -mavx512bw -mavx512dq -mavx512vl -mf16c -mavx512bf16|msvc x86_64:/arch:AVX512 -mavx512bf16") \
   X(simd128, SIMD128, 1, posenc_i_cpu_has(POSENC_I_CPU_SIMD128),                   "wasm32:-msimd128")
 
 typedef enum posenc_isa {
@@ -2073,34 +2077,58 @@ enum {
   POSENC_I_CPU_SIMD128 = 1 << 6 /* WebAssembly's fixed-width SIMD */
 };
 
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+/* CPUID and XGETBV: MSVC's <intrin.h> intrinsics (cl.exe and clang-cl, which define _MSC_VER;
+ * cl.exe has neither <cpuid.h> nor GNU inline assembly), else GCC's and clang's <cpuid.h>. */
+#if defined(_MSC_VER) && (defined(_M_X64) || defined(_M_IX86))
+#  include <intrin.h>
+#  define POSENC_I_X86_CPUID
+static unsigned posenc_i_cpuid_max(void) {
+  int r[4];
+  __cpuid(r, 0);
+  return (unsigned)r[0];
+}
+static void posenc_i_cpuid(unsigned leaf, unsigned subleaf, unsigned r[4]) {
+  int v[4];
+  __cpuidex(v, (int)leaf, (int)subleaf);
+  r[0] = (unsigned)v[0]; r[1] = (unsigned)v[1]; r[2] = (unsigned)v[2]; r[3] = (unsigned)v[3];
+}
+static uint64_t posenc_i_xcr0(void) { return (uint64_t)_xgetbv(0); }
+#elif (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #  include <cpuid.h>
-/* XCR0, read with XGETBV (only valid where CPUID.1:ECX.OSXSAVE says the OS enabled it). */
+#  define POSENC_I_X86_CPUID
+static unsigned posenc_i_cpuid_max(void) { return (unsigned)__get_cpuid_max(0, NULL); } /* 0: no CPUID */
+static void posenc_i_cpuid(unsigned leaf, unsigned subleaf, unsigned r[4]) {
+  __cpuid_count(leaf, subleaf, r[0], r[1], r[2], r[3]);
+}
 static uint64_t posenc_i_xcr0(void) {
   uint32_t lo, hi;
   __asm__ __volatile__(".byte 0x0f, 0x01, 0xd0" : "=a"(lo), "=d"(hi) : "c"(0)); /* xgetbv */
   return ((uint64_t)hi << 32) | lo;
 }
+#endif
 
+#if defined(POSENC_I_X86_CPUID)
 static unsigned posenc_i_cpu_features(void) {
   /* CPUID.1: EDX 26 SSE2, ECX 27 OSXSAVE, 28 AVX, 29 F16C; CPUID.(7,0):EBX 5 AVX2, 16 AVX512F,
-   * 17 AVX512DQ, 30 AVX512BW, 31 AVX512VL; CPUID.(7,1):EAX 5 AVX512_BF16. XCR0 bits 1-2: XMM and YMM state; 5-7: opmask, the
-   * upper halves of ZMM0-15, and ZMM16-31 (Intel SDM vol. 1, 13.3 and 15.2). */
-  unsigned a, b, c, d, f = 0, max = (unsigned)__get_cpuid_max(0, NULL);
+   * 17 AVX512DQ, 30 AVX512BW, 31 AVX512VL; CPUID.(7,1):EAX 5 AVX512_BF16. XCR0 (read with XGETBV,
+   * valid only where OSXSAVE says the OS enabled it) bits 1-2: XMM and YMM state; 5-7: opmask,
+   * the upper halves of ZMM0-15, and ZMM16-31 (Intel SDM vol. 1, 13.3 and 15.2).
+   * r: EAX, EBX, ECX, EDX. */
+  unsigned r[4], f = 0, max = posenc_i_cpuid_max();
   uint64_t xcr0 = 0;
   if (max < 1) return 0;
-  __cpuid_count(1, 0, a, b, c, d);
-  if (d & (1u << 26)) f |= POSENC_I_CPU_SSE2;
-  if (c & (1u << 27)) xcr0 = posenc_i_xcr0();
-  if ((xcr0 & 0x6) != 0x6 || !(c & (1u << 28))) return f; /* no AVX state: nothing wider */
-  if (c & (1u << 29)) f |= POSENC_I_CPU_F16C;
+  posenc_i_cpuid(1, 0, r);
+  if (r[3] & (1u << 26)) f |= POSENC_I_CPU_SSE2;
+  if (r[2] & (1u << 27)) xcr0 = posenc_i_xcr0();
+  if ((xcr0 & 0x6) != 0x6 || !(r[2] & (1u << 28))) return f; /* no AVX state: nothing wider */
+  if (r[2] & (1u << 29)) f |= POSENC_I_CPU_F16C;
   if (max < 7) return f;
-  __cpuid_count(7, 0, a, b, c, d);
-  if (b & (1u << 5)) f |= POSENC_I_CPU_AVX2;
-  if ((b & 0xC0030000u) == 0xC0030000u && (xcr0 & 0xE6) == 0xE6) f |= POSENC_I_CPU_AVX512;
-  if (a >= 1) { /* a: the highest subleaf of leaf 7 */
-    __cpuid_count(7, 1, a, b, c, d);
-    if (a & (1u << 5)) f |= POSENC_I_CPU_BF16;
+  posenc_i_cpuid(7, 0, r);
+  if (r[1] & (1u << 5)) f |= POSENC_I_CPU_AVX2;
+  if ((r[1] & 0xC0030000u) == 0xC0030000u && (xcr0 & 0xE6) == 0xE6) f |= POSENC_I_CPU_AVX512;
+  if (r[0] >= 1) { /* EAX: the highest subleaf of leaf 7 */
+    posenc_i_cpuid(7, 1, r);
+    if (r[0] & (1u << 5)) f |= POSENC_I_CPU_BF16;
   }
   return f;
 }
@@ -2157,19 +2185,46 @@ POSENC_API posenc_status posenc_isa_from_name(const char *name, posenc_isa *isa)
   return POSENC_ERR_ISA;
 }
 
-/* The active backend: selected once, on first use. Racing first calls compute the same answer;
- * the pointer itself is accessed atomically. */
-static const posenc_i_backend *posenc_i_active;
-static int posenc_i_requested_state; /* 0 unset, 1 valid name, -1 unknown name */
-static posenc_isa posenc_i_requested_isa;
-
-#if defined(__GNUC__) || defined(__clang__)
-#  define POSENC_I_LOAD(p) __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
-#  define POSENC_I_STORE(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
+/* The shared state, read with acquire and written with release ordering:
+ *   MSVC (cl.exe; clang-cl too, so that CI runs cl.exe's code): the Interlocked intrinsics, in C
+ *     and C++ (cl.exe's C has no <stdatomic.h> without /experimental:c11atomics). The int-sized
+ *     state is long-sized there (Windows is LLP64). They are full barriers;
+ *   C11 and later (not C++): <stdatomic.h>;
+ *   GCC and clang in C99 or C++: the __atomic builtins (what C11's atomics compile to);
+ *   any other compiler: plain accesses, so a program that makes its first posenc calls from
+ *     several threads at once must call posenc_isa_active() once before starting them.
+ * POSENC_I_ATOMIC(T) declares a variable; POSENC_I_LOAD/STORE access an int or an enum,
+ * POSENC_I_LOAD_PTR/STORE_PTR a pointer. */
+#if defined(_MSC_VER)
+#  include <intrin.h>
+#  define POSENC_I_ATOMIC(T) T volatile
+#  define POSENC_I_LOAD(x) _InterlockedOr((long volatile *)&(x), 0)
+#  define POSENC_I_STORE(x, v) ((void)_InterlockedExchange((long volatile *)&(x), (long)(v)))
+#  define POSENC_I_LOAD_PTR(x) _InterlockedCompareExchangePointer((void *volatile *)&(x), NULL, NULL)
+#  define POSENC_I_STORE_PTR(x, v) ((void)_InterlockedExchangePointer((void *volatile *)&(x), (void *)(v)))
+#elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__)
+#  include <stdatomic.h>
+#  define POSENC_I_ATOMIC(T) _Atomic(T)
+#  define POSENC_I_LOAD(x) atomic_load_explicit(&(x), memory_order_acquire)
+#  define POSENC_I_STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_release)
+#elif defined(__GNUC__) || defined(__clang__)
+#  define POSENC_I_ATOMIC(T) T
+#  define POSENC_I_LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#  define POSENC_I_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 #else
-#  define POSENC_I_LOAD(p) (p)
-#  define POSENC_I_STORE(p, v) ((p) = (v))
+#  define POSENC_I_ATOMIC(T) T volatile
+#  define POSENC_I_LOAD(x) (x)
+#  define POSENC_I_STORE(x, v) ((x) = (v))
 #endif
+#if !defined(POSENC_I_LOAD_PTR)
+#  define POSENC_I_LOAD_PTR POSENC_I_LOAD
+#  define POSENC_I_STORE_PTR POSENC_I_STORE
+#endif
+
+/* The active backend: selected once, on first use. Racing first calls compute the same answer. */
+static POSENC_I_ATOMIC(const posenc_i_backend *) posenc_i_active;
+static POSENC_I_ATOMIC(int) posenc_i_requested_state; /* 0 unset, 1 valid name, -1 unknown name */
+static POSENC_I_ATOMIC(int) posenc_i_requested_isa;   /* a posenc_isa */
 
 /* The available backend of the highest priority (the first in the table among equals). */
 static posenc_isa posenc_i_best(void) {
@@ -2182,7 +2237,7 @@ static posenc_isa posenc_i_best(void) {
 }
 
 static const posenc_i_backend *posenc_i_select(void) {
-  const posenc_i_backend *b = POSENC_I_LOAD(posenc_i_active);
+  const posenc_i_backend *b = (const posenc_i_backend *)POSENC_I_LOAD_PTR(posenc_i_active);
   if (b) return b;
   {
     posenc_isa isa = posenc_i_best();
@@ -2196,10 +2251,10 @@ static const posenc_i_backend *posenc_i_select(void) {
         isa = want;
     }
 #endif
-    POSENC_I_STORE(posenc_i_requested_isa, want);
+    POSENC_I_STORE(posenc_i_requested_isa, (int)want);
     POSENC_I_STORE(posenc_i_requested_state, req);
     b = posenc_i_backend_of(isa);
-    POSENC_I_STORE(posenc_i_active, b);
+    POSENC_I_STORE_PTR(posenc_i_active, b);
     return b;
   }
 }
@@ -2208,15 +2263,15 @@ POSENC_API posenc_isa posenc_isa_active(void) { return posenc_i_select()->isa; }
 
 POSENC_API int posenc_isa_requested(posenc_isa *isa) {
   posenc_i_select();
-  if (isa) *isa = POSENC_I_LOAD(posenc_i_requested_isa);
-  return POSENC_I_LOAD(posenc_i_requested_state);
+  if (isa) *isa = (posenc_isa)POSENC_I_LOAD(posenc_i_requested_isa);
+  return (int)POSENC_I_LOAD(posenc_i_requested_state);
 }
 
 POSENC_API posenc_status posenc_isa_set(posenc_isa isa) {
   posenc_i_select(); /* read POSENC_ISA first, so that it cannot override this call later */
   if (isa == POSENC_ISA_AUTO) isa = posenc_i_best();
   if (!posenc_isa_compiled(isa) || !posenc_isa_supported(isa)) return POSENC_ERR_ISA;
-  POSENC_I_STORE(posenc_i_active, posenc_i_backend_of(isa));
+  POSENC_I_STORE_PTR(posenc_i_active, posenc_i_backend_of(isa));
   return POSENC_OK;
 }
 

@@ -21,7 +21,7 @@
  * Run it pinned: taskset -c 1 build/bench/bench_bias [rounds]
  * Usage: bench_bias [rounds] [--smoke] [--json FILE] [--label NAME]; exit status 1 if any bits differ.
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, posix_memalign */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, posix_memalign, sysconf, uname */
 #include <stdint.h>
 #include <stdlib.h>
 #include "posenc.h"
@@ -107,8 +107,8 @@ static void die(const char *what) {
 }
 
 static void *xalloc(size_t bytes) {
-  void *p = NULL;
-  if (posix_memalign(&p, 64, bytes) != 0 || !p) die("memory allocation");
+  void *p = bench_alloc64(bytes);
+  if (!p) die("memory allocation");
   return p;
 }
 
@@ -235,8 +235,9 @@ static void setup(state *s, const shape *sh) {
 }
 
 static void teardown(state *s) {
-  free(s->s); free(s->ref); free(s->s16); free(s->bucket); free(s->scratch); free(s->keep);
-  free(s->slopes[0]); free(s->slopes[1]); free(s->table[0]); free(s->table[1]);
+  bench_free64(s->s); bench_free64(s->ref); bench_free64(s->s16); bench_free64(s->bucket);
+  bench_free64(s->scratch); bench_free64(s->keep);
+  bench_free64(s->slopes[0]); bench_free64(s->slopes[1]); bench_free64(s->table[0]); bench_free64(s->table[1]);
 }
 
 /* Round-robin rounds of reps calls each (after a warm-up call that must succeed); m[i].med gets

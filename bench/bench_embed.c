@@ -14,7 +14,7 @@
  * bit against posenc's scalar backend. Run it pinned: taskset -c 1 build/bench/bench_embed [rounds]
  * Usage: bench_embed [rounds] [--smoke] [--json FILE] [--label NAME]
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, posix_memalign */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, posix_memalign, sysconf, uname */
 #include <stdint.h>
 #include <stdlib.h>
 #include "posenc.h"
@@ -29,8 +29,8 @@
 typedef struct shape { size_t tokens, dim; const char *what; } shape;
 
 static float *xalloc(size_t n) {
-  void *p = NULL;
-  if (posix_memalign(&p, 64, n * sizeof(float)) != 0 || !p) { fprintf(stderr, "bench_embed: out of memory\n"); exit(1); }
+  void *p = bench_alloc64(n * sizeof(float));
+  if (!p) { fprintf(stderr, "bench_embed: out of memory\n"); exit(1); }
   return (float *)p;
 }
 
@@ -106,8 +106,8 @@ static int check_bits(const method *m, size_t nm, state *s) {
     }
   }
   posenc_isa_set(POSENC_ISA_AUTO);
-  free(ref_y);
-  free(ref_gt);
+  bench_free64(ref_y);
+  bench_free64(ref_gt);
   return bad;
 }
 
@@ -206,7 +206,8 @@ static int bench_shape(const shape *sh, int rounds, int smoke, bench_json *j) {
     printf("  target: backward (%s) %.2fx the forward time, want <= 1.5x: %s\n", m[bwd_best].name, br,
            br <= 1.5 ? "PASS" : "MISS");
   }
-  free(times); free(s.x); free(s.y); free(s.P); free(s.g); free(s.gt);
+  free(times);
+  bench_free64(s.x); bench_free64(s.y); bench_free64(s.P); bench_free64(s.g); bench_free64(s.gt);
   return bad != 0;
 }
 

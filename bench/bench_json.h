@@ -22,8 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/utsname.h>
-#include <unistd.h>
 
 #include "../tests/backends.h" /* BK_EACH_USABLE, bk_report */
 
@@ -97,7 +95,10 @@ typedef struct bench_json {
   FILE *f;              /* NULL: no JSON wanted; every call is then a no-op */
   int smoke;
   const char *bench;
-  char machine[2048];   /* the machine object, written once, repeated on every line */
+  /* the machine object's facts, read once, written on every line */
+  const char *label;    /* --label, or NULL: "<cpu> (<arch>)" */
+  char cpu[256], sys[128], release[128], arch[128], date[32];
+  long cores;
 } bench_json;
 
 static void bench_json_str(FILE *f, const char *s) {
@@ -117,26 +118,28 @@ static void bench_json_num(FILE *f, double v) {
   else fputs("null", f);
 }
 
-/* The machine object: what a reader needs to tell two machines' rows apart and judge them. */
+/* The machine's facts, once (every line repeats them). */
 static void bench_json_machine(bench_json *j, const char *label) {
-  char cpu[256], date[32], *buf = NULL;
-  size_t len = 0;
-  struct utsname u;
   time_t t = time(NULL);
+  j->label = label;
+  cpu_model(j->cpu, sizeof j->cpu);
+  bench_uname(j->sys, j->release, j->arch, sizeof j->arch);
+  j->cores = bench_cores();
+  strftime(j->date, sizeof j->date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+}
+
+/* The machine object: what a reader needs to tell two machines' rows apart and judge them. */
+static void bench_json_write_machine(const bench_json *j) {
+  FILE *m = j->f;
   int isa, first = 1;
-  FILE *m = open_memstream(&buf, &len);
-  if (!m) { snprintf(j->machine, sizeof j->machine, "{}"); return; }
-  cpu_model(cpu, sizeof cpu);
-  if (uname(&u) != 0) { strcpy(u.machine, "unknown"); strcpy(u.sysname, "unknown"); u.release[0] = 0; }
-  strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
   fputs("{\"label\":", m);
-  if (label) bench_json_str(m, label);
-  else { char def[320]; snprintf(def, sizeof def, "%s (%s)", cpu, u.machine); bench_json_str(m, def); }
-  fputs(",\"cpu\":", m); bench_json_str(m, cpu);
-  fputs(",\"arch\":", m); bench_json_str(m, u.machine);
-  fputs(",\"os\":", m); bench_json_str(m, u.sysname);
-  fputs(",\"os_release\":", m); bench_json_str(m, u.release);
-  fprintf(m, ",\"cores\":%ld,\"backends\":[", sysconf(_SC_NPROCESSORS_ONLN));
+  if (j->label) bench_json_str(m, j->label);
+  else { char def[400]; snprintf(def, sizeof def, "%s (%s)", j->cpu, j->arch); bench_json_str(m, def); }
+  fputs(",\"cpu\":", m); bench_json_str(m, j->cpu);
+  fputs(",\"arch\":", m); bench_json_str(m, j->arch);
+  fputs(",\"os\":", m); bench_json_str(m, j->sys);
+  fputs(",\"os_release\":", m); bench_json_str(m, j->release);
+  fprintf(m, ",\"cores\":%ld,\"backends\":[", j->cores);
   BK_EACH_USABLE(isa) {
     if (!first) fputc(',', m);
     bench_json_str(m, posenc_isa_name((posenc_isa)isa));
@@ -145,11 +148,7 @@ static void bench_json_machine(bench_json *j, const char *label) {
   fputs("],\"compiler\":", m); bench_json_str(m, BENCH_COMPILER);
   fputs(",\"build\":", m); bench_json_str(m, BENCH_BUILD_TYPE);
   fputs(",\"flags\":", m); bench_json_str(m, BENCH_FLAGS);
-  fprintf(m, ",\"posenc\":\"%s\",\"date\":\"%s\"}", POSENC_VERSION_STRING, date);
-  fclose(m);
-  /* Cut short (very long flags or label), it would break every line: keep a valid object. */
-  snprintf(j->machine, sizeof j->machine, "%s", len < sizeof j->machine ? buf : "{\"truncated\":true}");
-  free(buf);
+  fprintf(m, ",\"posenc\":\"%s\",\"date\":\"%s\"}", POSENC_VERSION_STRING, j->date);
 }
 
 /* Opens (truncates) c->json when given; 0 on success. */
@@ -225,7 +224,9 @@ static void bench_json_group(bench_json *j, const char *size, const char *elem, 
       fputs(scalar_s > 0.0 ? ",\"floor\":" : "\"floor\":", j->f);
       bench_json_num(j->f, r[i].bytes / r[i].seconds / floor_gbps);
     }
-    fprintf(j->f, "},\"smoke\":%s,\"machine\":%s}\n", j->smoke ? "true" : "false", j->machine);
+    fprintf(j->f, "},\"smoke\":%s,\"machine\":", j->smoke ? "true" : "false");
+    bench_json_write_machine(j);
+    fputs("}\n", j->f);
   }
 }
 

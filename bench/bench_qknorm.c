@@ -9,7 +9,7 @@
  * Every backend runs, cos/sin cached (an f32 [cos | sin] table) and on the fly; the fused call's
  * bytes are checked equal across backends and cos/sin sources before timing. Medians of
  * round-robin samples. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, open_memstream */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, sysconf, uname */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

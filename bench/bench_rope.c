@@ -37,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "posenc.h"
 #include "bench_util.h"
@@ -137,8 +136,8 @@ bad:
 
 
 static void *xalloc(size_t bytes) {
-  void *p = NULL;
-  if (posix_memalign(&p, 64, bytes) != 0) {
+  void *p = bench_alloc64(bytes);
+  if (!p) {
     fprintf(stderr, "bench_rope: cannot allocate %zu bytes\n", bytes);
     exit(1);
   }
@@ -419,8 +418,9 @@ static int state_init(bench_state *s) {
 }
 
 static void state_free(bench_state *s) {
-  free(s->cache_f32); free(s->cache_f16); free(s->cache_bf16);
-  free(s->x); free(s->xh); free(s->xh2); free(s->dq); free(s->dk); free(s->scrub);
+  bench_free64(s->cache_f32); bench_free64(s->cache_f16); bench_free64(s->cache_bf16);
+  bench_free64(s->x); bench_free64(s->xh); bench_free64(s->xh2); bench_free64(s->dq); bench_free64(s->dk);
+  bench_free64(s->scrub);
 }
 
 /* ---- correctness: every backend, cached and on the fly, and the plain loops agree ------------ */
@@ -943,8 +943,8 @@ static int bench_cache(const bench_state *s, const bench_opts *o, cache_summary 
     snprintf(size, sizeof size, "rows=%zu,d=%d", rows, BENCH_DIM);
     json_table(&t, o, "rope_cache_f32", size, "pair", "best");
   }
-  free(buf);
-  free(ref);
+  bench_free64(buf);
+  bench_free64(ref);
   return failed || !digests_agree;
 }
 
@@ -1275,7 +1275,7 @@ static void print_header(const bench_opts *o) {
   cpu_model(cpu, sizeof cpu);
   printf("posenc %s bench_rope: RoPE, head_dim %d, base %g, no scaling\n", POSENC_VERSION_STRING,
          BENCH_DIM, BENCH_BASE);
-  printf("machine : %s, %ld cores online; single-threaded\n", cpu, sysconf(_SC_NPROCESSORS_ONLN));
+  printf("machine : %s, %ld cores online; single-threaded\n", cpu, bench_cores());
   printf("compiler: %s; build: %s (-O%s); loops: -O2 -fno-tree-vectorize, -O3%s\n",
          BENCH_COMPILER, BENCH_BUILD_TYPE, BENCH_OPTIMIZATION,
 #ifdef BENCH_HAVE_LOOPS_AVX2

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "posenc.h"
 #include "bench_util.h"
@@ -470,9 +469,9 @@ static int run_size(size_t n, const float *freq, const bench_opts *o, bench_json
   job.freq = freq;
   job.params = posenc_sinusoidal_default(BENCH_DIM);
   if (posenc_sinusoidal_bytes(&job.params, n, &job.out_bytes) != POSENC_OK ||
-      posix_memalign(&buf, 64, job.out_bytes) != 0 || ref_init(&ref, n) != 0) {
+      !(buf = bench_alloc64(job.out_bytes)) || ref_init(&ref, n) != 0) {
     fprintf(stderr, "bench_table: cannot allocate the n = %zu table\n", n);
-    free(buf);
+    bench_free64(buf);
     return -1;
   }
   job.out = buf;
@@ -487,7 +486,7 @@ static int run_size(size_t n, const float *freq, const bench_opts *o, bench_json
   json_table(j, methods, results, count, &job);
   summarize(methods, results, count, n, s);
   ref_free(&ref);
-  free(buf);
+  bench_free64(buf);
   return failed;
 }
 
@@ -498,7 +497,7 @@ static void print_header(const bench_opts *o) {
   cpu_model(cpu, sizeof cpu);
   printf("posenc %s bench_table: sinusoidal table, d = %d, base %g, f32 interleaved, "
          "positions 0..n-1\n", POSENC_VERSION_STRING, BENCH_DIM, BENCH_BASE);
-  printf("machine : %s, %ld cores online; single-threaded\n", cpu, sysconf(_SC_NPROCESSORS_ONLN));
+  printf("machine : %s, %ld cores online; single-threaded\n", cpu, bench_cores());
   printf("compiler: %s; build: %s (-O%s)\n", BENCH_COMPILER, BENCH_BUILD_TYPE, BENCH_OPTIMIZATION);
 #ifdef __GLIBC__
   printf("glibc   : %s\n", gnu_get_libc_version());

@@ -1,5 +1,7 @@
-/* Helpers shared by posenc's benchmarks: a monotonic clock, qsort's double comparison, the CPU's
- * model name and AVX2 support. */
+/* Helpers shared by posenc's benchmarks: a monotonic clock, aligned memory, qsort's double
+ * comparison, the CPU's model name and AVX2 support, the system's name and core count.
+ * POSIX (a bench defines _POSIX_C_SOURCE or _GNU_SOURCE first) or Windows; include after posenc.h
+ * (<windows.h> defines a macro "near", a field's name in posenc.h). */
 #ifndef POSENC_BENCH_UTIL_H
 #define POSENC_BENCH_UTIL_H
 
@@ -7,6 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(_WIN32)
+#  define WIN32_LEAN_AND_MEAN
+#  include <windows.h>
+#  include <malloc.h>
+#else
+#  include <sys/utsname.h>
+#  include <unistd.h>
+#endif
 
 /* What built the benchmark (bench/meson.build passes the build type and optimization). */
 #ifndef BENCH_BUILD_TYPE
@@ -28,9 +38,75 @@
 
 
 static double now_s(void) {
+#if defined(_WIN32)
+  LARGE_INTEGER t, f;
+  QueryPerformanceCounter(&t);
+  QueryPerformanceFrequency(&f);
+  return (double)t.QuadPart / (double)f.QuadPart;
+#else
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+#endif
+}
+
+/* bytes at a 64-byte boundary (a cache line: a timing does not depend on where malloc put the
+ * buffer), released with bench_free64; NULL when out of memory. Windows' CRT has no
+ * posix_memalign: _aligned_malloc's blocks need _aligned_free. */
+static inline void *bench_alloc64(size_t bytes) {
+#if defined(_WIN32)
+  return _aligned_malloc(bytes ? bytes : 1, 64);
+#else
+  void *p = NULL;
+  return posix_memalign(&p, 64, bytes ? bytes : 1) == 0 ? p : NULL;
+#endif
+}
+
+static inline void bench_free64(void *p) {
+#if defined(_WIN32)
+  _aligned_free(p);
+#else
+  free(p);
+#endif
+}
+
+/* The processors online (sysconf; Windows: GetSystemInfo). */
+static inline long bench_cores(void) {
+#if defined(_WIN32)
+  SYSTEM_INFO si;
+  GetSystemInfo(&si);
+  return (long)si.dwNumberOfProcessors;
+#else
+  return sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+}
+
+/* The system's name, release and machine, as uname(1) prints them ("Linux", "6.1.0-13-amd64",
+ * "x86_64"). Windows has no uname: "Windows", no release, and the machine this program was
+ * compiled for, named as Linux names it. */
+static inline void bench_uname(char *sys, char *release, char *machine, size_t size) {
+#if defined(_WIN32)
+  snprintf(sys, size, "Windows");
+  snprintf(release, size, "%s", "");
+#  if defined(_M_ARM64) || defined(__aarch64__)
+  snprintf(machine, size, "aarch64");
+#  elif defined(_M_X64) || defined(__x86_64__)
+  snprintf(machine, size, "x86_64");
+#  else
+  snprintf(machine, size, "i686");
+#  endif
+#else
+  struct utsname u;
+  if (uname(&u) != 0) {
+    snprintf(sys, size, "unknown");
+    snprintf(release, size, "%s", "");
+    snprintf(machine, size, "unknown");
+    return;
+  }
+  snprintf(sys, size, "%s", u.sysname);
+  snprintf(release, size, "%s", u.release);
+  snprintf(machine, size, "%s", u.machine);
+#endif
 }
 
 static int cmp_double(const void *a, const void *b) {

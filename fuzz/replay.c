@@ -2,13 +2,23 @@
  * feeds every file of the given corpus directories (or the given files) to LLVMFuzzerTestOneInput,
  * in name order. A contract violation aborts, so a finished run means every input passed. */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#if !defined(_WIN32)
+#  include <dirent.h>
+#endif
 
 #include "fuzz.h"
+#if defined(_WIN32) /* FindFirstFile: MSVC's C library has no <dirent.h> */
+#  define WIN32_LEAN_AND_MEAN
+#  include <windows.h> /* after posenc.h: its "near" macro would empty a field's name */
+#endif
+
+#if !defined(S_ISDIR)
+#  define S_ISDIR(m) (((m) & _S_IFMT) == _S_IFDIR) /* MSVC's <sys/stat.h> has only _S_IFDIR */
+#endif
 
 /* Feeds one file; returns 0 if it cannot be read. */
 static int replay_file(const char *path) {
@@ -30,21 +40,46 @@ static int replay_file(const char *path) {
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* Feeds every regular file of dir in name order; returns how many, or -1 on a read error. */
-static long replay_dir(const char *dir) {
+/* Appends "dir/name" to *names (n of them, room for *cap). */
+static void add_name(char ***names, size_t *n, size_t *cap, const char *dir, const char *name) {
+  if (*n == *cap && !(*names = (char **)realloc(*names, (*cap = *cap ? 2 * *cap : 256) * sizeof **names))) abort();
+  if (!((*names)[*n] = (char *)malloc(strlen(dir) + strlen(name) + 2))) abort();
+  sprintf((*names)[(*n)++], "%s/%s", dir, name);
+}
+
+/* The names in dir but those starting with '.', into *names; -1 if it cannot be listed. */
+static int list_dir(const char *dir, char ***names, size_t *n) {
+  size_t cap = 0;
+#if defined(_WIN32)
+  WIN32_FIND_DATAA e;
+  HANDLE h;
+  char *pattern = (char *)malloc(strlen(dir) + 3);
+  if (!pattern) abort();
+  sprintf(pattern, "%s/*", dir);
+  h = FindFirstFileA(pattern, &e);
+  free(pattern);
+  if (h == INVALID_HANDLE_VALUE) return -1;
+  do
+    if (e.cFileName[0] != '.') add_name(names, n, &cap, dir, e.cFileName);
+  while (FindNextFileA(h, &e));
+  FindClose(h);
+#else
   DIR *d = opendir(dir);
   struct dirent *e;
-  char **names = NULL;
-  size_t n = 0, cap = 0, i;
-  long done = 0;
   if (!d) return -1;
-  while ((e = readdir(d)) != NULL) {
-    if (e->d_name[0] == '.') continue;
-    if (n == cap && !(names = (char **)realloc(names, (cap = cap ? 2 * cap : 256) * sizeof *names))) abort();
-    if (!(names[n] = (char *)malloc(strlen(dir) + strlen(e->d_name) + 2))) abort();
-    sprintf(names[n++], "%s/%s", dir, e->d_name);
-  }
+  while ((e = readdir(d)) != NULL)
+    if (e->d_name[0] != '.') add_name(names, n, &cap, dir, e->d_name);
   closedir(d);
+#endif
+  return 0;
+}
+
+/* Feeds every regular file of dir in name order; returns how many, or -1 on a read error. */
+static long replay_dir(const char *dir) {
+  char **names = NULL;
+  size_t n = 0, i;
+  long done = 0;
+  if (list_dir(dir, &names, &n) != 0) return -1;
   qsort(names, n, sizeof *names, by_name);
   for (i = 0; i < n; i++) {
     if (done >= 0) done = replay_file(names[i]) ? done + 1 : -1;

@@ -4,11 +4,9 @@
  * (the Nehalem setup uses it: AVX2 must not be picked on a CPU without it). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
-#if !defined(TEST_NO_THREADS) /* wasm32-wasi: no threads; first use then happens in main */
-#  include <pthread.h>
-#endif
 #include "posenc.h"
 #include "testlib.h"
+#include "testthreads.h"
 
 enum { NTHREADS = 8, D = 64, N = 40 };
 static float thread_out[NTHREADS][N * D];
@@ -24,20 +22,14 @@ static void *first_use(void *arg) {
 }
 
 int main(void) {
-#if !defined(TEST_NO_THREADS)
-  pthread_t th[NTHREADS];
-#endif
+  tl_thread th[NTHREADS];
   const char *expect = getenv("POSENC_EXPECT_ISA"), *env = getenv("POSENC_ISA");
   posenc_isa isa, req, best = POSENC_ISA_SCALAR;
   int k, state;
 
   /* first use happens in the threads, all at once */
-#if !defined(TEST_NO_THREADS)
-  for (k = 0; k < NTHREADS; k++) pthread_create(&th[k], NULL, first_use, (void *)(size_t)k);
-  for (k = 0; k < NTHREADS; k++) pthread_join(th[k], NULL);
-#else
-  for (k = 0; k < NTHREADS; k++) first_use((void *)(size_t)k);
-#endif
+  for (k = 0; k < NTHREADS; k++) CHECK(tl_thread_start(&th[k], first_use, (void *)(size_t)k) == 0, "thread %d", k);
+  for (k = 0; k < NTHREADS; k++) tl_thread_join(th[k]);
   for (k = 1; k < NTHREADS; k++) {
     CHECK(thread_isa[k] == thread_isa[0], "threads saw different backends");
     CHECK(memcmp(thread_out[k], thread_out[0], sizeof thread_out[0]) == 0, "thread %d output differs", k);

@@ -8,17 +8,25 @@
  * an over-read or a write into an input faults at once. Every compiled and supported backend,
  * every innermost extent n = 0..40 (twice the widest vector: AVX2's 16 halves; 0 must fail and
  * write nothing; the .npy functions: every byte count 0..140 around their headers), a few rows. Each call's status and output bytes must equal the scalar backend's
- * (a differential test as well). A SIGSEGV/SIGBUS prints which call faulted. */
+ * (a differential test as well). A SIGSEGV/SIGBUS prints which call faulted.
+ * POSIX: mmap and mprotect; Windows: VirtualAlloc and VirtualProtect (PAGE_NOACCESS, PAGE_READONLY),
+ * where the C runtime reports an access violation as SIGSEGV. */
 #define _DEFAULT_SOURCE 1
 #define _DARWIN_C_SOURCE 1
 #include <signal.h>
 #include <stdlib.h>
 #include <time.h>
-#include <sys/mman.h>
-#include <unistd.h>
 #include "posenc.h"
 #include "testlib.h"
 #include "backends.h"
+#if defined(_WIN32)
+#  define WIN32_LEAN_AND_MEAN
+#  include <windows.h> /* after posenc.h: its "near" macro would empty a field's name */
+#  include <io.h>
+#else
+#  include <sys/mman.h>
+#  include <unistd.h>
+#endif
 
 #ifndef MAP_ANONYMOUS
 #define MAP_ANONYMOUS MAP_ANON
@@ -64,24 +72,59 @@ static void die(const char *msg) {
   exit(2);
 }
 
+/* ---- pages: what the system calls them ------------------------------------------------------ */
+enum { GP_NOACCESS, GP_READ, GP_READWRITE };
+
+#if defined(_WIN32)
+static void fault_message(const char *text) { (void)!_write(2, text, (unsigned)strlen(text)); }
+
+static size_t page_size(void) {
+  SYSTEM_INFO si;
+  GetSystemInfo(&si);
+  return si.dwPageSize;
+}
+
+static unsigned char *pages_map(size_t bytes) {
+  return (unsigned char *)VirtualAlloc(NULL, bytes, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
+}
+
+static void pages_protect(void *p, size_t bytes, int access) {
+  static const DWORD prot[] = {PAGE_NOACCESS, PAGE_READONLY, PAGE_READWRITE};
+  DWORD old;
+  if (!VirtualProtect(p, bytes, prot[access], &old)) die("VirtualProtect failed");
+}
+#else
+static void fault_message(const char *text) { (void)!write(2, text, strlen(text)); }
+
+static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+static unsigned char *pages_map(size_t bytes) {
+  void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return m == MAP_FAILED ? NULL : (unsigned char *)m;
+}
+
+static void pages_protect(void *p, size_t bytes, int access) {
+  static const int prot[] = {PROT_NONE, PROT_READ, PROT_READ | PROT_WRITE};
+  if (mprotect(p, bytes, prot[access])) die("mprotect failed");
+}
+#endif
+
 static void on_fault(int sig) {
-  static const char head[] = "\nFAULT (guard page hit) in ";
-  ssize_t ignored = write(2, head, sizeof head - 1);
-  ignored = write(2, where, strlen(where));
-  ignored = write(2, "\n", 1);
-  (void)ignored;
+  fault_message("\nFAULT (guard page hit) in ");
+  fault_message(where);
+  fault_message("\n");
   signal(sig, SIG_DFL);
   raise(sig);
 }
 
 /* An arena of at least bytes (whole pages) between two guard pages. */
 static void arena_map(gp_arena *a, size_t bytes) {
-  const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  const size_t page = page_size();
   const size_t cap = (bytes + page - 1) / page * page;
-  unsigned char *m = (unsigned char *)mmap(NULL, cap + 2 * page, PROT_READ | PROT_WRITE,
-                                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == (unsigned char *)MAP_FAILED) die("mmap failed");
-  if (mprotect(m, page, PROT_NONE) || mprotect(m + page + cap, page, PROT_NONE)) die("mprotect failed");
+  unsigned char *m = pages_map(cap + 2 * page);
+  if (!m) die("cannot map the arenas");
+  pages_protect(m, page, GP_NOACCESS);
+  pages_protect(m + page + cap, page, GP_NOACCESS);
   a->lo = m + page;
   a->cap = cap;
 }
@@ -125,7 +168,7 @@ static unsigned char *gp_take_any(gp_run *r, size_t bytes, int kind, const void 
     p = r->place == GP_AT_END ? a->lo + a->cap - bytes : a->lo;
   if (kind == GP_OUT || kind == GP_SCRATCH) memset(p, TL_CANARY, bytes);
   else if (bytes) memcpy(p, src, bytes);
-  if (kind == GP_IN && mprotect(a->lo, a->cap, PROT_READ)) die("mprotect failed");
+  if (kind == GP_IN) pages_protect(a->lo, a->cap, GP_READ);
   r->ptr[r->used] = p; r->bytes[r->used] = bytes; r->kind[r->used] = kind; r->src[r->used] = src;
   r->used++;
   return p;
@@ -171,8 +214,7 @@ static void gp_extra(gp_run *r, const void *v, size_t bytes) {
 static void gp_release(gp_run *r) {
   int i;
   for (i = 0; i < r->used; i++)
-    if (r->kind[i] == GP_IN && mprotect(arenas[i].lo, arenas[i].cap, PROT_READ | PROT_WRITE))
-      die("mprotect failed");
+    if (r->kind[i] == GP_IN) pages_protect(arenas[i].lo, arenas[i].cap, GP_READWRITE);
 }
 
 /* 1 if no output or in/out buffer changed. */
@@ -343,12 +385,12 @@ static posenc_status rope_make(const gp_run *r, size_t n, int partial, posenc_ro
   posenc_status st;
   cfg.rotary_dim = 2 * n;
   cfg.style = style;
-  if (mprotect(rope_arena.lo, rope_arena.cap, PROT_READ | PROT_WRITE)) die("mprotect failed");
+  pages_protect(rope_arena.lo, rope_arena.cap, GP_READWRITE);
   if ((st = posenc_rope_bytes(&cfg, &bytes)) != POSENC_OK) return st;
   if (bytes > rope_arena.cap) die("the rope arena is too small");
   rope = (posenc_rope *)(void *)(r->place == GP_AT_START ? rope_arena.lo : rope_arena.lo + rope_arena.cap - bytes);
   st = posenc_rope_init(rope, bytes, &cfg);
-  if (mprotect(rope_arena.lo, rope_arena.cap, PROT_READ)) die("mprotect failed");
+  pages_protect(rope_arena.lo, rope_arena.cap, GP_READ);
   return st;
 }
 
@@ -811,13 +853,17 @@ static void run_family(const gp_family *f) {
 }
 
 int main(void) {
-  struct sigaction sa;
   size_t k;
   int isa;
+#if defined(_WIN32)
+  signal(SIGSEGV, on_fault);
+#else
+  struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_fault;
   sigaction(SIGSEGV, &sa, NULL);
   sigaction(SIGBUS, &sa, NULL);
+#endif
   arenas_init();
   pools_init();
   bk_report(stdout);

@@ -6,7 +6,9 @@ Usage: check_baked.py PATH/TO/posenc HEADER.h...
 Each header made by 'posenc ... --format c' names, under "regenerate with:", the command that
 made it. That command is run with the given binary, and its output must equal the header byte
 for byte, so a stale table (or a change in the generator or the library's values) fails here.
+A cross build's binary runs through MESON_EXE_WRAPPER (Wine for Windows), as meson passes it.
 """
+import os
 import shlex
 import subprocess
 import sys
@@ -28,7 +30,8 @@ def check(posenc, path):
     args = regenerate_command(committed.decode('ascii'))
     if args is None:
         return f'{path}: no "regenerate with: posenc ..." line'
-    proc = subprocess.run([posenc] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    wrapper = shlex.split(os.environ.get('MESON_EXE_WRAPPER', ''))
+    proc = subprocess.run(wrapper + [posenc] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
     if proc.returncode != 0:
         return f'{path}: posenc {shlex.join(args)} failed: {proc.stderr.decode().strip()}'
     if proc.stdout != committed:

@@ -3,6 +3,7 @@
 #define POSENC_CLI_COMMON_H
 
 #include <stddef.h>
+#include <stdio.h> /* MinGW's __MINGW_PRINTF_FORMAT */
 
 /* Exit statuses: EXIT_SUCCESS, EXIT_FAILURE for runtime errors (I/O, memory, this machine),
  * and EXIT_USAGE when the command line itself is wrong. */
@@ -14,7 +15,12 @@ struct byte_span {
   size_t size;
 };
 
-#if defined(__GNUC__)
+/* printf's format checks. MinGW's "printf" archetype is msvcrt's printf, which lacks %zu; its
+ * stdio.h names the archetype of the printf it declares (gnu_printf for its C99 one, which C99
+ * builds get). */
+#if defined(__MINGW_PRINTF_FORMAT)
+#  define CLI_PRINTF(fmt_index, first_arg) __attribute__((format(__MINGW_PRINTF_FORMAT, fmt_index, first_arg)))
+#elif defined(__GNUC__)
 #  define CLI_PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
 #else
 #  define CLI_PRINTF(fmt_index, first_arg)

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli_common.h"
 #include "cli_npy_read.h"
 
 struct npy_input {
@@ -21,11 +22,7 @@ int npy_load(const char *label, const char *path, struct npy_input *in);
 void npy_input_free(struct npy_input *in);
 
 /* Reports "LABEL 'PATH': <message>" and returns EXIT_FAILURE. */
-int input_error(const struct npy_input *in, const char *fmt, ...)
-#if defined(__GNUC__)
-  __attribute__((format(printf, 2, 3)))
-#endif
-  ;
+int input_error(const struct npy_input *in, const char *fmt, ...) CLI_PRINTF(2, 3);
 
 /* "(3, 4)" */
 const char *input_shape(const struct npy_input *in, char *buf, size_t size);

@@ -1,5 +1,4 @@
 /* cli_stream.c - tables computed and written a chunk of rows at a time (see cli_stream.h). */
-#define _POSIX_C_SOURCE 200809L /* posix_memalign */
 
 #include "cli_stream.h"
 
@@ -49,18 +48,18 @@ int write_row_stream(const char *path, enum table_format format, posenc_npy_type
   struct chunk_pass pass;
   struct chunk_source source;
   struct rendered_table header;
-  void *buf;
+  unsigned char *block; /* what malloc gave: the chunk starts at its first 64-byte boundary */
   int rc;
   pass.stream = stream;
   pass.chunk_rows = stream_chunk_rows(stream->row_bytes);
   if (pass.chunk_rows > stream->rows) pass.chunk_rows = stream->rows;
   /* 64-byte aligned: the library's wide stores then never split a cache line */
-  if (posix_memalign(&buf, 64, pass.chunk_rows * stream->row_bytes) != 0) {
+  if (!(block = (unsigned char *)malloc(pass.chunk_rows * stream->row_bytes + 63))) {
     cli_error("out of memory: a chunk of %zu rows needs %zu bytes", pass.chunk_rows,
               pass.chunk_rows * stream->row_bytes);
     return EXIT_FAILURE;
   }
-  pass.buf = (unsigned char *)buf;
+  pass.buf = block + (64 - (uintptr_t)block % 64) % 64;
   header.count = 0;
   header.owned = NULL;
   rc = check_stream(stream, pass.buf);
@@ -73,6 +72,6 @@ int write_row_stream(const char *path, enum table_format format, posenc_npy_type
     rc = write_output_source(path, header.spans, header.count ? 1 : 0, &source); /* the header only */
   }
   rendered_table_free(&header);
-  free(buf);
+  free(block);
   return rc;
 }

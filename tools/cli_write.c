@@ -14,28 +14,72 @@
  *    and shows the new data. A dangling link is refused, as cp refuses it: nothing is created.
  *  - a directory: refused.
  * The kind is decided before anything is written, and every device is opened then too, so a FIFO
- * without a reader fails the command before any output is touched. */
-#define _XOPEN_SOURCE 700 /* POSIX.1-2008 with realpath (glibc hides it from plain _POSIX_C_SOURCE) */
-#if defined(__linux__)
-#  define _GNU_SOURCE /* sync_file_range */
+ * without a reader fails the command before any output is touched.
+ *
+ * Windows (the _WIN32 parts below) keeps the same rules with its own calls: the temporary is
+ * flushed with _commit and moved over the file with MoveFileEx(MOVEFILE_REPLACE_EXISTING), which
+ * replaces an existing file (rename() there does not); a character device (NUL, CON, COM1) or a
+ * named pipe (GetFileType) is written in place, without a flush (FlushFileBuffers on a pipe waits
+ * for the reader to take everything); a symbolic link is followed to its final path
+ * (GetFinalPathNameByHandle). What differs: there are no permission bits to keep (a replaced file
+ * gets the attributes and ACL a new file in its directory gets), a read-only file cannot be
+ * replaced (MoveFileEx refuses it, as Windows' own tools do), and paths are in the ANSI code page
+ * (the narrow argv and the ...A calls). stdout and stderr are switched to binary mode (cli_stdio_binary),
+ * so that a table on stdout is the same bytes as on POSIX. */
+#if !defined(_WIN32)
+#  define _XOPEN_SOURCE 700 /* POSIX.1-2008 with realpath (glibc hides it from plain _POSIX_C_SOURCE) */
+#  if defined(__linux__)
+#    define _GNU_SOURCE /* sync_file_range */
+#  endif
 #endif
 
-#include "cli_write.h"
+#include "cli_write.h" /* posenc.h before <windows.h>, whose "near" macro would empty a field's name */
 #include "cli_format.h"
 
+#if defined(_WIN32)
+#  define WIN32_LEAN_AND_MEAN
+#  include <windows.h>
+#  include <fcntl.h>
+#  include <io.h>
+#  include <sys/stat.h>
+#else
+#  include <fcntl.h>
+#  include <sys/stat.h>
+#  include <unistd.h>
+#endif
 #include <errno.h>
-#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+
+/* The few descriptor calls both systems have, by their Windows CRT names there. Windows' _write
+ * takes an unsigned count and returns an int: writes go in pieces of at most 1 GiB. */
+#if defined(_WIN32)
+#  define fd_write(fd, data, size) _write(fd, data, (unsigned)(size))
+#  define fd_close _close
+#  define fd_sync _commit
+#  define STDOUT_FD 1
+#else
+#  define fd_write write
+#  define fd_close close
+#  define fd_sync fsync
+#  define STDOUT_FD STDOUT_FILENO
+#endif
+#define WRITE_PIECE ((size_t)1 << 30)
+
+void cli_stdio_binary(void) {
+#if defined(_WIN32)
+  (void)_setmode(_fileno(stdout), _O_BINARY);
+  (void)_setmode(_fileno(stderr), _O_BINARY);
+#endif
+}
 
 /* write() may write less than asked (pipes, signals): loop until every byte is out.
  * Returns 0, or -1 with errno set. */
 static int write_all(int fd, const unsigned char *data, size_t size) {
   while (size > 0) {
-    ssize_t n = write(fd, data, size);
+    long n = (long)fd_write(fd, data, size < WRITE_PIECE ? size : WRITE_PIECE);
     if (n < 0) {
       if (errno == EINTR) continue;
       return -1;
@@ -62,9 +106,9 @@ enum { WRITE_OK = 0, WRITE_IO = -1, WRITE_SOURCE = -2 };
  * few MiB instead of the whole file. */
 enum { WRITEBACK_BYTES = 4 << 20 };
 
-static void start_writeback(int fd, off_t offset, off_t length) {
+static void start_writeback(int fd, uint64_t offset, uint64_t length) {
 #if defined(SYNC_FILE_RANGE_WRITE)
-  (void)sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE); /* a hint: fsync checks */
+  (void)sync_file_range(fd, (off_t)offset, (off_t)length, SYNC_FILE_RANGE_WRITE); /* a hint: fsync checks */
 #else
   (void)fd; (void)offset; (void)length;
 #endif
@@ -73,17 +117,17 @@ static void start_writeback(int fd, off_t offset, off_t length) {
 /* Writes the spans, then every chunk of the source as it is produced: the whole output is never
  * held in memory at once. early_writeback: start writing the data back to disk as it goes. */
 static int write_content(int fd, const struct content *c, int early_writeback) {
-  off_t done = 0, synced = 0;
+  uint64_t done = 0, synced = 0;
   size_t i;
   for (i = 0; i < c->count; i++) {
     if (write_all(fd, (const unsigned char *)c->spans[i].data, c->spans[i].size) != 0) return WRITE_IO;
-    done += (off_t)c->spans[i].size;
+    done += c->spans[i].size;
   }
   for (i = 0; c->source && i < c->source->chunks; i++) {
     struct byte_span chunk;
     if (c->source->next(c->source->ctx, i, &chunk) != 0) return WRITE_SOURCE;
     if (write_all(fd, (const unsigned char *)chunk.data, chunk.size) != 0) return WRITE_IO;
-    done += (off_t)chunk.size;
+    done += chunk.size;
     if (early_writeback && done - synced >= WRITEBACK_BYTES) {
       start_writeback(fd, synced, done - synced);
       synced = done;
@@ -96,7 +140,9 @@ static int write_content(int fd, const struct content *c, int early_writeback) {
 struct target {
   const char *path;  /* as given, for messages */
   char *file;        /* what is written: path, or the file its symbolic links finally name */
+#if !defined(_WIN32)
   mode_t mode;       /* a replaced file's permission bits */
+#endif
   int fd;            /* a device, FIFO or socket open for writing in place; -1: replaced */
   char *tmp;         /* the filled temporary beside file, until it is renamed over it */
 };
@@ -106,7 +152,12 @@ static int target_error(const struct target *t, const char *why) {
   return -1;
 }
 
-/* ---- what the path names (the POSIX-only part: lstat, realpath, open flags, fcntl) --------- */
+static int copy_path(struct target *t) {
+  return (t->file = strdup(t->path)) ? 0 : target_error(t, "out of memory");
+}
+
+#if !defined(_WIN32)
+/* ---- what the path names (POSIX: lstat, realpath, open flags, fcntl) ------------------------- */
 
 /* mkstemp creates files 0600; a new output gets the mode a plain open(..., 0666) would give. */
 static mode_t new_file_mode(void) {
@@ -150,10 +201,6 @@ static int follow_link(struct target *t, struct stat *st) {
   return 0;
 }
 
-static int copy_path(struct target *t) {
-  return (t->file = strdup(t->path)) ? 0 : target_error(t, "out of memory");
-}
-
 /* Decides how t->path is written (see the top of this file). Returns 0, or -1 after reporting
  * why it cannot be written. */
 static int resolve_target(struct target *t) {
@@ -195,13 +242,169 @@ static int same_file(const struct target *a, const struct target *b) {
   return 0;
 }
 
+/* The temporary, created 0600 under a name no other file has; -1 with errno. */
+static int open_temporary(char *tmpl) { return mkstemp(tmpl); }
+
+/* A new file gets the mode open() would have given it; a replaced one keeps its own. */
+static int set_temporary_mode(int fd, const struct target *t) { return fchmod(fd, t->mode); }
+
+/* A device that cannot sync (a FIFO, /dev/null, a terminal) says EINVAL: nothing to wait for. */
+static int sync_in_place(int fd) { return fsync(fd) != 0 && errno != EINVAL ? -1 : 0; }
+
+/* Moves the filled temporary over t->file: 0, or -1 after reporting why not. */
+static int replace_file(const struct target *t) {
+  return rename(t->tmp, t->file) == 0 ? 0 : target_error(t, strerror(errno));
+}
+
+#else
+/* ---- what the path names (Windows: CreateFile, GetFileType, GetFinalPathNameByHandle) -------- */
+
+/* The system's text for a GetLastError() code, without its final period and line break. */
+static const char *win_error_text(DWORD code) {
+  static char text[256];
+  DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, code, 0, text,
+                           (DWORD)sizeof text, NULL);
+  while (n > 0 && strchr(" .\r\n", text[n - 1])) n--;
+  if (n == 0) snprintf(text, sizeof text, "Windows error %lu", (unsigned long)code);
+  else text[n] = '\0';
+  return text;
+}
+
+/* The final path of what the open handle h names (a symbolic link followed), into t->file:
+ * GetFinalPathNameByHandle's "\\?\C:\dir\name" without its "\\?\" (and "\\?\UNC\host\share\..."
+ * as "\\host\share\..."), so that the temporary's name beside it is an ordinary path. */
+static int follow_link(struct target *t, HANDLE h) {
+  char buf[4096];
+  const char *p = buf;
+  DWORD n = GetFinalPathNameByHandleA(h, buf, (DWORD)sizeof buf, FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
+  if (n == 0 || n >= sizeof buf) return target_error(t, win_error_text(GetLastError()));
+  if (strncmp(p, "\\\\?\\UNC\\", 8) == 0) {
+    p += 6;
+    buf[6] = '\\'; /* "\\?\UNC\host" -> "\\host" */
+  } else if (strncmp(p, "\\\\?\\", 4) == 0) {
+    p += 4;
+  }
+  return (t->file = strdup(p)) ? 0 : target_error(t, "out of memory");
+}
+
+/* Decides how t->path is written (see the top of this file). Opening it for writing (without
+ * truncating it) tells a device or pipe from a file; a file that cannot be opened for writing
+ * (read-only, or in use without sharing) is left to the final move to accept or refuse. Returns
+ * 0, or -1 after reporting why it cannot be written. */
+static int resolve_target(struct target *t) {
+  DWORD attrs = GetFileAttributesA(t->path), err;
+  HANDLE h;
+  int rc;
+  if (attrs != INVALID_FILE_ATTRIBUTES && (attrs & FILE_ATTRIBUTE_DIRECTORY))
+    return target_error(t, "it is a directory");
+  h = CreateFileA(t->path, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING,
+                  FILE_ATTRIBUTE_NORMAL, NULL);
+  if (h == INVALID_HANDLE_VALUE) {
+    err = GetLastError();
+    if (err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND) {
+      if (attrs != INVALID_FILE_ATTRIBUTES) /* the name exists: a link to nothing */
+        return target_error(t, "a dangling symbolic link (what it names does not exist)");
+      return copy_path(t); /* nothing there yet; a missing directory fails at the temporary */
+    }
+    if (attrs != INVALID_FILE_ATTRIBUTES && !(attrs & FILE_ATTRIBUTE_REPARSE_POINT)) return copy_path(t);
+    return target_error(t, win_error_text(err));
+  }
+  switch (GetFileType(h)) {
+    case FILE_TYPE_DISK:
+      break;
+    case FILE_TYPE_CHAR:
+    case FILE_TYPE_PIPE:
+      if ((t->fd = _open_osfhandle((intptr_t)h, _O_WRONLY | _O_BINARY)) < 0) {
+        CloseHandle(h);
+        return target_error(t, strerror(errno));
+      }
+      return copy_path(t);
+    default:
+      CloseHandle(h);
+      return target_error(t, "not a file, a device or a pipe");
+  }
+  rc = (attrs & FILE_ATTRIBUTE_REPARSE_POINT) ? follow_link(t, h) : copy_path(t);
+  CloseHandle(h);
+  return rc;
+}
+
+/* The volume and file index of an existing file: 1, or 0 if there is none. */
+static int file_id(const char *path, BY_HANDLE_FILE_INFORMATION *info) {
+  HANDLE h = CreateFileA(path, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
+                         FILE_FLAG_BACKUP_SEMANTICS, NULL);
+  int ok;
+  if (h == INVALID_HANDLE_VALUE) return 0;
+  ok = GetFileInformationByHandle(h, info) != 0;
+  CloseHandle(h);
+  return ok;
+}
+
+/* 1 if two resolved targets are one file under two names: an existing file is known by its volume
+ * and file index, a new one by its full path (Windows' names are case-insensitive). */
+static int same_file(const struct target *a, const struct target *b) {
+  BY_HANDLE_FILE_INFORMATION ia, ib;
+  char fa[4096], fb[4096];
+  int ea = !file_id(a->file, &ia), eb = !file_id(b->file, &ib);
+  DWORD na, nb;
+  if (!ea && !eb)
+    return ia.dwVolumeSerialNumber == ib.dwVolumeSerialNumber && ia.nFileIndexHigh == ib.nFileIndexHigh &&
+           ia.nFileIndexLow == ib.nFileIndexLow;
+  if (!ea || !eb) return 0;
+  na = GetFullPathNameA(a->file, (DWORD)sizeof fa, fa, NULL);
+  nb = GetFullPathNameA(b->file, (DWORD)sizeof fb, fb, NULL);
+  return na > 0 && na < sizeof fa && nb > 0 && nb < sizeof fb && lstrcmpiA(fa, fb) == 0;
+}
+
+/* mkstemp's part: tmpl's last six characters made into a name no file has, created exclusively
+ * (binary, not inherited by child processes); -1 with errno. */
+static int open_temporary(char *tmpl) {
+  static const char letters[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  static unsigned long counter;
+  char *x = tmpl + strlen(tmpl) - 6;
+  int attempt, i, fd = -1;
+  for (attempt = 0; attempt < 100; attempt++) {
+    unsigned long v = (unsigned long)GetCurrentProcessId() * 2654435761ul ^ GetTickCount() ^ counter++ * 40503ul;
+    for (i = 0; i < 6; i++, v /= 36) x[i] = letters[v % 36];
+    fd = _open(tmpl, _O_WRONLY | _O_CREAT | _O_EXCL | _O_BINARY | _O_NOINHERIT, _S_IREAD | _S_IWRITE);
+    if (fd >= 0 || errno != EEXIST) break;
+  }
+  return fd;
+}
+
+/* No permission bits to give the temporary. */
+static int set_temporary_mode(int fd, const struct target *t) { (void)fd; (void)t; return 0; }
+
+/* Devices and pipes are not flushed: FlushFileBuffers on a pipe waits until the reader has read
+ * everything, and NUL or a console refuse it. */
+static int sync_in_place(int fd) { (void)fd; return 0; }
+
+/* Moves the filled temporary over t->file (rename() does not replace an existing file here):
+ * 0, or -1 after reporting why not. */
+static int replace_file(const struct target *t) {
+  if (MoveFileExA(t->tmp, t->file, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) return 0;
+  return target_error(t, win_error_text(GetLastError()));
+}
+#endif
+
 /* ---- replacing a regular file ---------------------------------------------------------------- */
 
-/* "dir/.posenc-XXXXXX" for "dir/name": the same directory, so rename() cannot cross file
+/* The last directory separator in path, or NULL: '/', and on Windows '\\' and a drive's ':'. */
+static const char *last_separator(const char *path) {
+  const char *p, *last = NULL;
+  for (p = path; *p; p++)
+#if defined(_WIN32)
+    if (*p == '/' || *p == '\\' || *p == ':') last = p;
+#else
+    if (*p == '/') last = p;
+#endif
+  return last;
+}
+
+/* "dir/.posenc-XXXXXX" for "dir/name": the same directory, so the rename cannot cross file
  * systems, and a hidden name that cannot exceed NAME_MAX however long "name" is. */
 static char *temp_template_beside(const char *path) {
   static const char suffix[] = ".posenc-XXXXXX";
-  const char *slash = strrchr(path, '/');
+  const char *slash = last_separator(path);
   size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
   char *tmpl = malloc(dir_len + sizeof suffix);
   if (!tmpl) return NULL;
@@ -212,30 +415,30 @@ static char *temp_template_beside(const char *path) {
 
 /* Fills the open temporary and closes it. Returns WRITE_OK, or WRITE_IO with errno of the first
  * failure, or WRITE_SOURCE. */
-static int fill_and_close(int fd, mode_t mode, const struct content *c) {
-  int rc = fchmod(fd, mode) != 0 ? WRITE_IO : write_content(fd, c, 1), saved;
-  if (rc == WRITE_OK && fsync(fd) != 0) rc = WRITE_IO; /* on disk before the rename shows it */
+static int fill_and_close(int fd, const struct target *t, const struct content *c) {
+  int rc = set_temporary_mode(fd, t) != 0 ? WRITE_IO : write_content(fd, c, 1), saved;
+  if (rc == WRITE_OK && fd_sync(fd) != 0) rc = WRITE_IO; /* on disk before the rename shows it */
   saved = errno;
-  if (close(fd) != 0 && rc == WRITE_OK) return WRITE_IO;
+  if (fd_close(fd) != 0 && rc == WRITE_OK) return WRITE_IO;
   errno = saved;
   return rc;
 }
 
 /* A temporary beside t->file, filled with the output and closed, into t->tmp (to rename or
- * unlink). Returns 0, or -1 after reporting why not. */
+ * remove). Returns 0, or -1 after reporting why not. */
 static int write_temporary(struct target *t, const struct content *c) {
   char *tmp = temp_template_beside(t->file);
   int fd, rc;
   if (!tmp) return target_error(t, "out of memory");
-  fd = mkstemp(tmp);
+  fd = open_temporary(tmp);
   if (fd < 0) {
     cli_error("cannot create a temporary file for %s: %s", quoted(t->path), strerror(errno));
     free(tmp);
     return -1;
   }
-  if ((rc = fill_and_close(fd, t->mode, c)) != WRITE_OK) { /* the old file stays as it was */
+  if ((rc = fill_and_close(fd, t, c)) != WRITE_OK) { /* the old file stays as it was */
     int saved = errno;
-    unlink(tmp);
+    remove(tmp);
     free(tmp);
     return rc == WRITE_SOURCE ? -1 : target_error(t, strerror(saved));
   }
@@ -245,14 +448,13 @@ static int write_temporary(struct target *t, const struct content *c) {
 
 /* ---- writing a device in place --------------------------------------------------------------- */
 
-/* Writes and closes t->fd. A device that cannot sync (a FIFO, /dev/null, a terminal) says
- * EINVAL: nothing to wait for there. */
+/* Writes and closes t->fd. */
 static int write_in_place(struct target *t, const struct content *c) {
   int fd = t->fd, rc = write_content(fd, c, 0), saved;
-  if (rc == WRITE_OK && fsync(fd) != 0 && errno != EINVAL) rc = WRITE_IO;
+  if (rc == WRITE_OK && sync_in_place(fd) != 0) rc = WRITE_IO;
   saved = errno;
   t->fd = -1;
-  if (close(fd) != 0 && rc == WRITE_OK) {
+  if (fd_close(fd) != 0 && rc == WRITE_OK) {
     rc = WRITE_IO;
     saved = errno;
   }
@@ -263,8 +465,8 @@ static int write_in_place(struct target *t, const struct content *c) {
 /* ---- several outputs together ---------------------------------------------------------------- */
 
 static void release_target(struct target *t) {
-  if (t->fd >= 0) close(t->fd);
-  if (t->tmp) unlink(t->tmp);
+  if (t->fd >= 0) fd_close(t->fd);
+  if (t->tmp) remove(t->tmp);
   free(t->tmp);
   free(t->file);
   t->fd = -1;
@@ -300,7 +502,7 @@ static int write_contents(const char *const *paths, const struct content *conten
   for (i = 0; i < n_outputs && rc == 0; i++)
     if (paths[i] && targets[i].fd < 0) rc = write_temporary(&targets[i], &contents[i]);
   for (i = 0; i < n_outputs && rc == 0; i++) {
-    int written = paths[i] ? WRITE_OK : write_content(STDOUT_FILENO, &contents[i], 0);
+    int written = paths[i] ? WRITE_OK : write_content(STDOUT_FD, &contents[i], 0);
     if (written == WRITE_IO) cli_error("cannot write to standard output: %s", strerror(errno));
     if (written != WRITE_OK) rc = -1;
   }
@@ -308,10 +510,7 @@ static int write_contents(const char *const *paths, const struct content *conten
     if (targets[i].fd >= 0) rc = write_in_place(&targets[i], &contents[i]);
   for (i = 0; i < n_outputs && rc == 0; i++) {
     if (!targets[i].tmp) continue;
-    if (rename(targets[i].tmp, targets[i].file) != 0) {
-      rc = target_error(&targets[i], strerror(errno));
-      break;
-    }
+    if ((rc = replace_file(&targets[i])) != 0) break;
     free(targets[i].tmp);
     targets[i].tmp = NULL;
   }

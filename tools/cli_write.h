@@ -5,6 +5,11 @@
 #include "cli_common.h"
 #include "posenc.h"
 
+/* Windows: stdout and stderr in binary mode, so that what the tool prints is the same bytes as on
+ * POSIX (text mode writes "\r\n" for every "\n" byte, tables included). Elsewhere nothing.
+ * Called first thing in main. */
+void cli_stdio_binary(void);
+
 /* Writes the spans, in order, to path, or to stdout when path is NULL. A regular file (or a new
  * one) is written to a temporary beside it and renamed over it, so path either keeps its old
  * contents or receives all of the output, never a part; a device or FIFO is written in place; a

@@ -566,6 +566,7 @@ int main(int argc, char **argv) {
   struct bias_request bias_req;
   posenc_isa isa;
   int rc;
+  cli_stdio_binary();
   if ((rc = parse_argv(argc, argv, &args)) != EXIT_SUCCESS) return rc;
   if (args.value[OPT_HELP]) return print_help(&args);
   if (args.value[OPT_VERSION]) return print_text("posenc " POSENC_VERSION_STRING "\n");
