@@ -19,11 +19,23 @@
 #define POSENC_TEST_REFMATH_H
 
 #include <float.h>
-#include <math.h> /* floorl and fabsl: exact on every libm */
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 
 typedef long double ref_ld;
+
+/* floor, ceil and |x| of a long double, exact on every libm; where long double is double
+ * (MSVC; Wine's C library headers have no floorl), the double functions. */
+#if LDBL_MANT_DIG > DBL_MANT_DIG
+#  define ref_floorl floorl
+#  define ref_ceill ceill
+#  define ref_fabsl fabsl
+#else
+#  define ref_floorl(x) ((ref_ld)floor((double)(x)))
+#  define ref_ceill(x) ((ref_ld)ceil((double)(x)))
+#  define ref_fabsl(x) ((ref_ld)fabs((double)(x)))
+#endif
 
 
 /* The long double epsilon the arithmetic actually has (measured, so that valgrind's double
@@ -58,7 +70,7 @@ static ref_ld ref_reduce(ref_ld x, ref_ld k, const double *parts) {
   return x;
 }
 
-static ref_ld ref_nearest(ref_ld x) { return floorl(x + 0.5L); }
+static ref_ld ref_nearest(ref_ld x) { return ref_floorl(x + 0.5L); }
 
 /* x * 2^k, exactly (unless it overflows or underflows). */
 static ref_ld ref_scale2(ref_ld x, long k) {
@@ -80,7 +92,7 @@ static ref_ld ref_exp_series(ref_ld x) {
   ref_ld k = ref_nearest(x / (ref_ld)ref_ln2_parts[0]), r = ref_reduce(x, k, ref_ln2_parts);
   ref_ld sum = 1.0L, term = 1.0L;
   int n;
-  for (n = 1; fabsl(term) > sum * ref_eps() / 64.0L; n++) { /* |r| <= 0.35: 20 terms in binary128 */
+  for (n = 1; ref_fabsl(term) > sum * ref_eps() / 64.0L; n++) { /* |r| <= 0.35: 20 terms in binary128 */
     term = term * r / (ref_ld)n;
     sum += term;
   }
@@ -100,7 +112,7 @@ static ref_ld ref_log_series(ref_ld x) {
   s = (x - 1.0L) / (x + 1.0L);
   s2 = s * s;
   pow_s = s;
-  for (n = 1; fabsl(pow_s) > fabsl(s) * ref_eps() / 64.0L; n += 2) {
+  for (n = 1; ref_fabsl(pow_s) > ref_fabsl(s) * ref_eps() / 64.0L; n += 2) {
     sum += pow_s / (ref_ld)n;
     pow_s *= s2;
   }
@@ -112,7 +124,7 @@ static ref_ld ref_log_series(ref_ld x) {
 static void ref_sincos_small(ref_ld r, ref_ld *s, ref_ld *c) {
   ref_ld term = 1.0L, sum_s = 0.0L, sum_c = 0.0L;
   int n;
-  for (n = 0; n < 4 || fabsl(term) > ref_eps() / 64.0L; n++) {
+  for (n = 0; n < 4 || ref_fabsl(term) > ref_eps() / 64.0L; n++) {
     switch (n & 3) {
       case 0: sum_c += term; break;
       case 1: sum_s += term; break;
@@ -128,7 +140,7 @@ static void ref_sincos_small(ref_ld r, ref_ld *s, ref_ld *c) {
 /* k mod 4, k a whole number */
 static int ref_mod4(ref_ld k) {
   ref_ld q = k / 4.0L;
-  return (int)((q - floorl(q)) * 4.0L);
+  return (int)((q - ref_floorl(q)) * 4.0L);
 }
 
 /* sin and cos of x. The reduction's error grows like |x| * eps, as any reference's must once x
@@ -138,7 +150,7 @@ static void ref_sincos_series(ref_ld x, ref_ld *s, ref_ld *c) {
   int quadrant = ref_mod4(k);
   /* Where k * pi/2's pieces were rounded (|x| past 2^40 in x87's 64 bits), r can be out of range:
    * reduce it again (still within |x| eps, see above). */
-  while (fabsl(r) > 0.79L) {
+  while (ref_fabsl(r) > 0.79L) {
     k = ref_nearest(r * REF_TWO_OVER_PI);
     r = ref_reduce(r, k, ref_pio2_parts);
     quadrant += ref_mod4(k);
@@ -196,18 +208,18 @@ static int ref_check(void) {
 #define REF_CHECK(name, x, got, want, tol)                                                        \
   do {                                                                                           \
     ref_ld g_ = (got), w_ = (want);                                                              \
-    if (!(fabsl(g_ - w_) <= (tol))) {                                                            \
+    if (!(ref_fabsl(g_ - w_) <= (tol))) {                                                            \
       printf("refmath: %s(%.21Lg) = %.36Lg, want %.36Lg\n", name, (ref_ld)(x), g_, w_);          \
       bad++;                                                                                     \
     }                                                                                            \
   } while (0)
   for (i = 0; i < sizeof sincos_cases / sizeof sincos_cases[0]; i++) {
-    ref_ld x = sincos_cases[i][0], tol = eps8 * (fabsl(x) > 1.0L ? fabsl(x) : 1.0L);
+    ref_ld x = sincos_cases[i][0], tol = eps8 * (ref_fabsl(x) > 1.0L ? ref_fabsl(x) : 1.0L);
     REF_CHECK("sin", x, ref_sinl(x), sincos_cases[i][1], tol);
     REF_CHECK("cos", x, ref_cosl(x), sincos_cases[i][2], tol);
   }
   for (i = 0; i < sizeof log_cases / sizeof log_cases[0]; i++)
-    REF_CHECK("log", log_cases[i][0], ref_logl(log_cases[i][0]), log_cases[i][1], eps8 * fabsl(log_cases[i][1]));
+    REF_CHECK("log", log_cases[i][0], ref_logl(log_cases[i][0]), log_cases[i][1], eps8 * ref_fabsl(log_cases[i][1]));
   for (i = 0; i < sizeof exp_cases / sizeof exp_cases[0]; i++)
     REF_CHECK("exp", exp_cases[i][0], ref_expl(exp_cases[i][0]), exp_cases[i][1], eps8 * exp_cases[i][1]);
   /* exp(e log b): log's error times |e log b| = 7.05 */

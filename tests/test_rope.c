@@ -76,7 +76,7 @@ static void ref_yarn_range(const posenc_rope_config *c, ld *lo, ld *hi) {
   ld L = (ld)c->original_max_pos, lnb = ref_logl((ld)c->base);
   ld l = (ld)d * ref_logl(L / (bf * 2.0L * PI_L)) / (2.0L * lnb);
   ld u = (ld)d * ref_logl(L / (bs * 2.0L * PI_L)) / (2.0L * lnb);
-  if (!c->yarn_no_truncate) { l = floorl(l); u = ceill(u); }
+  if (!c->yarn_no_truncate) { l = ref_floorl(l); u = ref_ceill(u); }
   else { l = (ld)(double)l; u = (ld)(double)u; } /* HF's Python floats: the real value rounded once */
   if (l < 0.0L) l = 0.0L;
   if (u > (ld)(d - 1)) u = (ld)(d - 1);
@@ -105,7 +105,7 @@ static void ref_freqs(const posenc_rope_config *c, ref_freq *r) {
     ext = c->seq_len > c->original_max_pos ? c->long_factor : c->short_factor;
   for (i = 0; i < h; i++) {
     ld e = (ld)(2 * i) / (ld)d * lnb, om0 = ref_expl(-e), om = om0;
-    r->arg[i] = fabsl(e);
+    r->arg[i] = ref_fabsl(e);
     /* d/(d-2) in double: relative error <= 2^-53, times ln(x) * 2i/d in the exponent */
     switch (c->scaling) {
       case POSENC_ROPE_SCALING_LINEAR: om = om0 / s; break;
@@ -137,7 +137,7 @@ static void ref_freqs(const posenc_rope_config *c, ref_freq *r) {
   else r->A = 1.0L;
 }
 
-static double rel_err(double got, ld want) { return (double)(fabsl((ld)got - want) / fabsl(want)); }
+static double rel_err(double got, ld want) { return (double)(ref_fabsl((ld)got - want) / ref_fabsl(want)); }
 
 /* 1e-15 relative, against a reference of a few of refmath.h's functions: widened only where their
  * series run in double arithmetic (valgrind's x87 long double); libm's double functions serve
@@ -270,13 +270,13 @@ static void test_freqs(void) {
   ref_yarn_range(&c, &lo, &hi);
   CHECK(lo == 20.0L && hi == 46.0L, "yarn d128 1e4 4096: [%Lg, %Lg]", lo, hi);
   c.yarn_no_truncate = 1; ref_yarn_range(&c, &lo, &hi);
-  CHECK(fabsl(lo - 20.944482L) < 1e-6L && fabsl(hi - 45.026881L) < 1e-6L, "raw [%.9Lg, %.9Lg]", lo, hi);
+  CHECK(ref_fabsl(lo - 20.944482L) < 1e-6L && ref_fabsl(hi - 45.026881L) < 1e-6L, "raw [%.9Lg, %.9Lg]", lo, hi);
   c = cfg_of(128, 1e6, POSENC_ROPE_SCALING_YARN, 4.0, 32768);
   ref_yarn_range(&c, &lo, &hi);
   CHECK(lo == 23.0L && hi == 40.0L, "yarn d128 1e6 32768: [%Lg, %Lg]", lo, hi);
   c = cfg_of(64, 150000.0, POSENC_ROPE_SCALING_YARN, 32.0, 4096); c.yarn_no_truncate = 1;
   ref_yarn_range(&c, &lo, &hi);
-  CHECK(fabsl(lo - 8.092779115512402L) < 1e-12L && fabsl(hi - 17.39802450158856L) < 1e-12L, "gpt-oss [%.16Lg, %.16Lg]", lo, hi);
+  CHECK(ref_fabsl(lo - 8.092779115512402L) < 1e-12L && ref_fabsl(hi - 17.39802450158856L) < 1e-12L, "gpt-oss [%.16Lg, %.16Lg]", lo, hi);
 
   /* the library's ramp: unchanged at and below low, divided by s at and above high, between inside */
   {
@@ -322,7 +322,7 @@ static void test_freqs(void) {
       c = cfg_of(64, 10000.0, POSENC_ROPE_SCALING_YARN, s[k], 4096);
       posenc_rope_init(rope, sizeof rope_st, &c);
       CHECK(fabs(rope->attention_factor - want[k]) < 1e-9, "yarn mscale s=%g: %.10f", s[k], rope->attention_factor);
-      CHECK(fabsl(yarn_mscale(s[k], 1.0L) - want[k]) < 1e-9L, "reference mscale s=%g", s[k]);
+      CHECK(ref_fabsl(yarn_mscale(s[k], 1.0L) - want[k]) < 1e-9L, "reference mscale s=%g", s[k]);
       check_freqs("yarn mscale", &c);
     }
   }
@@ -356,7 +356,7 @@ static void test_freqs(void) {
           "llama3 i=29: %.10g -> %.10g", posenc_rope_inv_freq(r2)[29], posenc_rope_inv_freq(rope)[29]);
     CHECK(fabs(posenc_rope_inv_freq(r2)[32] / 1.414213562e-3 - 1) < 1e-9 && fabs(posenc_rope_inv_freq(rope)[32] / 5.248461610e-4 - 1) < 1e-9,
           "llama3 i=32: %.10g -> %.10g", posenc_rope_inv_freq(r2)[32], posenc_rope_inv_freq(rope)[32]);
-    CHECK(fabsl(r.om[29] / 2.166570764e-3L - 1) < 1e-9L && fabsl(r.om[32] / 5.248461610e-4L - 1) < 1e-9L, "reference llama3");
+    CHECK(ref_fabsl(r.om[29] / 2.166570764e-3L - 1) < 1e-9L && ref_fabsl(r.om[32] / 5.248461610e-4L - 1) < 1e-9L, "reference llama3");
     for (i = 0; i < 64; i++) {
       double ratio = posenc_rope_inv_freq(rope)[i] / posenc_rope_inv_freq(r2)[i];
       if (i < 29) CHECK(fabs(ratio - 1.0) < 4e-16, "llama3 high-frequency pair %zu scaled: %.17g", i, ratio);
@@ -491,10 +491,10 @@ static int check_values(const char *name, const ref_freq *r, const float *half, 
       want[0] = r->A * ref_cosl(ang); want[1] = r->A * ref_sinl(ang);
       got[0] = half[k * stride + i]; got[1] = half[k * stride + r->h + i];
       for (w = 0; w < 2; w++) {
-        double wd = (double)want[w], err = (double)fabsl((ld)got[w] - want[w]);
+        double wd = (double)want[w], err = (double)ref_fabsl((ld)got[w] - want[w]);
         /* the reference's own error: logl, expl and the products, a few long double ulps of omega
          * (relative error up to (2|e| + 4) eps, e the exponent), times the angle; then cosl */
-        ld ref_err = (fabsl(ang) * (2.0L * r->arg[i] + 4.0L) + 2.0L) * ref_eps() * r->A;
+        ld ref_err = (ref_fabsl(ang) * (2.0L * r->arg[i] + 4.0L) + 2.0L) * ref_eps() * r->A;
         ld bound = (ld)tl_half_ulp_f32(wd) + 1e-12L + ref_err;
         if (wd != 0.0 && err / (2 * tl_half_ulp_f32(wd)) > *worst_ulp) *worst_ulp = err / (2 * tl_half_ulp_f32(wd));
         if ((ld)err > bound && bad++ < 4)
@@ -1160,7 +1160,7 @@ static void test_norm_accuracy(void) {
         float got = y[hd * D + e];
         double ulps;
         if (want == 0.0L) { CHECK(got == 0.0f, "norm accuracy: a zero became %g", (double)got); continue; }
-        ulps = (double)fabsl((ld)got - want) / (2.0 * tl_half_ulp_f32((double)want));
+        ulps = (double)ref_fabsl((ld)got - want) / (2.0 * tl_half_ulp_f32((double)want));
         if (ulps > worst) worst = ulps;
       }
     }
@@ -2140,9 +2140,9 @@ static void ggml_ref(const posenc_ggml_rope_params *g, int32_t p, size_t i, ld *
   if (g->ext_factor != 0.0f) {
     /* ggml_rope_yarn_corr_dims; beta 0 makes a bound +inf */
     ld lo = g->beta_fast == 0.0f ? (ld)INFINITY
-                                 : floorl(n * ref_logl((ld)g->n_ctx_orig / ((ld)g->beta_fast * 2.0L * PI_L)) / (2.0L * ref_logl(base)));
+                                 : ref_floorl(n * ref_logl((ld)g->n_ctx_orig / ((ld)g->beta_fast * 2.0L * PI_L)) / (2.0L * ref_logl(base)));
     ld hi = g->beta_slow == 0.0f ? (ld)INFINITY
-                                 : ceill(n * ref_logl((ld)g->n_ctx_orig / ((ld)g->beta_slow * 2.0L * PI_L)) / (2.0L * ref_logl(base)));
+                                 : ref_ceill(n * ref_logl((ld)g->n_ctx_orig / ((ld)g->beta_slow * 2.0L * PI_L)) / (2.0L * ref_logl(base)));
     ld y, mix;
     if (lo < 0.0L) lo = 0.0L;
     if (hi > n - 1.0L) hi = n - 1.0L;
@@ -2175,9 +2175,9 @@ static void check_ggml(const char *name, const posenc_ggml_rope_params *g) {
     for (i = 0; i < h; i++) {
       ld c, s, e;
       ggml_ref(g, ps[r], i, &c, &s);
-      e = fabsl((ld)row[r][i] - c) > fabsl((ld)row[r][h + i] - s) ? fabsl((ld)row[r][i] - c) : fabsl((ld)row[r][h + i] - s);
+      e = ref_fabsl((ld)row[r][i] - c) > ref_fabsl((ld)row[r][h + i] - s) ? ref_fabsl((ld)row[r][i] - c) : ref_fabsl((ld)row[r][h + i] - s);
       if (e > worst) worst = e;
-      if (fabsl(c) > A) A = fabsl(c);
+      if (ref_fabsl(c) > A) A = ref_fabsl(c);
     }
   /* posenc is within an f32 rounding of the exact value (plus the reference's own long double
    * angle error at 131071); a misread parameter is off by 1e-2 and more */
