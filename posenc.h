@@ -57,6 +57,14 @@
  *                                  T5, DeBERTa, Transformer-XL); attention scales
  *   "Implementation, 5: self-test"  posenc_selftest
  */
+/* <windows.h> (minwindef.h) defines near and far as nothing: a T5 plan's field is named near.
+ * Saved here and given back at the end of this file, whatever was included first. */
+#if defined(near)
+#  pragma push_macro("near")
+#  undef near
+#  define POSENC_I_NEAR_SAVED
+#endif
+
 #ifndef POSENC_H
 #define POSENC_H
 
@@ -5900,3 +5908,8 @@ POSENC_API const char *posenc_selftest_check_name(unsigned check) {
 POSENC_I_PRECISE_END
 
 #endif /* POSENC_IMPLEMENTATION */
+
+#if defined(POSENC_I_NEAR_SAVED)
+#  undef POSENC_I_NEAR_SAVED
+#  pragma pop_macro("near")
+#endif

@@ -574,14 +574,14 @@ POSENC_I_FORCEINLINE vf_t POSENC_I_K(cvtph_ps)(vh_t h) {
 POSENC_I_FORCEINLINE vh_t POSENC_I_K(cvtps_ph)(vf_t x) {
   const vi_t b = vf_bits(x), sign = vi_and(b, vi_set1((int32_t)0x80000000u)), a = vi_xor(b, sign);
   /* |x| > 65536: Inf or NaN (below 2^31 as integers, so the signed compares are right) */
-  const vi_t big = vi_sel(vi_gt(a, vi_set1(0x7f800000)), vi_set1(0x7e00), vi_set1(0x7c00));
+  const vi_t inf_nan = vi_sel(vi_gt(a, vi_set1(0x7f800000)), vi_set1(0x7e00), vi_set1(0x7c00));
   /* |x| < 2^-14: added to 0.5, its f16 subnormal lands in the low bits, rounded to nearest even */
-  const vi_t small = simde_mm_sub_epi32(vf_bits(vf_add(vf_from_bits(a), vf_set1(0.5f))), vi_set1(126 << 23));
+  const vi_t subnormal = simde_mm_sub_epi32(vf_bits(vf_add(vf_from_bits(a), vf_set1(0.5f))), vi_set1(126 << 23));
   /* normal: rebias, round to nearest even at bit 13 */
   const vi_t odd = vi_and(vi_srli(a, 13), vi_set1(1));
   const vi_t normal = vi_srli(vi_add(vi_add(a, vi_set1((int32_t)(0xc8000000u + 0xfffu))), odd), 13);
-  vi_t r = vi_sel(vi_gt(vi_set1(113 << 23), a), small, normal);
-  r = vi_sel(vi_gt(a, vi_set1(0x47800000)), big, r);
+  vi_t r = vi_sel(vi_gt(vi_set1(113 << 23), a), subnormal, normal);
+  r = vi_sel(vi_gt(a, vi_set1(0x47800000)), inf_nan, r);
   r = vi_or(r, vi_srli(sign, 16));
   r = simde_mm_srai_epi32(simde_mm_slli_epi32(r, 16), 16); /* 0..0xffff packs exactly once sign-extended */
   return simde_mm_packs_epi32(r, r);

@@ -1,7 +1,6 @@
 /* Helpers shared by posenc's benchmarks: a monotonic clock, aligned memory, qsort's double
  * comparison, the CPU's model name and AVX2 support, the system's name and core count.
- * POSIX (a bench defines _POSIX_C_SOURCE or _GNU_SOURCE first) or Windows; include after posenc.h
- * (<windows.h> defines a macro "near", a field's name in posenc.h). */
+ * POSIX (a bench defines _POSIX_C_SOURCE or _GNU_SOURCE first) or Windows. */
 #ifndef POSENC_BENCH_UTIL_H
 #define POSENC_BENCH_UTIL_H
 

@@ -21,7 +21,7 @@
 #include "backends.h"
 #if defined(_WIN32)
 #  define WIN32_LEAN_AND_MEAN
-#  include <windows.h> /* after posenc.h: its "near" macro would empty a field's name */
+#  include <windows.h>
 #  include <io.h>
 #else
 #  include <sys/mman.h>

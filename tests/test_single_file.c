@@ -5,6 +5,11 @@
  * Built with -ffast-math too, which posenc's pragmas keep out of its arithmetic: the goldens hold.
  * Built with POSENC_TEST_EXPECT_SELFTEST_FAIL (clang's -ffp-contract=fast, which no pragma
  * overrides), the self-test must report that the build changes results. */
+#if defined(TEST_WINDOWS_H_FIRST)
+/* A Windows program's usual first include: near and far (minwindef.h), small (rpcndr.h), min and
+ * max are macros from here on */
+#  include <windows.h>
+#endif
 #define POSENC_IMPLEMENTATION
 #include "posenc_simd.h"
 #include "golden_check.h"

@@ -1,6 +1,5 @@
 /* testthreads.h - starting and joining the threads of a test: POSIX threads, or Windows' own
- * (_beginthreadex), whose C libraries have no <pthread.h> under MSVC, or none (TEST_NO_THREADS). Include after posenc.h:
- * <windows.h> defines a macro "near", a field's name there.
+ * (_beginthreadex), whose C libraries have no <pthread.h> under MSVC, or none (TEST_NO_THREADS).
  *   tl_thread_start(&t, fn, arg)   0 when fn(arg) runs in a new thread
  *   tl_thread_join(t)              waits for it to end */
 #ifndef POSENC_TESTTHREADS_H
