@@ -1226,17 +1226,25 @@ typedef struct posenc_i_job {
   double scale;
 } posenc_i_job;
 
-/* A small function inlined into its callers even where the optimizer would not (clang at -O2
- * keeps posenc_i_store out of line in the scalar kernels: a call and a dtype switch per value,
- * 2.5x slower than -O3 on wasm32; posenc_simd.h's vocabulary). Not in unoptimised WebAssembly:
- * there every inlined copy keeps locals of its own, and V8 refuses a function with more than
- * 50,000 (the simd128 rotate kernel had 311,581 at -O0). */
+/* A small function inlined into its callers even where the optimizer would not: posenc_simd.h's
+ * vocabulary (one instruction each, mostly), and the scalar kernels' per-value load and store
+ * (clang at -O2 kept posenc_i_store out of line: a call and a dtype switch per value, 2.5x slower
+ * than -O3 on wasm32). Not in unoptimised WebAssembly: there every inlined copy keeps locals of
+ * its own, and V8 refuses a function with more than 50,000 (the simd128 rotate kernel had 311,581
+ * at -O0). */
 #if (defined(__GNUC__) || defined(__clang__)) && !(defined(__wasm__) && !defined(__OPTIMIZE__))
 #  define POSENC_I_FORCEINLINE static inline __attribute__((always_inline))
 #elif defined(_MSC_VER)
 #  define POSENC_I_FORCEINLINE static __forceinline
 #else
 #  define POSENC_I_FORCEINLINE static inline
+#endif
+/* The scalar load and store: forced, but at -Os, where size comes first (the Cortex-M footprint
+ * programs grew by 500-700 bytes each). */
+#if defined(__OPTIMIZE_SIZE__)
+#  define POSENC_I_SCALAR_INLINE static
+#else
+#  define POSENC_I_SCALAR_INLINE POSENC_I_FORCEINLINE
 #endif
 
 /* A function kept out of its callers: its stack frame is then on the stack only while it runs
@@ -1824,7 +1832,7 @@ static void posenc_i_exact_sincos(double p, const double *u, size_t lane_stride,
 
 
 /* Store one f32 value in the job's dtype. */
-POSENC_I_FORCEINLINE void posenc_i_store(unsigned char *dst, posenc_dtype dtype, float v) {
+POSENC_I_SCALAR_INLINE void posenc_i_store(unsigned char *dst, posenc_dtype dtype, float v) {
   if (dtype == POSENC_DTYPE_F32) { memcpy(dst, &v, 4); }
   else {
     uint16_t h = dtype == POSENC_DTYPE_F16 ? posenc_f32_to_f16(v) : posenc_f32_to_bf16(v);
@@ -1881,7 +1889,7 @@ POSENC_I_SHARED void posenc_i_scalar_sincos_rows(const posenc_i_job *job) {
 }
 
 /* Load one value of a dtype as f32 (exact). */
-POSENC_I_FORCEINLINE float posenc_i_load(const unsigned char *src, posenc_dtype dtype) {
+POSENC_I_SCALAR_INLINE float posenc_i_load(const unsigned char *src, posenc_dtype dtype) {
   float v; uint16_t h;
   if (dtype == POSENC_DTYPE_F32) { memcpy(&v, src, 4); return v; }
   memcpy(&h, src, 2);
