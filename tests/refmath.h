@@ -5,7 +5,8 @@
  * is IEEE binary128 but powl, expl and logl are musl's double functions behind a cast, so a
  * reference computed with them is off by 1e-16 where the test expects 1e-34. Here the answer is
  * within a few units in the last place of whatever long double is: x87's 64-bit significand,
- * binary128 (aarch64, riscv64, s390x, wasm32, in software), or double (valgrind, which computes
+ * binary128 (aarch64, riscv64, s390x, wasm32, in software), ppc64le's double-double (106 bits),
+ * or double (valgrind, which computes
  * x87 long double in double; where long double is double, libm's double functions are used).
  * ref_eps() says which, as measured.
  *
@@ -39,17 +40,22 @@ typedef long double ref_ld;
 
 
 /* The long double epsilon the arithmetic actually has (measured, so that valgrind's double
- * arithmetic is seen for what it is): 2^-63 on x87, 2^-112 in binary128, 2^-52 in double. */
+ * arithmetic is seen for what it is): 2^-63 on x87, 2^-112 in binary128, 2^-52 in double. At
+ * least 2^(1 - LDBL_MANT_DIG): ppc64le's double-double holds 1 + 2^-1000 exactly (GCC's
+ * LDBL_EPSILON there is the smallest subnormal), yet its precision is 106 bits. */
 static ref_ld ref_eps(void) {
   static ref_ld eps = 0.0L;
   if (eps == 0.0L) {
     volatile ref_ld e = 1.0L, one_plus;
+    ref_ld mant = 1.0L;
+    int i;
     for (;;) {
       one_plus = 1.0L + e / 2.0L;
       if (one_plus == 1.0L) break;
       e = e / 2.0L;
     }
-    eps = e;
+    for (i = 1; i < LDBL_MANT_DIG; i++) mant /= 2.0L;
+    eps = e > mant ? e : mant;
   }
   return eps;
 }
