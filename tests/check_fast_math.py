@@ -10,13 +10,14 @@ names the fix. Every build must be free of warnings and notes (GCC's -Wpsabi not
 
 The configured compiler is tested, and gcc and clang from PATH besides; one that is not
 installed is named in the output and skipped (the test still passes: it checks posenc, not the
-machine). With --run (a cross build's runner, one --run per word: node for wasm32-wasi) only the
-configured compiler is tested, and its programs run under that runner.
+machine). With --configured-only (meson's test: each build tests its own compiler) or --run (a
+cross build's runner, one --run per word: node for wasm32-wasi) only the configured compiler is
+tested; with --run its programs run under that runner.
 
 clang ignores #pragma float_control on targets without strict floating point (ARM, AArch64,
 RISC-V, WebAssembly in clang 14): there -ffast-math and -ffinite-math-only must be refused.
 
-usage: check_fast_math.py [--run WORD]... SOURCE_ROOT CC [CC ARGS...]
+usage: check_fast_math.py [--configured-only] [--run WORD]... SOURCE_ROOT CC [CC ARGS...]
 """
 import concurrent.futures
 import os
@@ -108,14 +109,20 @@ def build_and_run(cc, root, tmp, tag, flags, want_error):
 
 def main():
     args = sys.argv[1:]
-    while len(args) >= 2 and args[0] == "--run":
-        WRAPPER.append(args[1])
-        args = args[2:]
+    configured_only = False
+    while args and args[0] in ("--run", "--configured-only"):
+        if args[0] == "--configured-only":
+            configured_only, args = True, args[1:]
+        elif len(args) >= 2:
+            WRAPPER.append(args[1])
+            args = args[2:]
+        else:
+            break
     if len(args) < 2:
         sys.exit(__doc__)
     root, configured = args[0], args[1:]
     compilers, seen = [], set()
-    others = [] if WRAPPER else [("gcc", ["gcc"]), ("clang", ["clang"])]
+    others = [] if WRAPPER or configured_only else [("gcc", ["gcc"]), ("clang", ["clang"])]
     for name, cc in [("configured", configured)] + others:
         if name != "configured" and not shutil.which(cc[0]):
             print(f"note: {cc[0]} is not installed: its fast-math builds are not tested here")
