@@ -5,12 +5,13 @@
 #    first-use dispatch, then every kernel) runs 8 times more: one run catches a racy dispatch
 #    pointer only most of the time (70% measured).
 # 2. valgrind memcheck (tests/meson.build's setups) on the native release build `build` (.ci/run's;
-#    made here if missing): every compiled test (setup valgrind; only the fpenv tests, suite
-#    no-valgrind, are left out: valgrind ignores FTZ/DAZ; and the MPFR accuracy sweeps, suite mpfr,
-#    13 minutes spent in MPFR on calls the other tests make too), and, at the same time, the CLI's
-#    processes under tools/test_cli.py (setup valgrindcli: about 1300 runs, 10 minutes).
+#    made here if missing): every compiled test (setup valgrind) but those of suite no-valgrind
+#    (the fpenv tests: valgrind ignores FTZ/DAZ; the stack and guard-page tests) and the MPFR
+#    accuracy sweeps (suite mpfr: 13 minutes in MPFR on calls the other tests make too), and, at
+#    the same time, the CLI's processes under tools/test_cli.py, the first case of each check
+#    (setup valgrindcli: about 390 runs; all 1600 took 13 minutes).
 # SAN_TSAN and SAN_NATIVE name other build directories.
-# About 15 minutes on 2 cores (TSan build and suite, then the two valgrind runs side by side).
+# About 8 minutes on 2 cores (TSan build and suite, then the two valgrind runs side by side).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results=$(realpath "${1:?usage: stage-sanitizers.sh RESULTS_FILE}")
