@@ -18,8 +18,8 @@ seed=${FUZZ_SEED:-1}
 dir=${FUZZ_BUILD:-build-fuzz}  # FUZZ_BUILD: another build directory
 work=$(mktemp -d)
 targets="fuzz_tables fuzz_rope fuzz_embed fuzz_bias fuzz_npy"
-# Each count takes about 30-45 s here (fuzz_rope's 150000 ran past the 90 s cap in one rehearsal:
-# a time-capped run is not reproducible).
+# (fuzz_rope's former 150000 ran into the 90 s cap in a rehearsal: a time-capped run is not
+# reproducible.)
 declare -A runs_of=([fuzz_tables]=60000 [fuzz_rope]=60000 [fuzz_embed]=60000 [fuzz_bias]=30000
                     [fuzz_npy]=2500000)
 

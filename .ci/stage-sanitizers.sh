@@ -9,9 +9,9 @@
 #    (the fpenv tests: valgrind ignores FTZ/DAZ; the stack and guard-page tests) and the MPFR
 #    accuracy sweeps (suite mpfr: 13 minutes in MPFR on calls the other tests make too), and, at
 #    the same time, the CLI's processes under tools/test_cli.py, the first case of each check
-#    (setup valgrindcli: about 390 runs; all 1600 took 13 minutes).
+#    (setup valgrindcli: about 400 runs; all 1,530 took 13 minutes).
 # SAN_TSAN and SAN_NATIVE name other build directories.
-# About 8 minutes on 2 cores (TSan build and suite, then the two valgrind runs side by side).
+# About 6 minutes on 2 cores (TSan build and suite, then the two valgrind runs side by side).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results=$(realpath "${1:?usage: stage-sanitizers.sh RESULTS_FILE}")

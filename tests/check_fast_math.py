@@ -110,14 +110,12 @@ def build_and_run(cc, root, tmp, tag, flags, want_error):
 def main():
     args = sys.argv[1:]
     configured_only = False
-    while args and args[0] in ("--run", "--configured-only"):
-        if args[0] == "--configured-only":
-            configured_only, args = True, args[1:]
-        elif len(args) >= 2:
+    while args[:1] == ["--configured-only"] or (args[:1] == ["--run"] and len(args) >= 2):
+        if args[0] == "--run":
             WRAPPER.append(args[1])
             args = args[2:]
         else:
-            break
+            configured_only, args = True, args[1:]
     if len(args) < 2:
         sys.exit(__doc__)
     root, configured = args[0], args[1:]
