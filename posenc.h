@@ -1280,6 +1280,7 @@ typedef struct posenc_i_rot_job {
   const float *norm_weight;
   float weight_bias;
   size_t tail_from, dim;
+  int stream;                   /* 1: non-temporal stores allowed (the caller fences after its jobs) */
 } posenc_i_rot_job;
 
 /* The masked add over nrows rows of n columns (columns col0 .. col0+n-1 of the tensor), every
@@ -1340,6 +1341,8 @@ typedef struct posenc_i_backend {
   void (*add_fwd)(const posenc_i_add_job *job);  /* masked add rows */
   void (*add_bwd)(const posenc_i_add_job *job);  /* its backward */
   void (*bias_row)(const posenc_i_bias_job *job);
+  /* orders the non-temporal stores of rotate's streaming jobs before what the caller does next */
+  void (*fence)(void);
 } posenc_i_backend;
 
 /* The scalar kernels: the definitions every SIMD kernel reproduces bit for bit. Shared with the
@@ -2043,10 +2046,13 @@ POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job) {
  * Implementation, 3: dispatch (the ISA table: backend tables, CPU detection, selection)
  * =========================================================================================== */
 
+/* The scalar kernels store nothing non-temporal: nothing to order. */
+static void posenc_i_scalar_fence(void) {}
+
 const posenc_i_backend posenc_i_backend_scalar = {POSENC_ISA_SCALAR, posenc_i_scalar_sincos_rows,
                                                   posenc_i_scalar_rotate, posenc_i_scalar_sumsq, posenc_i_scalar_to_f32,
                                                   posenc_i_scalar_convert, posenc_i_scalar_add_fwd, posenc_i_scalar_add_bwd,
-                                                  posenc_i_scalar_bias_row};
+                                                  posenc_i_scalar_bias_row, posenc_i_scalar_fence};
 
 /* ---- backends: which are compiled in ------------------------------------------------------
  * A build with run-time dispatch compiles posenc_simd.h once per ISA (src/posenc_<name>.c) and
@@ -3282,6 +3288,7 @@ typedef struct posenc_i_rot_io {
   int rotate;              /* 0: copied, converted */
   int to_slots;            /* out is a KV cache array */
   int normed;              /* 1: QK-norm by norm first */
+  int stream;              /* 1: a large output, written with non-temporal stores where aligned */
   posenc_rope_norm norm;
 } posenc_i_rot_io;
 
@@ -3290,6 +3297,12 @@ typedef struct posenc_i_slot_plan {
   const int64_t *slots;    /* per token; NULL: the position */
   size_t block_size, slot_stride, block_stride;
 } posenc_i_slot_plan;
+
+/* Whether a pass writes enough (POSENC_STREAM_MIN_BYTES) that its output is better written
+ * with non-temporal stores: an output that large is not read back from the cache. */
+static int posenc_i_rope_streams(const posenc_i_rot_io *io, size_t D, size_t B, size_t T) {
+  return (double)B * (double)T * (double)io->in.heads * (double)D * (double)io->out.es >= (double)POSENC_STREAM_MIN_BYTES;
+}
 
 /* Checks an input and its output tensor. The output is the input itself (in place: the same
  * memory, dtype and strides) or lies apart from it. */
@@ -3306,6 +3319,7 @@ static posenc_status posenc_i_rope_check_io(const posenc_rope_tensor *in, const 
   io->rotate = 1;
   io->to_slots = 0;
   io->normed = 0;
+  io->stream = !io->in_place && posenc_i_rope_streams(io, D, B, T);
   if (!io->in_place && posenc_i_ranges_meet(io->in.data, io->in.span, io->out.data, io->out.span))
     return POSENC_ERR_ALIAS;
   return POSENC_OK;
@@ -3433,6 +3447,7 @@ static posenc_i_rot_job posenc_i_pass_job(const posenc_i_rot_io *io, const posen
   job.style = rope->config.style;
   job.c = job.s = NULL;
   job.norm_scale = NULL;
+  job.stream = io->stream;
   return job;
 }
 
@@ -3581,11 +3596,12 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
     if (!cache && (st = posenc_i_rope_check_reach(rope, max_abs)) != POSENC_OK) return st;
   }
 
-  if (cache) {
+  if (cache)
     for (b = 0; b < B; b++) posenc_i_rope_tokens(be, rope, cache, crow_bytes, pos, io, n, plan, inverse, b, 0, T, NULL);
-    return POSENC_OK;
-  }
-  posenc_i_rope_fly(be, rope, pos, io, n, plan, inverse);
+  else
+    posenc_i_rope_fly(be, rope, pos, io, n, plan, inverse);
+  for (i = 0; i < n; i++)
+    if (io[i].stream) { be->fence(); break; }
   return POSENC_OK;
 }
 
@@ -3727,6 +3743,7 @@ static posenc_status posenc_i_store_kv(const posenc_rope *rope, const posenc_rop
     io[n].rotate = !i;
     io[n].to_slots = 1;
     io[n].normed = 0;
+    io[n].stream = !i && posenc_i_rope_streams(&io[n], D, B, T); /* V's copy stores plainly */
     if (!i && (st = posenc_i_rope_check_norm(k_norm, &io[n])) != POSENC_OK) return st;
     n++;
   }

@@ -185,13 +185,14 @@ extern "C" {
  *          vd_cvt: to f32, rounded to nearest even (a vfh_t)
  *   i64    vl_set1 vl_add vl_slli
  *   f32    vf_set1 vf_loadu vf_storeu vf_stream vf_add vf_sub vf_mul vf_xor vf_bits
+ *          vf_stream16 / vh_stream16: non-temporal stores in 16-byte pieces (p 16-byte aligned)
  *          vf_from_bits vf_iota (0, 1, ...) vf_isnan vf_sel vf_zero_where(m, x): 0 where m, else x
  *          vf_swap_pairs (lanes 2i and 2i+1 exchanged: GPT-J)
  *          vfh_zip(s, c): s0 c0 s1 c1 ...; vfh_cat(lo, hi): lo's lanes, then hi's
  *   i32    vi_set1 vi_zero vi_loadu vi_iota vi_add vi_and vi_or vi_xor vi_srli
  *          vi_mul (products mod 2^32) vi_gt (signed, a vfm_t) vi_sel
  *          vi_hi16: the high 16 bits of every lane (a vh_t); vh_widen_hi: the reverse, low bits 0
- *   16-bit vh_loadu vh_storeu vh_stream (where POSENC_I_VH_STREAM) vh_set1 vh_sel
+ *   16-bit vh_loadu vh_storeu vh_stream vh_stream16 (where POSENC_I_VH_STREAM) vh_set1 vh_sel
  *          vh_to_f32 / vf_to_f16: f16 conversions (F16C's, round to nearest even)
  *   keep   vfm_keep0(p) / vhm_keep0(p): lanes whose byte p[i] is 0
  *   v_sfence: orders non-temporal stores
@@ -291,6 +292,7 @@ POSENC_I_FORCEINLINE simde__m256i POSENC_I_K(mul32_256)(simde__m256i a, simde__m
 #  define vd_from_hi(x) simde_mm_cvtps_pd(simde_mm_movehl_ps((x), (x)))
 #  define vl_set1 simde_mm_set1_epi64x
 #  define vf_stream simde_mm_stream_ps
+#  define vf_stream16 simde_mm_stream_ps
 #  define vf_bits simde_mm_castps_si128
 #  define vf_from_bits simde_mm_castsi128_ps
 #  define vf_zero_where simde_mm_andnot_ps
@@ -356,6 +358,8 @@ POSENC_I_FORCEINLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
 #  define vd_from_hi(x) simde_mm256_cvtps_pd(simde_mm256_extractf128_ps((x), 1))
 #  define vl_set1 simde_mm256_set1_epi64x
 #  define vf_stream simde_mm256_stream_ps
+#  define vf_stream16(p, x) (simde_mm_stream_ps((p), simde_mm256_castps256_ps128(x)), \
+                             simde_mm_stream_ps((p) + 4, simde_mm256_extractf128_ps((x), 1)))
 #  define vf_bits simde_mm256_castps_si256
 #  define vf_from_bits simde_mm256_castsi256_ps
 #  define vf_zero_where simde_mm256_andnot_ps
@@ -371,6 +375,7 @@ POSENC_I_FORCEINLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
 #  define vh_loadu(p) simde_mm_loadu_si128((const simde__m128i *)(const void *)(p))
 #  define vh_storeu(p, h) simde_mm_storeu_si128((simde__m128i *)(void *)(p), (h))
 #  define vh_stream(p, h) simde_mm_stream_si128((simde__m128i *)(void *)(p), (h))
+#  define vh_stream16 vh_stream
 #  define vh_set1 simde_mm_set1_epi16
 #  define vh_to_f32 simde_mm256_cvtph_ps
 #  define vf_to_f16(x) simde_mm256_cvtps_ph((x), SIMDE_MM_FROUND_TO_NEAREST_INT)
@@ -425,6 +430,7 @@ POSENC_I_FORCEINLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
 #  define vd_from_hi(x) POSENC_I_K(cvtps_pd)(POSENC_I_K(hi256)(x))
 #  define vl_set1 simde_mm512_set1_epi64
 #  define vf_stream POSENC_I_K(stream_ps)
+#  define vf_stream16 POSENC_I_K(stream16_ps)
 #  define vf_bits simde_mm512_castps_si512
 #  define vf_from_bits simde_mm512_castsi512_ps
 #  define vf_zero_where(m, x) simde_mm512_maskz_mov_ps((simde__mmask16)~(m), (x))
@@ -440,6 +446,7 @@ POSENC_I_FORCEINLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
 #  define vh_loadu(p) simde_mm256_loadu_si256((const void *)(p))
 #  define vh_storeu(p, h) simde_mm256_storeu_si256((void *)(p), (h))
 #  define vh_stream(p, h) simde_mm256_stream_si256((simde__m256i *)(void *)(p), (h))
+#  define vh_stream16 POSENC_I_K(stream16_h)
 #  define vh_set1 simde_mm256_set1_epi16
 #  define vh_to_f32 POSENC_I_K(cvtph_ps)
 #  define vf_to_f16 POSENC_I_K(cvtps_ph)
@@ -489,6 +496,16 @@ POSENC_I_FORCEINLINE void POSENC_I_K(stream_ps)(float *p, vf_t x) {
   simde_mm256_stream_ps(p, simde_mm512_castps512_ps256(x));
   simde_mm256_stream_ps(p + 8, POSENC_I_K(hi256)(x));
 #  endif
+}
+POSENC_I_FORCEINLINE void POSENC_I_K(stream16_ps)(float *p, vf_t x) {
+  simde_mm_stream_ps(p, simde_mm512_extractf32x4_ps(x, 0));
+  simde_mm_stream_ps(p + 4, simde_mm512_extractf32x4_ps(x, 1));
+  simde_mm_stream_ps(p + 8, simde_mm512_extractf32x4_ps(x, 2));
+  simde_mm_stream_ps(p + 12, simde_mm512_extractf32x4_ps(x, 3));
+}
+POSENC_I_FORCEINLINE void POSENC_I_K(stream16_h)(unsigned char *p, vh_t h) {
+  simde_mm_stream_si128((simde__m128i *)(void *)p, simde_mm256_castsi256_si128(h));
+  simde_mm_stream_si128((simde__m128i *)(void *)(p + 16), simde_mm256_extracti128_si256(h, 1));
 }
 POSENC_I_FORCEINLINE simde__m512i POSENC_I_K(mul32_512)(simde__m512i a, simde__m512i b) {
 #  if defined(SIMDE_X86_AVX512F_NATIVE)
@@ -628,6 +645,22 @@ POSENC_I_FORCEINLINE void POSENC_I_K(put)(unsigned char *p, vf_t v, posenc_dtype
 
 POSENC_I_FORCEINLINE void POSENC_I_K(store)(unsigned char *p, vf_t v, posenc_dtype dtype) {
   POSENC_I_K(put)(p, v, dtype, 0, 0);
+}
+
+/* Store v at p as dtype; stream: non-temporal in 16-byte pieces (p 16-byte aligned, the
+ * alignment malloc gives, where vf_stream needs the vector's), where the width has such a store. */
+POSENC_I_FORCEINLINE void POSENC_I_K(put16)(unsigned char *p, vf_t v, posenc_dtype dtype, int stream) {
+  if (!stream) {
+    POSENC_I_K(store)(p, v, dtype);
+  } else if (dtype == POSENC_DTYPE_F32) {
+    vf_stream16((float *)(void *)p, v);
+  } else {
+#if POSENC_I_VH_STREAM
+    vh_stream16(p, dtype == POSENC_DTYPE_F16 ? vf_to_f16(v) : POSENC_I_K(bf16)(v, 0));
+#else
+    POSENC_I_K(store)(p, v, dtype);
+#endif
+  }
 }
 
 /* A pass's f32 (sin, cos): zipped into (s0 c0 s1 c1 ...), or two vectors' lanes joined. At 256
@@ -936,17 +969,18 @@ POSENC_I_FORCEINLINE void POSENC_I_K(convert_as)(const unsigned char *src, posen
 /* FLANES NeoX pairs: (x0, x1) -> (x0*c - x1*s, x1*c + x0*s), the scalar kernel's operations. */
 POSENC_I_FORCEINLINE void POSENC_I_K(neox)(const unsigned char *i0, const unsigned char *i1, unsigned char *o0,
                                       unsigned char *o1, vf_t cv, vf_t sv, posenc_dtype sdt, posenc_dtype ddt,
-                                      const float *w, size_t e0, size_t e1, POSENC_I_K(norm) nm) {
+                                      const float *w, size_t e0, size_t e1, POSENC_I_K(norm) nm, int stream) {
   vf_t x0 = POSENC_I_K(load_normed)(i0, sdt, w, e0, nm), x1 = POSENC_I_K(load_normed)(i1, sdt, w, e1, nm);
-  POSENC_I_K(store)(o0, vf_sub(vf_mul(x0, cv), vf_mul(x1, sv)), ddt);
-  POSENC_I_K(store)(o1, vf_add(vf_mul(x1, cv), vf_mul(x0, sv)), ddt);
+  POSENC_I_K(put16)(o0, vf_sub(vf_mul(x0, cv), vf_mul(x1, sv)), ddt, stream);
+  POSENC_I_K(put16)(o1, vf_add(vf_mul(x1, cv), vf_mul(x0, sv)), ddt, stream);
 }
 
 /* FLANES/2 GPT-J pairs: x*c + swap(x)*s with the expanded rows (s = -sin, sin, ...). */
 POSENC_I_FORCEINLINE void POSENC_I_K(gptj)(const unsigned char *in, unsigned char *out, vf_t cv, vf_t sv,
-                                      posenc_dtype sdt, posenc_dtype ddt, const float *w, size_t e, POSENC_I_K(norm) nm) {
+                                      posenc_dtype sdt, posenc_dtype ddt, const float *w, size_t e, POSENC_I_K(norm) nm,
+                                      int stream) {
   vf_t x = POSENC_I_K(load_normed)(in, sdt, w, e, nm), xs = vf_swap_pairs(x);
-  POSENC_I_K(store)(out, vf_add(vf_mul(x, cv), vf_mul(xs, sv)), ddt);
+  POSENC_I_K(put16)(out, vf_add(vf_mul(x, cv), vf_mul(xs, sv)), ddt, stream);
 }
 
 /* Where lane j of a head and its NeoX partner j + h (GPT-J: none) lie in a tensor. */
@@ -961,16 +995,16 @@ typedef struct POSENC_I_K(rot_side) {
  * alias the job, or a struct in memory. */
 POSENC_I_FORCEINLINE void POSENC_I_K(rotate_lanes)(POSENC_I_K(rot_side) t, size_t heads, size_t j, size_t h,
                                               vf_t cv, vf_t sv, int style, posenc_dtype sdt, posenc_dtype ddt,
-                                              int in_place, const float *w, POSENC_I_K(norm) nm) {
+                                              int in_place, const float *w, POSENC_I_K(norm) nm, int stream) {
   size_t hd;
   for (hd = 0; hd < heads; hd++) { /* indexed, not stepped: no pointer past the last head */
     unsigned char *out = t.dst + (ptrdiff_t)hd * t.dhs;
     const unsigned char *in = in_place ? out : t.src + (ptrdiff_t)hd * t.shs; /* in place: one pointer */
     if (style == POSENC_ROPE_NEOX)
       POSENC_I_K(neox)(in + j * t.ses, in + (h + j) * t.ses, out + j * t.des, out + (h + j) * t.des, cv, sv, sdt, ddt,
-                       w, j, h + j, nm);
+                       w, j, h + j, nm, stream);
     else
-      POSENC_I_K(gptj)(in + j * t.ses, out + j * t.des, cv, sv, sdt, ddt, w, j, nm);
+      POSENC_I_K(gptj)(in + j * t.ses, out + j * t.des, cv, sv, sdt, ddt, w, j, nm, stream);
   }
 }
 
@@ -1007,7 +1041,7 @@ POSENC_I_NOINLINE void POSENC_I_K(rotate_rest)(const posenc_i_rot_job *job, int 
     if (style == POSENC_ROPE_NEOX) memcpy(in + POSENC_I_FLANES * ses, x + (h + nv) * ses, rest * ses);
     if (norm) nm.r = vf_set1(job->norm_scale[hd]);
     POSENC_I_K(rotate_lanes)(side, 1, 0, POSENC_I_FLANES, vf_loadu(ct), vf_loadu(st), style, sdt, ddt, 0,
-                             norm ? wt : NULL, nm);
+                             norm ? wt : NULL, nm, 0);
     memcpy(y + nv * des, out, rest * des);
     if (style == POSENC_ROPE_NEOX) memcpy(y + (h + nv) * des, out + POSENC_I_FLANES * des, rest * des);
   }
@@ -1035,6 +1069,11 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, 
    * (Zen 4; decode 15% faster, but only as fast as AVX2 with one). A QK-norm scales each head by
    * its own r: one head. */
   const size_t group = style == POSENC_ROPE_NEOX && POSENC_I_VBITS < 512 && !norm ? 2 : 1;
+  /* Non-temporal stores where the job asks (a large output, not read back soon) and every
+   * vector store is 16-byte aligned: the head starts, the head stride and (NeoX) the partner
+   * distance; the caller fences (posenc_i_backend.fence). */
+  const int stream = !in_place && job->stream && (des == 4 || POSENC_I_VH_STREAM) && (uintptr_t)dst0 % 16 == 0 &&
+                     (size_t)dhs % 16 == 0 && (style != POSENC_ROPE_NEOX || h * des % 16 == 0);
   size_t j, hd;
   nm.on = norm;
   nm.bias = vf_set1(norm ? job->weight_bias : 0.0f);
@@ -1046,9 +1085,15 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, 
     side.src = src0 + (ptrdiff_t)hd * shs;
     side.dst = dst0 + (ptrdiff_t)hd * dhs;
     if (norm) nm.r = vf_set1(job->norm_scale[hd]);
-    POSENC_I_UNROLL
-    for (j = 0; j < nv; j += POSENC_I_FLANES)
-      POSENC_I_K(rotate_lanes)(side, ng, j, h, vf_loadu(c + j), vf_loadu(s + j), style, sdt, ddt, in_place, w, nm);
+    if (stream) {
+      POSENC_I_UNROLL
+      for (j = 0; j < nv; j += POSENC_I_FLANES)
+        POSENC_I_K(rotate_lanes)(side, ng, j, h, vf_loadu(c + j), vf_loadu(s + j), style, sdt, ddt, 0, w, nm, 1);
+    } else {
+      POSENC_I_UNROLL
+      for (j = 0; j < nv; j += POSENC_I_FLANES)
+        POSENC_I_K(rotate_lanes)(side, ng, j, h, vf_loadu(c + j), vf_loadu(s + j), style, sdt, ddt, in_place, w, nm, 0);
+    }
   }
   if (rest) POSENC_I_K(rotate_rest)(job, style, sdt, ddt, norm, nv, rest);
   if (norm && job->dim > job->tail_from) /* the dims past rotary_dim, normalised */
@@ -1102,6 +1147,9 @@ static void POSENC_I_K(rotate)(const posenc_i_rot_job *job) {
 #undef POSENC_I_ROT_CASES
 #undef POSENC_I_ROT_CASE
 }
+
+/* Orders the rotations' non-temporal stores before the caller's later loads and stores. */
+static void POSENC_I_K(fence)(void) { v_sfence(); }
 
 /* QK-norm's sums of squares (posenc_i_scalar_sumsq's order): the squares in double, element e
  * into accumulator lane e mod 8 (NACC = 8 / DLANES vectors of DLANES lanes), then the scalar
@@ -1559,7 +1607,7 @@ static void POSENC_I_K(bias_row)(const posenc_i_bias_job *job) {
 extern const posenc_i_backend POSENC_I_SIMD_BACKEND;
 const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(sincos_rows), POSENC_I_SIMD_ROTATE,
                                                  POSENC_I_SIMD_SUMSQ, POSENC_I_K(to_f32), POSENC_I_SIMD_CONVERT, POSENC_I_SIMD_ADD_FWD, POSENC_I_SIMD_ADD_BWD,
-                                                 POSENC_I_SIMD_BIAS_ROW};
+                                                 POSENC_I_SIMD_BIAS_ROW, POSENC_I_K(fence)};
 
 #ifdef __cplusplus
 }
@@ -1596,6 +1644,7 @@ const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(si
 #undef vf_loadu
 #undef vf_storeu
 #undef vf_stream
+#undef vf_stream16
 #undef vf_add
 #undef vf_sub
 #undef vf_mul
@@ -1626,6 +1675,7 @@ const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(si
 #undef vh_loadu
 #undef vh_storeu
 #undef vh_stream
+#undef vh_stream16
 #undef vh_set1
 #undef vh_sel
 #undef vh_to_f32

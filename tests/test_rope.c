@@ -1329,6 +1329,56 @@ static void test_store_kv(void) {
   }
 }
 
+/* Outputs of 4 MiB and more (POSENC_STREAM_MIN_BYTES) are written with non-temporal stores where
+ * every vector store is 16-byte aligned: the same bits as a K rotated in place and then rounded
+ * to the output's dtype, and nothing outside the written rows. The outputs start at 16 bytes past
+ * a 64-byte boundary (aligned for 16-byte pieces, not for a 256- or 512-bit store) or at 8 (plain
+ * stores). */
+static void run_streaming(const char *name, posenc_rope_style style, posenc_dtype odt, size_t T, size_t misalign,
+                          int to_cache) {
+  enum { H = 8, D = 128, LEAD = 3 }; /* LEAD slots (rows) before the written ones */
+  const size_t n = T * H * D, es = posenc_dtype_size(odt), total = (LEAD + T + 1) * H * D * es;
+  rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, D, D, style, 10000.0);
+  posenc_rope_positions pp = {1, 0, NULL, LEAD};
+  float *k = (float *)malloc(n * 4), *kref = (float *)malloc(n * 4);
+  unsigned char *raw = (unsigned char *)malloc(total + 64 + misalign), *out, want[4];
+  posenc_rope_tensor kt = {NULL, F32, H, 0, 0, 0}, ot = {NULL, F32, H, 0, 0, 0};
+  posenc_kv_cache kv;
+  posenc_status st;
+  size_t i, bad = 0;
+  pp.tokens = T;
+  out = raw + (64 - (uintptr_t)raw % 64) % 64 + misalign;
+  for (i = 0; i < n; i++) k[i] = kref[i] = lcg_val();
+  memset(out, CANARY, total);
+  kt.data = k;
+  if (to_cache) {
+    memset(&kv, 0, sizeof kv);
+    kv.k = out; kv.dtype = odt; kv.heads = H; kv.n_slots = LEAD + T + 1;
+    st = posenc_rope_store_kv(rope, NULL, &pp, NULL, &kt, NULL, &kv, NULL);
+  } else {
+    ot.data = out + LEAD * H * D * es; ot.dtype = odt;
+    st = posenc_rope_apply_out(rope, NULL, &pp, &kt, &ot, NULL, NULL, POSENC_ROPE_FORWARD);
+  }
+  kt.data = kref;
+  CHECK(st == POSENC_OK && posenc_rope_apply(rope, NULL, &pp, &kt, NULL, POSENC_ROPE_FORWARD) == POSENC_OK,
+        "%s: %s", name, posenc_strerror(st));
+  for (i = 0; i < n; i++) {
+    tl_store(want, odt, kref[i]);
+    if (memcmp(out + (LEAD * H * D + i) * es, want, es) != 0 && bad++ == 0)
+      CHECK(0, "%s [%s]: element %lu differs from the rotation in place, rounded", name,
+            posenc_isa_name(posenc_isa_active()), (unsigned long)i);
+  }
+  CHECK(tl_all_canary(out, LEAD * H * D * es) && tl_all_canary(out + (LEAD + T) * H * D * es, H * D * es),
+        "%s [%s]: written outside its rows", name, posenc_isa_name(posenc_isa_active()));
+  free(k); free(kref); free(raw);
+}
+
+static void test_streaming(void) {
+  run_streaming("store_kv streaming neox f16", NEOX, F16, 2048, 16, 1);
+  run_streaming("store_kv unaligned neox bf16", NEOX, BF16, 2048, 8, 1);
+  run_streaming("apply_out streaming gptj f32", GPTJ, F32, 1024, 16, 0);
+}
+
 /* store_kv's errors: the status, and nothing written anywhere. */
 static void test_store_kv_errors(void) {
   rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, 32, 32, NEOX, 10000.0);
@@ -2590,6 +2640,7 @@ int main(void) {
     test_rotation_out();
     test_rotation_norm();
     test_store_kv();
+    test_streaming();
     test_mrope();
     test_properties();
     test_misaligned();
