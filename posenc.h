@@ -498,6 +498,8 @@ POSENC_API posenc_status posenc_rope_apply(const posenc_rope *rope, const posenc
  * of rotating it in place and then converting. An output may be its input (the same memory,
  * dtype and strides: in place), else it must not overlap it; nothing written may overlap what
  * the other rotation reads or writes (Q and K may share a fused buffer's rows, as in place).
+ * An output of POSENC_STREAM_MIN_BYTES or more is written with non-temporal stores where its
+ * heads are 16-byte aligned (fenced before the call returns): it bypasses the caches.
  * Errors: those of posenc_rope_apply, and NULL (q_out; k_in without k_out or the reverse), SIZE
  * (an output's heads differ from its input's), ALIAS (an output overlapping its input without
  * being it, or the other tensors). On error nothing is written. */
@@ -534,7 +536,8 @@ typedef struct posenc_kv_cache {
  * forward rotation. K's values are posenc_rope_apply_out's; V's are converted by the same
  * rounding. A slot given twice receives the last token's. The cache arrays must not overlap each
  * other, the inputs, ids, slots, or the rope, positions and cache structs; Q must not overlap the
- * slots.
+ * slots. K of POSENC_STREAM_MIN_BYTES or more (a prefill) goes into the cache with non-temporal
+ * stores where its heads are 16-byte aligned, as posenc_rope_apply_out's outputs do.
  * Errors: those of posenc_rope_apply, and NULL (kv, k, kv->k; v without kv->v or the reverse),
  * SIZE (n_slots 0, block_size not dividing n_slots, kv->heads not K's or V's head count), DTYPE,
  * STRIDE (a cache stride that makes slots or heads overlap), OVERFLOW, PARAM (slots NULL with
@@ -3348,6 +3351,10 @@ static int posenc_i_io_apart(const posenc_i_tview *out, int out_slots, const pos
 static void posenc_i_rope_copy_heads(const posenc_i_backend *be, const posenc_i_rot_io *io, const unsigned char *src,
                                      unsigned char *dst, size_t d, size_t D) {
   size_t hd;
+  if (d == 0 && io->in.hs == D && io->out.hs == D) { /* whole heads back to back: one run (decode's V) */
+    be->convert(src, io->in.dtype, dst, io->out.dtype, io->in.heads * D);
+    return;
+  }
   for (hd = 0; hd < io->in.heads; hd++)
     be->convert(src + (hd * io->in.hs + d) * io->in.es, io->in.dtype, dst + (hd * io->out.hs + d) * io->out.es,
                 io->out.dtype, D - d);
