@@ -498,8 +498,10 @@ POSENC_API posenc_status posenc_rope_apply(const posenc_rope *rope, const posenc
  * of rotating it in place and then converting. An output may be its input (the same memory,
  * dtype and strides: in place), else it must not overlap it; nothing written may overlap what
  * the other rotation reads or writes (Q and K may share a fused buffer's rows, as in place).
- * An output of POSENC_STREAM_MIN_BYTES or more is written with non-temporal stores where its
- * heads are 16-byte aligned (fenced before the call returns): it bypasses the caches.
+ * An output of 4 MiB or more (POSENC_STREAM_MIN_BYTES) is written with non-temporal stores,
+ * fenced before the call returns, which bypass the caches, where every store can be one: rotary_dim
+ * = head_dim, a multiple of 32; heads and head stride 16-byte aligned (malloc's alignment); a
+ * backend with 16-byte stores of its dtype (AVX2, AVX-512; SSE2 for f32). Else ordinary stores.
  * Errors: those of posenc_rope_apply, and NULL (q_out; k_in without k_out or the reverse), SIZE
  * (an output's heads differ from its input's), ALIAS (an output overlapping its input without
  * being it, or the other tensors). On error nothing is written. */
@@ -536,8 +538,8 @@ typedef struct posenc_kv_cache {
  * forward rotation. K's values are posenc_rope_apply_out's; V's are converted by the same
  * rounding. A slot given twice receives the last token's. The cache arrays must not overlap each
  * other, the inputs, ids, slots, or the rope, positions and cache structs; Q must not overlap the
- * slots. K of POSENC_STREAM_MIN_BYTES or more (a prefill) goes into the cache with non-temporal
- * stores where its heads are 16-byte aligned, as posenc_rope_apply_out's outputs do.
+ * slots. K of 4 MiB or more (a prefill) goes into the cache with non-temporal stores under
+ * posenc_rope_apply_out's conditions; V with ordinary stores.
  * Errors: those of posenc_rope_apply, and NULL (kv, k, kv->k; v without kv->v or the reverse),
  * SIZE (n_slots 0, block_size not dividing n_slots, kv->heads not K's or V's head count), DTYPE,
  * STRIDE (a cache stride that makes slots or heads overlap), OVERFLOW, PARAM (slots NULL with
@@ -3301,10 +3303,17 @@ typedef struct posenc_i_slot_plan {
   size_t block_size, slot_stride, block_stride;
 } posenc_i_slot_plan;
 
-/* Whether a pass writes enough (POSENC_STREAM_MIN_BYTES) that its output is better written
- * with non-temporal stores: an output that large is not read back from the cache. */
-static int posenc_i_rope_streams(const posenc_i_rot_io *io, size_t D, size_t B, size_t T) {
-  return (double)B * (double)T * (double)io->in.heads * (double)D * (double)io->out.es >= (double)POSENC_STREAM_MIN_BYTES;
+/* Whether a pass's output is better written with non-temporal stores: it is large
+ * (POSENC_STREAM_MIN_BYTES), so not read back from the cache, and the rotation's vector stores
+ * write every element of it. Any other store into a line that non-temporal stores are filling
+ * (the dims past rotary_dim, lanes short of a vector) flushes it half-written and reads it back:
+ * with rotary_dim 64 of 128 that made store_kv 2-4x slower than ordinary stores. So: rotary_dim
+ * = head_dim, its pairs a multiple of 16 (a 512-bit vector's lanes, so every range of pairs is
+ * whole vectors at every width). */
+static int posenc_i_rope_streams(const posenc_rope *rope, const posenc_i_rot_io *io, size_t B, size_t T) {
+  const size_t D = rope->config.head_dim;
+  return 2 * rope->pairs == D && rope->pairs % 16 == 0 &&
+         (double)B * (double)T * (double)io->in.heads * (double)D * (double)io->out.es >= (double)POSENC_STREAM_MIN_BYTES;
 }
 
 /* Checks an input and its output tensor. The output is the input itself (in place: the same
@@ -3322,7 +3331,7 @@ static posenc_status posenc_i_rope_check_io(const posenc_rope_tensor *in, const 
   io->rotate = 1;
   io->to_slots = 0;
   io->normed = 0;
-  io->stream = !io->in_place && posenc_i_rope_streams(io, D, B, T);
+  io->stream = 0; /* in place never streams; posenc_i_rope_inout decides for an output */
   if (!io->in_place && posenc_i_ranges_meet(io->in.data, io->in.span, io->out.data, io->out.span))
     return POSENC_ERR_ALIAS;
   return POSENC_OK;
@@ -3640,6 +3649,7 @@ static posenc_status posenc_i_rope_inout(const posenc_i_backend *be, const posen
         POSENC_OK)
       return st;
     if (norms && (st = posenc_i_rope_check_norm(norms[i], &io[i])) != POSENC_OK) return st;
+    io[i].stream = !io[i].in_place && posenc_i_rope_streams(rope, &io[i], pos->batch, pos->tokens);
   }
   return posenc_i_rope_run(be, rope, cache, pos, io, n, NULL, direction);
 }
@@ -3750,7 +3760,7 @@ static posenc_status posenc_i_store_kv(const posenc_rope *rope, const posenc_rop
     io[n].rotate = !i;
     io[n].to_slots = 1;
     io[n].normed = 0;
-    io[n].stream = !i && posenc_i_rope_streams(&io[n], D, B, T); /* V's copy stores plainly */
+    io[n].stream = !i && posenc_i_rope_streams(rope, &io[n], B, T); /* V's copy stores plainly */
     if (!i && (st = posenc_i_rope_check_norm(k_norm, &io[n])) != POSENC_OK) return st;
     n++;
   }

@@ -1069,10 +1069,10 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, 
    * (Zen 4; decode 15% faster, but only as fast as AVX2 with one). A QK-norm scales each head by
    * its own r: one head. */
   const size_t group = style == POSENC_ROPE_NEOX && POSENC_I_VBITS < 512 && !norm ? 2 : 1;
-  /* Non-temporal stores where the job asks (a large output, not read back soon) and every
-   * vector store is 16-byte aligned: the head starts, the head stride and (NeoX) the partner
-   * distance; the caller fences (posenc_i_backend.fence). */
-  const int stream = !in_place && job->stream && (des == 4 || POSENC_I_VH_STREAM) && (uintptr_t)dst0 % 16 == 0 &&
+  /* Non-temporal stores where the job asks (a large output, not read back soon, written whole by
+   * the vector stores: no rest lanes) and every vector store is 16-byte aligned: the head starts,
+   * the head stride and (NeoX) the partner distance; the caller fences (posenc_i_backend.fence). */
+  const int stream = !in_place && job->stream && rest == 0 && (des == 4 || POSENC_I_VH_STREAM) && (uintptr_t)dst0 % 16 == 0 &&
                      (size_t)dhs % 16 == 0 && (style != POSENC_ROPE_NEOX || h * des % 16 == 0);
   size_t j, hd;
   nm.on = norm;

@@ -1330,15 +1330,16 @@ static void test_store_kv(void) {
 }
 
 /* Outputs of 4 MiB and more (POSENC_STREAM_MIN_BYTES) are written with non-temporal stores where
- * every vector store is 16-byte aligned: the same bits as a K rotated in place and then rounded
- * to the output's dtype, and nothing outside the written rows. The outputs start at 16 bytes past
+ * the rotation's vector stores write whole heads (rotary_dim = head_dim) and are 16-byte aligned:
+ * the same bits as a K rotated in place and then rounded to the output's dtype, and nothing
+ * outside the written rows. The outputs start at 16 bytes past
  * a 64-byte boundary (aligned for 16-byte pieces, not for a 256- or 512-bit store) or at 8 (plain
  * stores). */
-static void run_streaming(const char *name, posenc_rope_style style, posenc_dtype odt, size_t T, size_t misalign,
-                          int to_cache) {
+static void run_streaming(const char *name, posenc_rope_style style, size_t rotary, posenc_dtype odt, size_t T,
+                          size_t misalign, int to_cache) {
   enum { H = 8, D = 128, LEAD = 3 }; /* LEAD slots (rows) before the written ones */
   const size_t n = T * H * D, es = posenc_dtype_size(odt), total = (LEAD + T + 1) * H * D * es;
-  rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, D, D, style, 10000.0);
+  rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, D, rotary, style, 10000.0);
   posenc_rope_positions pp = {1, 0, NULL, LEAD};
   float *k = (float *)malloc(n * 4), *kref = (float *)malloc(n * 4);
   unsigned char *raw = (unsigned char *)malloc(total + 64 + misalign), *out, want[4];
@@ -1374,9 +1375,10 @@ static void run_streaming(const char *name, posenc_rope_style style, posenc_dtyp
 }
 
 static void test_streaming(void) {
-  run_streaming("store_kv streaming neox f16", NEOX, F16, 2048, 16, 1);
-  run_streaming("store_kv unaligned neox bf16", NEOX, BF16, 2048, 8, 1);
-  run_streaming("apply_out streaming gptj f32", GPTJ, F32, 1024, 16, 0);
+  run_streaming("store_kv streaming neox f16", NEOX, 128, F16, 2048, 16, 1);
+  run_streaming("store_kv unaligned neox bf16", NEOX, 128, BF16, 2048, 8, 1);
+  run_streaming("apply_out streaming gptj f32", GPTJ, 128, F32, 1024, 16, 0);
+  run_streaming("store_kv rotary 64 of 128 f16 (ordinary stores)", NEOX, 64, F16, 2048, 16, 1);
 }
 
 /* store_kv's errors: the status, and nothing written anywhere. */
