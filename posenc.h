@@ -3281,6 +3281,7 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
 }
 
 #define POSENC_I_ROPE_BLOCK 2048 /* floats of on-the-fly cos/sin rows kept on the stack */
+#define POSENC_I_ROPE_BLOCK_SMALL 256 /* the same for small calls: a decode step's rows up to rotary dim 256 */
 /* Pairs rotated per step (a token's rotation walks its heads once per step): their cos/sin, GPT-J
  * expanded, take 1 KiB of stack, where a whole row took 4 KiB (POSENC_ROPE_MAX_DIM). */
 #define POSENC_I_ROPE_PAIRS 64
@@ -3526,14 +3527,15 @@ POSENC_I_NOINLINE void posenc_i_rope_tokens(const posenc_i_backend *be, const po
   }
 }
 
-/* On the fly: blocks of tokens whose cos/sin rows fit in block, then their rotations. */
-POSENC_I_NOINLINE void posenc_i_rope_fly(const posenc_i_backend *be, const posenc_rope *rope,
-                                         const posenc_rope_positions *pos, const posenc_i_rot_io *io, size_t n,
-                                         const posenc_i_slot_plan *plan, int inverse) {
+/* On the fly: blocks of tokens whose cos/sin rows fit in block (cap floats, a token's rows at
+ * least), then their rotations. */
+POSENC_I_FORCEINLINE void posenc_i_rope_fly_blocks(const posenc_i_backend *be, const posenc_rope *rope,
+                                                   const posenc_rope_positions *pos, const posenc_i_rot_io *io,
+                                                   size_t n, const posenc_i_slot_plan *plan, int inverse, float *block,
+                                                   size_t cap) {
   size_t h = rope->pairs, B = pos->batch, T = pos->tokens, nt_max, b, t0;
   size_t naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
-  float block[POSENC_I_ROPE_BLOCK];
-  nt_max = POSENC_I_ROPE_BLOCK / (naxes * 2 * h);
+  nt_max = cap / (naxes * 2 * h);
   for (b = 0; b < B; b++) {
     for (t0 = 0; t0 < T; t0 += nt_max) {
       size_t nt = T - t0 < nt_max ? T - t0 : nt_max, tt, a;
@@ -3548,6 +3550,23 @@ POSENC_I_NOINLINE void posenc_i_rope_fly(const posenc_i_backend *be, const posen
       posenc_i_rope_tokens(be, rope, NULL, 0, pos, io, n, plan, inverse, b, t0, nt, block);
     }
   }
+}
+
+/* Two frames, each with its own block: a call whose rows fit in the small one (a decode step, the
+ * self-test) keeps 1.5 KiB of rows on the stack instead of 8. Either gives the same bits: a row's
+ * value does not depend on the block it is made in. */
+POSENC_I_NOINLINE void posenc_i_rope_fly_small(const posenc_i_backend *be, const posenc_rope *rope,
+                                               const posenc_rope_positions *pos, const posenc_i_rot_io *io, size_t n,
+                                               const posenc_i_slot_plan *plan, int inverse) {
+  float block[POSENC_I_ROPE_BLOCK_SMALL];
+  posenc_i_rope_fly_blocks(be, rope, pos, io, n, plan, inverse, block, POSENC_I_ROPE_BLOCK_SMALL);
+}
+
+POSENC_I_NOINLINE void posenc_i_rope_fly(const posenc_i_backend *be, const posenc_rope *rope,
+                                         const posenc_rope_positions *pos, const posenc_i_rot_io *io, size_t n,
+                                         const posenc_i_slot_plan *plan, int inverse) {
+  float block[POSENC_I_ROPE_BLOCK];
+  posenc_i_rope_fly_blocks(be, rope, pos, io, n, plan, inverse, block, POSENC_I_ROPE_BLOCK);
 }
 
 /* Runs n passes (Q, K, V) token by token over validated views: cos/sin once per token. */
@@ -3614,6 +3633,8 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
 
   if (cache)
     for (b = 0; b < B; b++) posenc_i_rope_tokens(be, rope, cache, crow_bytes, pos, io, n, plan, inverse, b, 0, T, NULL);
+  else if (T <= POSENC_I_ROPE_BLOCK_SMALL / (naxes * 2 * rope->pairs)) /* a batch row's rows in one small block */
+    posenc_i_rope_fly_small(be, rope, pos, io, n, plan, inverse);
   else
     posenc_i_rope_fly(be, rope, pos, io, n, plan, inverse);
   for (i = 0; i < n; i++)

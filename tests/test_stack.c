@@ -33,8 +33,8 @@
 
 /* Issue 17's budget, and the calls that do not meet it yet, each held to what it uses now (x86-64,
  * with 5-10% to spare) so that it cannot grow unseen: the on-the-fly RoPE rotation (an 8 KiB block
- * of cos/sin rows), the masked add's on-the-fly sinusoidal rows (a 32 KiB block), and the self-test
- * (the on-the-fly rotation and a 1 KiB rope in each of two frames, 18.4 KiB at most). The
+ * of cos/sin rows; a decode step's rows take a 1 KiB block, 3.9-5.0 KiB in all), and the masked
+ * add's on-the-fly sinusoidal rows (a 32 KiB block), and the self-test (10.6 KiB at most). The
  * budgets hold with gcc on x86-64 and on the Cortex-M firmware (issue 17's platforms). With other
  * x86-64 compilers a call may use half as much again (clang spills more: its AVX-512 table
  * kernel's frame is 3.0 KiB where gcc's is 1.6). Other ISAs print their figures, unasserted: ARMv7
@@ -43,6 +43,7 @@
 #define BUDGET 4096
 #define BUDGET_ROPE_FLY 13312
 #define BUDGET_EMBED_SINUS 43008
+#define BUDGET_DECODE_FLY 5632
 #define BUDGET_SELFTEST 20480
 #define STACK_BYTES (16 * 1024)          /* glibc's PTHREAD_STACK_MIN on x86-64 */
 #ifdef __OPTIMIZE__
@@ -453,6 +454,23 @@ static posenc_status call_store_kv(const posenc_rope_cache_view *cv, int with_no
   return with_norm ? posenc_rope_store_kv_norm(rope, cv, &p, &q, &qn, &k, &kn, &v, &kv, NULL)
                    : posenc_rope_store_kv(rope, cv, &p, &q, &k, &v, &kv, NULL);
 }
+/* A decode step on the fly at a common head dim (128): Q 32 heads and K 8, one token, whose rows
+ * fit posenc's small block of on-the-fly rows; and the same step into a KV cache. */
+static POSENC_ROPE_STORAGE(128) rope128_st;
+static posenc_status decode_fly(int store) {
+  posenc_rope_positions p;
+  posenc_rope_tensor q = tensor(in_buf, F32, 32), k = tensor(in2_buf, F32, 8), v = tensor(in2_buf + 8 * 128 * 4, F32, 8);
+  posenc_kv_cache kv;
+  p.batch = 1; p.tokens = 1; p.ids = NULL; p.start = 7;
+  memset(&kv, 0, sizeof kv);
+  kv.dtype = F16; kv.heads = 8; kv.n_slots = 16;
+  kv.k = out_buf; kv.v = out_buf + out_cap / 2;
+  return store ? posenc_rope_store_kv(&rope128_st.rope, NULL, &p, &q, &k, &v, &kv, NULL)
+               : posenc_rope_apply(&rope128_st.rope, NULL, &p, &q, &k, POSENC_ROPE_FORWARD);
+}
+static posenc_status apply_decode_fly(void) { return decode_fly(0); }
+static posenc_status store_kv_decode_fly(void) { return decode_fly(1); }
+
 static posenc_status store_kv(void) { return call_store_kv(NULL, 0); }
 static posenc_status store_kv_norm(void) { return call_store_kv(NULL, 1); }
 static posenc_status store_kv_cached(void) { return call_store_kv(&cv_half_f16, 0); }
@@ -598,6 +616,8 @@ static const stack_call calls[] = {
   {"rope_apply_norm", apply_norm, BUDGET_ROPE_FLY},
   {"rope_apply_norm cached", apply_norm_cached, BUDGET},
   {"rope_store_kv", store_kv, BUDGET_ROPE_FLY},
+  {"rope_apply decode on the fly, head_dim 128", apply_decode_fly, BUDGET_DECODE_FLY},
+  {"rope_store_kv decode on the fly, head_dim 128", store_kv_decode_fly, BUDGET_DECODE_FLY},
   {"rope_store_kv_norm", store_kv_norm, BUDGET_ROPE_FLY},
   {"rope_store_kv cached", store_kv_cached, BUDGET},
   {"rope_store_kv_norm cached", store_kv_norm_cached, BUDGET},
@@ -640,6 +660,10 @@ static void inputs_init(void) {
   for (i = 0; i < sizeof ids / sizeof *ids; i++) ids[i] = (int32_t)(POS0 + (i * 37) % (2 * ROWS));
   for (i = 0; i < sizeof key_keep; i++) key_keep[i] = (uint8_t)(i % 5 != 0);
   if (posenc_rope_init(rope, sizeof rope_st, &c) != POSENC_OK) exit(1);
+  {
+    posenc_rope_config c128 = posenc_rope_default(128);
+    if (posenc_rope_init(&rope128_st.rope, sizeof rope128_st, &c128) != POSENC_OK) exit(1);
+  }
   c.style = POSENC_ROPE_GPTJ;
   if (posenc_rope_init(rope_gptj, sizeof rope_gptj_st, &c) != POSENC_OK) exit(1);
   c.style = POSENC_ROPE_NEOX;
