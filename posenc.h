@@ -5760,19 +5760,29 @@ static unsigned posenc_i_selftest_arith(void) {
   return bad;
 }
 
+static uint32_t posenc_i_st_hash(const uint32_t *bits, size_t n) {
+  uint32_t h = 0;
+  size_t j;
+  for (j = 0; j < n; j++) h = h * 31u + bits[j];
+  return h;
+}
+
 /* Rotation: one head of d = 32 (the first 24 dims rotated) at positions 5 and 16777215, NeoX and
- * GPT-J, on the fly, into bits[style][token][element]. Inputs k/8 - 1.5, or with `tiny` subnormals
- * of both signs, whose rotations are subnormal too. A fused x0*c - x1*s changes the first; a
- * flush-to-zero (FTZ) or denormals-are-zero (DAZ) mode changes the second. Returns 0 on success.
- * Out of line, as posenc_i_selftest_f16, so that their ropes (1 KiB each) are not on the stack at
- * once. */
-POSENC_I_NOINLINE int posenc_i_selftest_rotation(const posenc_i_backend *be, int tiny, uint32_t bits[2][2][32]) {
-  static const int32_t ids[2] = {5, 16777215};
+ * GPT-J, on the fly. Inputs k/8 - 1.5, or with `tiny` subnormals of both signs, whose rotations
+ * are subnormal too. A fused x0*c - x1*s changes the first; a flush-to-zero (FTZ) or
+ * denormals-are-zero (DAZ) mode changes the second. The result: the bits of elements 0, 1, 13 and
+ * 23 (picked[style][token]), and the checksum of all of them in order (a change of one element
+ * always changes it: 31 is invertible mod 2^32). Returns 0 on success. Out of line, as
+ * posenc_i_selftest_f16, so that their ropes (1 KiB each) are not on the stack at once. */
+POSENC_I_NOINLINE int posenc_i_selftest_rotation(const posenc_i_backend *be, int tiny, uint32_t picked[2][2][4],
+                                                 uint32_t *hash) {
+  static const int32_t ids[2] = {5, 16777215}, elems[4] = {0, 1, 13, 23};
   POSENC_ROPE_STORAGE(32) st;
   posenc_rope_config cfg = posenc_rope_default(32);
   posenc_rope_positions pos;
   posenc_rope_tensor t;
   float x[2][32];
+  uint32_t h = 0;
   int style, tok, e;
   cfg.rotary_dim = 24;
   pos.batch = 1; pos.tokens = 2; pos.ids = ids; pos.start = 0;
@@ -5786,9 +5796,12 @@ POSENC_I_NOINLINE int posenc_i_selftest_rotation(const posenc_i_backend *be, int
         x[tok][e] = tiny ? posenc_i_bitsf((uint32_t)(e + 7 * tok) * 0x3579u + 0x40000u + ((uint32_t)(e & 1) << 31))
                          : (float)(e + 7 * tok) / 8.0f - 1.5f;
     if (posenc_i_rope_apply(be, &st.rope, NULL, &pos, &t, NULL, POSENC_ROPE_FORWARD) != POSENC_OK) return 1;
-    for (tok = 0; tok < 2; tok++)
-      for (e = 0; e < 32; e++) bits[style][tok][e] = posenc_i_fbits(x[tok][e]);
+    for (tok = 0; tok < 2; tok++) {
+      for (e = 0; e < 32; e++) h = h * 31u + posenc_i_fbits(x[tok][e]); /* posenc_i_st_hash of them all */
+      for (e = 0; e < 4; e++) picked[style][tok][e] = posenc_i_fbits(x[tok][elems[e]]);
+    }
   }
+  *hash = h;
   return 0;
 }
 /* Expected bits of elements 0, 1, 13 and 23 of the normal inputs, and the checksum of the tiny ones */
@@ -5796,13 +5809,6 @@ static const uint32_t posenc_i_st_rot[2][2][4] = {
   {{0xbed9da42u, 0x3f5885b2u, 0xbf8baf05u, 0x3faffb8fu}, {0x3f839bb1u, 0xbf858669u, 0xbecdf435u, 0x3edc9f1fu}},
   {{0xbfdf3bdcu, 0x3f86305du, 0x3dffae19u, 0x3fb02c18u}, {0xbe8d1f83u, 0x3f405df4u, 0xbf4374bdu, 0x3fe574e6u}}};
 #define POSENC_I_ST_ROT_TINY 0x9260771eu
-
-static uint32_t posenc_i_st_hash(const uint32_t *bits, size_t n) {
-  uint32_t h = 0;
-  size_t j;
-  for (j = 0; j < n; j++) h = h * 31u + bits[j];
-  return h;
-}
 
 /* f16 conversions of subnormal halves (magnitude below 2^-14): a d = 32 table in f16 at positions
  * 355 and 710, whose column 0 (sin 355 = -3.0e-5, sin 710 = -6.0e-5) rounds to subnormal halves,
@@ -5890,12 +5896,46 @@ static uint32_t posenc_i_selftest_bias(const posenc_i_backend *be) {
   return h;
 }
 
-POSENC_API posenc_status posenc_selftest_report(posenc_selftest_result *result) {
-  static const int cols[4] = {0, 1, 30, 31}, rot_elems[4] = {0, 1, 13, 23};
-  const posenc_i_backend *be;
+/* The table: 8 rows of d = 32 at the self-test's positions, the active backend against the scalar
+ * one, and the scalar one's columns 0, 1, 30 and 31 against their known bits. Out of line, as the
+ * rotations below, so that the two checks' buffers are never on the stack together. */
+POSENC_I_NOINLINE unsigned posenc_i_selftest_table(const posenc_i_backend *be) {
+  static const int cols[4] = {0, 1, 30, 31};
   float got[8 * 32], ref[8 * 32];
   posenc_sinusoidal_params prm = posenc_sinusoidal_default(32);
-  int r, c, tiny;
+  int r, c;
+  if (posenc_i_sinusoidal_run(be, &prm, 0, posenc_i_st_pos, 8, got, sizeof got) != POSENC_OK ||
+      posenc_i_sinusoidal_run(&posenc_i_backend_scalar, &prm, 0, posenc_i_st_pos, 8, ref, sizeof ref) != POSENC_OK)
+    return POSENC_SELFTEST_VALUES;
+  for (r = 0; r < 8; r++)
+    for (c = 0; c < 4; c++)
+      if (posenc_i_fbits(ref[r * 32 + cols[c]]) != posenc_i_st_bits[r][c]) return POSENC_SELFTEST_VALUES;
+  /* every column of the active backend against the scalar reference */
+  return memcmp(got, ref, sizeof got) != 0 ? (unsigned)POSENC_SELFTEST_VALUES : 0u;
+}
+
+/* The rotations of normal inputs (tiny 0), then of subnormal ones: the active backend against the
+ * scalar one, and the scalar one against its known bits. */
+POSENC_I_NOINLINE unsigned posenc_i_selftest_rotations(const posenc_i_backend *be) {
+  unsigned bad = 0;
+  int tiny;
+  for (tiny = 0; tiny < 2; tiny++) {
+    uint32_t got[2][2][4], ref[2][2][4], got_hash, ref_hash;
+    const unsigned fail = tiny ? POSENC_SELFTEST_SUBNORMALS : POSENC_SELFTEST_VALUES;
+    if (posenc_i_selftest_rotation(be, tiny, got, &got_hash) ||
+        posenc_i_selftest_rotation(&posenc_i_backend_scalar, tiny, ref, &ref_hash)) {
+      bad |= POSENC_SELFTEST_VALUES;
+      continue;
+    }
+    if (got_hash != ref_hash) bad |= fail;
+    if (tiny ? ref_hash != POSENC_I_ST_ROT_TINY : memcmp(ref, posenc_i_st_rot, sizeof ref) != 0) bad |= fail;
+  }
+  return bad;
+}
+
+POSENC_API posenc_status posenc_selftest_report(posenc_selftest_result *result) {
+  const posenc_i_backend *be;
+  int r;
   unsigned bad;
   double chain[10];
   if (!result) return POSENC_ERR_NULL;
@@ -5904,32 +5944,8 @@ POSENC_API posenc_status posenc_selftest_report(posenc_selftest_result *result) 
   posenc_i_selftest_chain(chain);
   for (r = 0; r < 10; r++)
     if (posenc_i_dbits(chain[r]) != posenc_i_st_chain[r]) bad |= POSENC_SELFTEST_VALUES;
-  if (posenc_i_sinusoidal_run(be, &prm, 0, posenc_i_st_pos, 8, got, sizeof got) != POSENC_OK ||
-      posenc_i_sinusoidal_run(&posenc_i_backend_scalar, &prm, 0, posenc_i_st_pos, 8, ref, sizeof ref) != POSENC_OK) {
-    bad |= POSENC_SELFTEST_VALUES;
-  } else {
-    for (r = 0; r < 8; r++)
-      for (c = 0; c < 4; c++)
-        if (posenc_i_fbits(ref[r * 32 + cols[c]]) != posenc_i_st_bits[r][c]) bad |= POSENC_SELFTEST_VALUES;
-    /* every column of the active backend against the scalar reference */
-    if (memcmp(got, ref, sizeof got) != 0) bad |= POSENC_SELFTEST_VALUES;
-  }
-  /* rotation of normal inputs (tiny 0), then of subnormal ones */
-  for (tiny = 0; tiny < 2; tiny++) {
-    uint32_t rot[2][2][32], rot_ref[2][2][32];
-    const unsigned fail = tiny ? POSENC_SELFTEST_SUBNORMALS : POSENC_SELFTEST_VALUES;
-    int st, t;
-    if (posenc_i_selftest_rotation(be, tiny, rot) || posenc_i_selftest_rotation(&posenc_i_backend_scalar, tiny, rot_ref)) {
-      bad |= POSENC_SELFTEST_VALUES;
-      continue;
-    }
-    if (memcmp(rot, rot_ref, sizeof rot) != 0) bad |= fail;
-    if (tiny && posenc_i_st_hash(&rot_ref[0][0][0], 2 * 2 * 32) != POSENC_I_ST_ROT_TINY) bad |= fail;
-    for (st = 0; st < 2 && !tiny; st++)
-      for (t = 0; t < 2; t++)
-        for (c = 0; c < 4; c++)
-          if (rot_ref[st][t][rot_elems[c]] != posenc_i_st_rot[st][t][c]) bad |= fail;
-  }
+  bad |= posenc_i_selftest_table(be);
+  bad |= posenc_i_selftest_rotations(be);
   /* subnormals: an FTZ/DAZ mode set by the process (or by -ffast-math's start-up code) */
   if (posenc_i_selftest_add(be) != POSENC_I_ST_ADD_TINY ||
       posenc_i_selftest_add(&posenc_i_backend_scalar) != POSENC_I_ST_ADD_TINY)
