@@ -1341,15 +1341,20 @@ static void run_streaming(const char *name, posenc_rope_style style, size_t rota
   const size_t n = T * H * D, es = posenc_dtype_size(odt), total = (LEAD + T + 1) * H * D * es;
   rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, D, rotary, style, 10000.0);
   posenc_rope_positions pp = {1, 0, NULL, LEAD};
-  float *k = (float *)malloc(n * 4), *kref = (float *)malloc(n * 4);
+  float *k = (float *)malloc(n * 4);
   unsigned char *raw = (unsigned char *)malloc(total + 64 + misalign), *out, want[4];
   posenc_rope_tensor kt = {NULL, F32, H, 0, 0, 0}, ot = {NULL, F32, H, 0, 0, 0};
   posenc_kv_cache kv;
   posenc_status st;
   size_t i, bad = 0;
   pp.tokens = T;
+  if (!k || !raw) { /* a board's heap (the Cortex-M4 firmware has 16 MiB, and no streaming backend) */
+    printf("%s: not run (no %lu MiB to allocate)\n", name, (unsigned long)((n * 4 + total) >> 20));
+    free(k); free(raw);
+    return;
+  }
   out = raw + (64 - (uintptr_t)raw % 64) % 64 + misalign;
-  for (i = 0; i < n; i++) k[i] = kref[i] = lcg_val();
+  for (i = 0; i < n; i++) k[i] = lcg_val();
   memset(out, CANARY, total);
   kt.data = k;
   if (to_cache) {
@@ -1360,18 +1365,18 @@ static void run_streaming(const char *name, posenc_rope_style style, size_t rota
     ot.data = out + LEAD * H * D * es; ot.dtype = odt;
     st = posenc_rope_apply_out(rope, NULL, &pp, &kt, &ot, NULL, NULL, POSENC_ROPE_FORWARD);
   }
-  kt.data = kref;
+  /* the reference: K (only read above) rotated in place, then rounded */
   CHECK(st == POSENC_OK && posenc_rope_apply(rope, NULL, &pp, &kt, NULL, POSENC_ROPE_FORWARD) == POSENC_OK,
         "%s: %s", name, posenc_strerror(st));
   for (i = 0; i < n; i++) {
-    tl_store(want, odt, kref[i]);
+    tl_store(want, odt, k[i]);
     if (memcmp(out + (LEAD * H * D + i) * es, want, es) != 0 && bad++ == 0)
       CHECK(0, "%s [%s]: element %lu differs from the rotation in place, rounded", name,
             posenc_isa_name(posenc_isa_active()), (unsigned long)i);
   }
   CHECK(tl_all_canary(out, LEAD * H * D * es) && tl_all_canary(out + (LEAD + T) * H * D * es, H * D * es),
         "%s [%s]: written outside its rows", name, posenc_isa_name(posenc_isa_active()));
-  free(k); free(kref); free(raw);
+  free(k); free(raw);
 }
 
 static void test_streaming(void) {
