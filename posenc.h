@@ -3553,7 +3553,7 @@ POSENC_I_FORCEINLINE void posenc_i_rope_fly_blocks(const posenc_i_backend *be, c
 }
 
 /* Two frames, each with its own block: a call whose rows fit in the small one (a decode step, the
- * self-test) keeps 1.5 KiB of rows on the stack instead of 8. Either gives the same bits: a row's
+ * self-test) keeps 1 KiB of rows on the stack instead of 8. Either gives the same bits: a row's
  * value does not depend on the block it is made in. */
 POSENC_I_NOINLINE void posenc_i_rope_fly_small(const posenc_i_backend *be, const posenc_rope *rope,
                                                const posenc_rope_positions *pos, const posenc_i_rot_io *io, size_t n,
