@@ -1341,6 +1341,10 @@ typedef struct posenc_i_backend {
                 double *ss);
   /* n values of a dtype to f32, negated if negate (exact either way) */
   void (*to_f32)(const unsigned char *src, posenc_dtype dtype, float *dst, size_t n, int negate);
+  /* GPT-J's expanded cos/sin of n pairs, from f32 values at c and s (step floats apart): c2 = (c0
+   * c0 c1 c1 ...), s2 = (-s0 s0 -s1 s1 ...), the sines negated first if inverse */
+  void (*gptj_expand)(const unsigned char *c, const unsigned char *s, size_t step, size_t n, int inverse, float *c2,
+                      float *s2);
   /* n values from one dtype to another, rounded to nearest even (the same dtype: copied) */
   void (*convert)(const unsigned char *src, posenc_dtype sdt, unsigned char *dst, posenc_dtype ddt, size_t n);
   void (*add_fwd)(const posenc_i_add_job *job);  /* masked add rows */
@@ -1362,6 +1366,8 @@ POSENC_I_SHARED void posenc_i_scalar_sincos_rows(const posenc_i_job *job);
 POSENC_I_SHARED void posenc_i_scalar_rotate(const posenc_i_rot_job *job);
 POSENC_I_SHARED void posenc_i_scalar_to_f32(const unsigned char *src, posenc_dtype dtype, float *dst, size_t n,
                                             int negate);
+POSENC_I_SHARED void posenc_i_scalar_gptj_expand(const unsigned char *c, const unsigned char *s, size_t step, size_t n,
+                                                 int inverse, float *c2, float *s2);
 POSENC_I_SHARED void posenc_i_scalar_sumsq(const unsigned char *src, posenc_dtype dtype, ptrdiff_t head_stride,
                                            size_t heads, size_t n, double *ss);
 POSENC_I_SHARED void posenc_i_scalar_convert(const unsigned char *src, posenc_dtype sdt, unsigned char *dst,
@@ -1960,6 +1966,19 @@ POSENC_I_SHARED void posenc_i_scalar_to_f32(const unsigned char *src, posenc_dty
   for (i = 0; i < n; i++) dst[i] = negate ? -posenc_i_load(src + i * es, dtype) : posenc_i_load(src + i * es, dtype);
 }
 
+POSENC_I_SHARED void posenc_i_scalar_gptj_expand(const unsigned char *c, const unsigned char *s, size_t step, size_t n,
+                                                 int inverse, float *c2, float *s2) {
+  size_t k;
+  for (k = 0; k < n; k++) {
+    float cv, sv;
+    memcpy(&cv, c + k * step * sizeof(float), sizeof cv);
+    memcpy(&sv, s + k * step * sizeof(float), sizeof sv);
+    if (inverse) sv = -sv;
+    c2[2 * k] = cv; c2[2 * k + 1] = cv;
+    s2[2 * k] = -sv; s2[2 * k + 1] = sv;
+  }
+}
+
 POSENC_I_SHARED void posenc_i_scalar_convert(const unsigned char *src, posenc_dtype sdt, unsigned char *dst,
                                              posenc_dtype ddt, size_t n) {
   size_t ses = posenc_dtype_size(sdt), des = posenc_dtype_size(ddt), i;
@@ -2056,7 +2075,7 @@ static void posenc_i_scalar_fence(void) {}
 
 const posenc_i_backend posenc_i_backend_scalar = {POSENC_ISA_SCALAR, posenc_i_scalar_sincos_rows,
                                                   posenc_i_scalar_rotate, posenc_i_scalar_sumsq, posenc_i_scalar_to_f32,
-                                                  posenc_i_scalar_convert, posenc_i_scalar_add_fwd, posenc_i_scalar_add_bwd,
+                                                  posenc_i_scalar_gptj_expand, posenc_i_scalar_convert, posenc_i_scalar_add_fwd, posenc_i_scalar_add_bwd,
                                                   posenc_i_scalar_bias_row, posenc_i_scalar_fence};
 
 /* ---- backends: which are compiled in ------------------------------------------------------
@@ -3243,24 +3262,9 @@ static int posenc_i_mrope_axis(const posenc_rope_config *c, size_t j) {
   return 0;
 }
 
-/* GPT-J's expanded cos/sin of m pairs, from f32 values at cp and sp (`step` floats apart): c2 =
- * (c0 c0 c1 c1 ...), s2 = (-s0 s0 -s1 s1 ...), the sines negated first for the inverse. */
-static void posenc_i_gptj_expand(const unsigned char *cp, const unsigned char *sp, size_t step, size_t m, int inverse,
-                                 float *c2, float *s2) {
-  size_t k;
-  for (k = 0; k < m; k++) {
-    float c, s;
-    memcpy(&c, cp + k * step * sizeof(float), sizeof c);
-    memcpy(&s, sp + k * step * sizeof(float), sizeof s);
-    if (inverse) s = -s;
-    c2[2 * k] = c; c2[2 * k + 1] = c;
-    s2[2 * k] = -s; s2[2 * k + 1] = s;
-  }
-}
-
 /* GPT-J's expanded cos/sin of pairs j0 .. j0+nj-1 of one cache row (no M-RoPE): read in place
  * when the row is f32, else converted by the backend a chunk of pairs at a time. One pair at a
- * time through posenc_i_load, the expansion took half of a decode step's time (AVX2, 32 heads). */
+ * time through posenc_i_load, the expansion took 40% of a decode step's time (AVX2, 32 heads). */
 static void posenc_i_rope_prepare_gptj(const posenc_i_backend *be, const posenc_rope_cache_spec *spec,
                                        const unsigned char *row, size_t h, int inverse, size_t j0, size_t nj,
                                        float *c2, float *s2) {
@@ -3270,7 +3274,7 @@ static void posenc_i_rope_prepare_gptj(const posenc_i_backend *be, const posenc_
   float t[2 * POSENC_CHUNK];
   size_t k0;
   if (spec->dtype == POSENC_DTYPE_F32) {
-    posenc_i_gptj_expand(row + step * j0 * es, row + (sin_at + step * j0) * es, step, nj, inverse, c2, s2);
+    be->gptj_expand(row + step * j0 * es, row + (sin_at + step * j0) * es, step, nj, inverse, c2, s2);
     return;
   }
   for (k0 = 0; k0 < nj; k0 += POSENC_CHUNK) {
@@ -3278,11 +3282,11 @@ static void posenc_i_rope_prepare_gptj(const posenc_i_backend *be, const posenc_
     const unsigned char *tb = (const unsigned char *)t;
     if (inter) {
       be->to_f32(row + 2 * j * es, spec->dtype, t, 2 * m, 0);
-      posenc_i_gptj_expand(tb, tb + sizeof(float), 2, m, inverse, c2 + 2 * k0, s2 + 2 * k0);
+      be->gptj_expand(tb, tb + sizeof(float), 2, m, inverse, c2 + 2 * k0, s2 + 2 * k0);
     } else {
       be->to_f32(row + j * es, spec->dtype, t, m, 0);
       be->to_f32(row + (sin_at + j) * es, spec->dtype, t + POSENC_CHUNK, m, 0);
-      posenc_i_gptj_expand(tb, tb + POSENC_CHUNK * sizeof(float), 1, m, inverse, c2 + 2 * k0, s2 + 2 * k0);
+      be->gptj_expand(tb, tb + POSENC_CHUNK * sizeof(float), 1, m, inverse, c2 + 2 * k0, s2 + 2 * k0);
     }
   }
 }

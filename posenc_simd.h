@@ -188,7 +188,7 @@ extern "C" {
  *          vf_stream16 / vh_stream16: non-temporal stores in 16-byte pieces (p 16-byte aligned)
  *          vf_from_bits vf_iota (0, 1, ...) vf_isnan vf_sel vf_zero_where(m, x): 0 where m, else x
  *          vf_swap_pairs (lanes 2i and 2i+1 exchanged: GPT-J)
- *          vfh_zip(s, c): s0 c0 s1 c1 ...; vfh_cat(lo, hi): lo's lanes, then hi's
+ *          vfh_zip(s, c): s0 c0 s1 c1 ...; vfh_cat(lo, hi): lo's lanes, then hi's; vfh_loadu
  *   i32    vi_set1 vi_zero vi_loadu vi_iota vi_add vi_and vi_or vi_xor vi_srli
  *          vi_mul (products mod 2^32) vi_gt (signed, a vfm_t) vi_sel
  *          vi_hi16: the high 16 bits of every lane (a vh_t); vh_widen_hi: the reverse, low bits 0
@@ -299,6 +299,7 @@ POSENC_I_FORCEINLINE simde__m256i POSENC_I_K(mul32_256)(simde__m256i a, simde__m
 #  define vf_swap_pairs(x) simde_mm_shuffle_ps((x), (x), 0xB1)
 #  define vfh_zip simde_mm_unpacklo_ps
 #  define vfh_cat simde_mm_movelh_ps
+#  define vfh_loadu(p) simde_mm_castsi128_ps(simde_mm_loadl_epi64((const simde__m128i *)(const void *)(p)))
 #  define vi_zero simde_mm_setzero_si128
 #  define vi_loadu(p) simde_mm_loadu_si128((const simde__m128i *)(const void *)(p))
 #  define vi_and simde_mm_and_si128
@@ -365,6 +366,7 @@ POSENC_I_FORCEINLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
 #  define vf_zero_where simde_mm256_andnot_ps
 #  define vf_swap_pairs(x) simde_mm256_permute_ps((x), 0xB1)
 #  define vfh_cat(lo, hi) simde_mm256_set_m128((hi), (lo))
+#  define vfh_loadu(p) simde_mm_loadu_ps((const float *)(const void *)(p))
 #  define vi_zero simde_mm256_setzero_si256
 #  define vi_loadu(p) simde_mm256_loadu_si256((const void *)(p))
 #  define vi_and simde_mm256_and_si256
@@ -436,6 +438,7 @@ POSENC_I_FORCEINLINE vfm_t POSENC_I_K(vfm_keep0)(const uint8_t *keep) {
 #  define vf_zero_where(m, x) simde_mm512_maskz_mov_ps((simde__mmask16)~(m), (x))
 #  define vf_swap_pairs(x) simde_mm512_shuffle_ps((x), (x), 0xB1) /* = permute_ps(x, 0xB1), which SIMDe 0.7.4 lacks */
 #  define vfh_cat(lo, hi) simde_mm512_insertf32x8(simde_mm512_castps256_ps512(lo), (hi), 1)
+#  define vfh_loadu(p) simde_mm256_loadu_ps((const float *)(const void *)(p))
 #  define vi_zero simde_mm512_setzero_si512
 #  define vi_loadu(p) simde_mm512_loadu_si512((const void *)(p))
 #  define vi_and simde_mm512_and_si512
@@ -1148,6 +1151,28 @@ static void POSENC_I_K(rotate)(const posenc_i_rot_job *job) {
 #undef POSENC_I_ROT_CASE
 }
 
+/* GPT-J's expanded cos/sin (posenc_i_scalar_gptj_expand): DLANES pairs a step where c and s are
+ * contiguous, each zipped with itself, the sines' even lanes negated (inverse: the odd ones);
+ * the scalar kernel for an interleaved row (step 2) and the last pairs. Moves and sign flips
+ * only: the same bits. */
+static void POSENC_I_K(gptj_expand)(const unsigned char *c, const unsigned char *s, size_t step, size_t n, int inverse,
+                                    float *c2, float *s2) {
+  /* -0 on even lanes from alt, on odd lanes from alt + 1 (17: the widest vector's 16 lanes from either) */
+  static const float alt[17] = {-0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f,
+                                                     0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f};
+  const vf_t sign = vf_loadu(alt + (inverse ? 1 : 0));
+  size_t k = 0;
+  if (step == 1)
+    for (; k + POSENC_I_DLANES <= n; k += POSENC_I_DLANES) {
+      vfh_t cv = vfh_loadu(c + k * sizeof(float)), sv = vfh_loadu(s + k * sizeof(float));
+      vf_storeu(c2 + 2 * k, vfh_zip(cv, cv));
+      vf_storeu(s2 + 2 * k, vf_xor(vfh_zip(sv, sv), sign));
+    }
+  if (k < n)
+    posenc_i_scalar_gptj_expand(c + k * step * sizeof(float), s + k * step * sizeof(float), step, n - k, inverse,
+                                c2 + 2 * k, s2 + 2 * k);
+}
+
 /* Orders the rotations' non-temporal stores before the caller's later loads and stores. */
 static void POSENC_I_K(fence)(void) { v_sfence(); }
 
@@ -1606,7 +1631,8 @@ static void POSENC_I_K(bias_row)(const posenc_i_bias_job *job) {
 
 extern const posenc_i_backend POSENC_I_SIMD_BACKEND;
 const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(sincos_rows), POSENC_I_SIMD_ROTATE,
-                                                 POSENC_I_SIMD_SUMSQ, POSENC_I_K(to_f32), POSENC_I_SIMD_CONVERT, POSENC_I_SIMD_ADD_FWD, POSENC_I_SIMD_ADD_BWD,
+                                                 POSENC_I_SIMD_SUMSQ, POSENC_I_K(to_f32), POSENC_I_K(gptj_expand),
+                                                 POSENC_I_SIMD_CONVERT, POSENC_I_SIMD_ADD_FWD, POSENC_I_SIMD_ADD_BWD,
                                                  POSENC_I_SIMD_BIAS_ROW, POSENC_I_K(fence)};
 
 #ifdef __cplusplus
@@ -1658,6 +1684,7 @@ const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(si
 #undef vf_swap_pairs
 #undef vfh_zip
 #undef vfh_cat
+#undef vfh_loadu
 #undef vi_set1
 #undef vi_zero
 #undef vi_iota
