@@ -1286,7 +1286,11 @@ typedef struct posenc_i_rot_job {
   float weight_bias;
   size_t tail_from, dim;
   int stream;                   /* 1: non-temporal stores allowed (the caller fences after its jobs) */
+  /* NULL, or two buffers of POSENC_I_ROT_SCRATCH floats apart from c and s that the kernel may
+   * overwrite (the bf16 NeoX kernel splits the cos/sin there into even and odd lanes) */
+  float *scratch_c, *scratch_s;
 } posenc_i_rot_job;
+#define POSENC_I_ROT_SCRATCH 64
 
 /* The masked add over nrows rows of n columns (columns col0 .. col0+n-1 of the tensor), every
  * operation in f32 in this order, each rounded:
@@ -3338,6 +3342,9 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
 /* Pairs rotated per step (a token's rotation walks its heads once per step): their cos/sin, GPT-J
  * expanded, take 1 KiB of stack, where a whole row took 4 KiB (POSENC_ROPE_MAX_DIM). */
 #define POSENC_I_ROPE_PAIRS 64
+#if POSENC_I_ROPE_PAIRS < POSENC_I_ROT_SCRATCH
+#  error "posenc_i_rope_tokens lends the second halves of its cos/sin buffers as the rotation's scratch"
+#endif
 
 /* One tensor's pass: read from in, rotated (or, V, copied) and written to out: a tensor (in place:
  * in itself), or a KV cache array whose slot per token the plan gives. */
@@ -3518,6 +3525,7 @@ static posenc_i_rot_job posenc_i_pass_job(const posenc_i_rot_io *io, const posen
   job.c = job.s = NULL;
   job.norm_scale = NULL;
   job.stream = io->stream;
+  job.scratch_c = job.scratch_s = NULL;
   return job;
 }
 
@@ -3562,6 +3570,10 @@ POSENC_I_NOINLINE void posenc_i_rope_tokens(const posenc_i_backend *be, const po
           posenc_i_rot_job job = posenc_i_pass_job(&io[i], rope, src + off * in->es, dst + off * io[i].out.es);
           job.pairs = nj;
           job.c = c; job.s = s;
+          if (rope->config.style == POSENC_ROPE_NEOX) { /* NeoX's c and s use the buffers' first halves at most */
+            job.scratch_c = cbuf + POSENC_I_ROPE_PAIRS;
+            job.scratch_s = sbuf + POSENC_I_ROPE_PAIRS;
+          }
           rotate(&job);
           if (last && !io[i].in_place && 2 * h < D) posenc_i_rope_copy_heads(be, &io[i], src, dst, 2 * h, D);
         } else if (j0 == 0) { /* V: copied once */
