@@ -188,7 +188,8 @@ extern "C" {
  *          vf_stream16 / vh_stream16: non-temporal stores in 16-byte pieces (p 16-byte aligned)
  *          vf_from_bits vf_iota (0, 1, ...) vf_isnan vf_sel vf_zero_where(m, x): 0 where m, else x
  *          vf_swap_pairs (lanes 2i and 2i+1 exchanged: GPT-J)
- *          vfh_zip(s, c): s0 c0 s1 c1 ...; vfh_cat(lo, hi): lo's lanes, then hi's; vfh_loadu
+ *          vfh_zip(s, c): s0 c0 s1 c1 ...; vfh_cat(lo, hi): lo's lanes, then hi's
+ *          vfh_loadu: DLANES floats (half a vector) from memory
  *   i32    vi_set1 vi_zero vi_loadu vi_storeu vi_iota vi_add vi_and vi_or vi_xor vi_srli vi_slli
  *          vi_mul (products mod 2^32) vi_gt (signed, a vfm_t) vi_sel
  *          vi_hi16: the high 16 bits of every lane (a vh_t); vh_widen_hi: the reverse, low bits 0
@@ -923,7 +924,7 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, po
 /* One function per layout, dtype and kind (the sinusoidal tables, unscaled and sin first, get
  * their own: on SSE2 the option checks cost 23% more instructions in the hot loop, 16 xmm
  * registers being already short), each with its own frame: inlined into one switch, their locals
- * took 2.2 KiB of stack at 256 bits where one instance needs 0.8. */
+ * took 2.2 KiB of stack at 256 bits, about what one instance needs alone (1.9-2.0). */
 #define POSENC_I_ROWS_FN(name, mode, dtype, plain) \
   POSENC_I_NOINLINE void POSENC_I_K(name)(const posenc_i_job *job) { POSENC_I_K(rows)(job, mode, dtype, plain); }
 #define POSENC_I_ROWS_FNS(tag, mode, dtype) POSENC_I_ROWS_FN(rows_##tag, mode, dtype, 0) \
@@ -1007,10 +1008,12 @@ POSENC_I_FORCEINLINE void POSENC_I_K(neox)(const unsigned char *i0, const unsign
  * rotation to 1.1x the f32 element rate, as in bench/rope_proto.c, whose even/odd prototype
  * reached 1.3-1.6x; this kernel 1.3-1.4x).
  * The rotation is elementwise, so it runs on the even and on the odd elements as two vectors, with
- * the cos/sin split alike. Not at 512 bits: there the widening and the narrowing are one permute
- * each, and the split measured no faster (avx512 1.48-1.56x the f32 rate, 1.51-1.67x without);
- * the avx512bf16 backend converts with one instruction. */
-#if !defined(POSENC_I_CVT_BF16) && POSENC_I_VBITS < 512 && POSENC_I_ROT_SCRATCH % 16 == 0
+ * the cos/sin split alike. Little-endian only (the even element is a lane's low half). Not at 512
+ * bits: there the widening and the narrowing are one permute each, and the split measured no
+ * faster (avx512 1.48-1.56x the f32 rate, 1.51-1.67x without); the avx512bf16 backend converts
+ * with one instruction. */
+#if !defined(POSENC_I_CVT_BF16) && POSENC_I_VBITS < 512 && POSENC_I_ROT_SCRATCH % 16 == 0 && \
+    (defined(_MSC_VER) || (defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__))
 #  define POSENC_I_BF16_EVEN_ODD 1
 
 /* 2*FLANES NeoX pairs of bf16: lanes at i0, their partners at i1, written at o0 and o1; the
@@ -1175,7 +1178,7 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, 
     if (norm) nm.r = vf_set1(job->norm_scale[hd]);
     if (stream) {
       POSENC_I_UNROLL
-      for (j = 0; j < nv; j += POSENC_I_FLANES)
+      for (j = j_eo; j < nv; j += POSENC_I_FLANES)
         POSENC_I_K(rotate_lanes)(side, ng, j, h, vf_loadu(c + j), vf_loadu(s + j), style, sdt, ddt, 0, w, nm, 1);
     } else {
       POSENC_I_UNROLL
@@ -1244,7 +1247,7 @@ static void POSENC_I_K(gptj_expand)(const unsigned char *c, const unsigned char 
                                     float *c2, float *s2) {
   /* -0 on even lanes from alt, on odd lanes from alt + 1 (17: the widest vector's 16 lanes from either) */
   static const float alt[17] = {-0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f,
-                                                     0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f};
+                                0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f};
   const vf_t sign = vf_loadu(alt + (inverse ? 1 : 0));
   size_t k = 0;
   if (step == 1)
