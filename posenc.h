@@ -3629,19 +3629,20 @@ POSENC_I_FORCEINLINE void posenc_i_rope_fly_blocks(const posenc_i_backend *be, c
 
 /* Two frames, each with its own block: a call whose rows fit in the small one (a decode step, the
  * self-test) keeps 1 KiB of rows on the stack instead of 8. Either gives the same bits: a row's
- * value does not depend on the block it is made in. */
+ * value does not depend on the block it is made in. Each block is 64-byte aligned, as the rows of
+ * a cache from malloc are: the rotation reads its cos/sin a vector per head from there. */
 POSENC_I_NOINLINE void posenc_i_rope_fly_small(const posenc_i_backend *be, const posenc_rope *rope,
                                                const posenc_rope_positions *pos, const posenc_i_rot_io *io, size_t n,
                                                const posenc_i_slot_plan *plan, int inverse) {
-  float block[POSENC_I_ROPE_BLOCK_SMALL];
-  posenc_i_rope_fly_blocks(be, rope, pos, io, n, plan, inverse, block, POSENC_I_ROPE_BLOCK_SMALL);
+  float block[POSENC_I_ROPE_BLOCK_SMALL + 16];
+  posenc_i_rope_fly_blocks(be, rope, pos, io, n, plan, inverse, posenc_i_align64(block), POSENC_I_ROPE_BLOCK_SMALL);
 }
 
 POSENC_I_NOINLINE void posenc_i_rope_fly(const posenc_i_backend *be, const posenc_rope *rope,
                                          const posenc_rope_positions *pos, const posenc_i_rot_io *io, size_t n,
                                          const posenc_i_slot_plan *plan, int inverse) {
-  float block[POSENC_I_ROPE_BLOCK];
-  posenc_i_rope_fly_blocks(be, rope, pos, io, n, plan, inverse, block, POSENC_I_ROPE_BLOCK);
+  float block[POSENC_I_ROPE_BLOCK + 16];
+  posenc_i_rope_fly_blocks(be, rope, pos, io, n, plan, inverse, posenc_i_align64(block), POSENC_I_ROPE_BLOCK);
 }
 
 /* Runs n passes (Q, K, V) token by token over validated views: cos/sin once per token. */
