@@ -3269,10 +3269,11 @@ static int posenc_i_mrope_axis(const posenc_rope_config *c, size_t j) {
 
 /* GPT-J's expanded cos/sin of pairs j0 .. j0+nj-1 of one cache row (no M-RoPE): read in place
  * when the row is f32, else converted by the backend a chunk of pairs at a time. One pair at a
- * time through posenc_i_load, the expansion took 40% of a decode step's time (AVX2, 32 heads). */
-static void posenc_i_rope_prepare_gptj(const posenc_i_backend *be, const posenc_rope_cache_spec *spec,
-                                       const unsigned char *row, size_t h, int inverse, size_t j0, size_t nj,
-                                       float *c2, float *s2) {
+ * time through posenc_i_load, the expansion took 40% of a decode step's time (AVX2, 32 heads).
+ * Out of line: its chunk buffer is then on the stack only for GPT-J. */
+POSENC_I_NOINLINE void posenc_i_rope_prepare_gptj(const posenc_i_backend *be, const posenc_rope_cache_spec *spec,
+                                                  const unsigned char *row, size_t h, int inverse, size_t j0,
+                                                  size_t nj, float *c2, float *s2) {
   const int inter = spec->layout == POSENC_ROPE_CACHE_INTERLEAVED;
   const size_t es = posenc_dtype_size(spec->dtype), step = inter ? 2 : 1;
   const size_t sin_at = inter ? 1 : (spec->layout == POSENC_ROPE_CACHE_HALF ? h : 2 * h); /* sine of pair 0 */
@@ -3549,8 +3550,8 @@ POSENC_I_NOINLINE void posenc_i_rope_tokens(const posenc_i_backend *be, const po
   /* cos/sin as the kernel reads them (GPT-J expanded, converted, split), each 64-byte aligned:
    * at an odd multiple of 16 bytes every other 256-bit load split a cache line, and a GPT-J
    * decode step took 520-650 ns instead of 390-450 (AVX2, Q 32 heads of 128), as the stack fell */
-  float cbufs[2 * POSENC_I_ROPE_PAIRS + 16], sbufs[2 * POSENC_I_ROPE_PAIRS + 16];
-  float *const cbuf = posenc_i_align64(cbufs), *const sbuf = posenc_i_align64(sbufs);
+  float bufs[4 * POSENC_I_ROPE_PAIRS + 16];
+  float *const cbuf = posenc_i_align64(bufs), *const sbuf = cbuf + 2 * POSENC_I_ROPE_PAIRS;
   void (*rotate)(const posenc_i_rot_job *) = be->rotate;
   for (tt = 0; tt < nt; tt++) {
     size_t t = t0 + tt, j0;
