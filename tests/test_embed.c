@@ -312,6 +312,21 @@ static void suite(void) {
     c.p = 0.2; c.xt = c.yt = BF16; c.D = 2048; c.T = 1030; c.n_rows = 1030;
     run_forward(&c, "large bf16 output, dropout (non-temporal stores)");
   }
+  /* sinusoidal rows in f32 with x and y of one dtype (the kernels' own loops for them), both
+   * layouts, odd D (the split layout's zero column, the interleaved one's lone sine), rows crossing
+   * anchors; then outputs past 4 MiB (the non-temporal stores of the fused add), one with dropout */
+  for (k = 0; k < 10; k++) {
+    tcase c = base_case();
+    c.sinus_src = 1; c.n_rows = 0;
+    c.layout = (k & 1) ? POSENC_LAYOUT_SPLIT : POSENC_LAYOUT_INTERLEAVED;
+    c.sdt = F32; c.xt = c.yt = k < 6 ? F32 : k < 8 ? F16 : BF16;
+    c.D = k < 2 || k >= 6 ? (size_t)(77 + k) : k < 4 ? 130 : 1040; c.T = k < 4 || k >= 6 ? 70 : 1100; c.B = 1;
+    c.mode = POSENC_POS_RANGE; c.start = k < 2 || k >= 6 ? 29 : 0; c.mask = k == 2 || k == 8;
+    c.inplace = k == 3 || k == 7; c.p = k == 5 || k == 9 ? 0.25 : 0.0; c.seed = 11;
+    snprintf(what, sizeof what, "sinusoidal f32, x %s, %s D %zu T %zu", posenc_dtype_name(c.xt),
+             c.layout ? "split" : "interleaved", c.D, c.T);
+    run_forward(&c, what);
+  }
   /* OOB policies */
   for (k = 0; k < 4; k++) {
     tcase c = base_case();
