@@ -47,7 +47,8 @@
  *                                  (posenc_i_extent, posenc_i_strided_extent,
  *                                  posenc_i_ranges_meet), the exact angle (posenc_i_exact_sincos)
  *   "Implementation, 2: the scalar reference kernels"  posenc_i_scalar_sincos_rows, _rotate,
- *                                  _to_f32, _add_fwd, _add_bwd, _bias_row (posenc_simd.h mirrors)
+ *                                  _to_f32, _add_fwd, _add_bwd, _add_sinus, _bias_row (posenc_simd.h
+ *                                  mirrors)
  *   "Implementation, 3: dispatch"  posenc_i_backend_scalar, posenc_i_backends, CPU detection,
  *                                  posenc_i_select
  *   "Implementation, 4: features"  sinusoidal tables; RoPE (frequencies, cos/sin rows,
@@ -1223,6 +1224,7 @@ typedef struct posenc_i_job {
   ptrdiff_t row_stride;         /* bytes */
   int mode;                     /* POSENC_I_PAIRS: sin,cos adjacent; POSENC_I_PLANAR: apart */
   ptrdiff_t cos_offset;         /* PLANAR: bytes from a sin column to its cos column */
+  size_t cos_col;               /* PLANAR, add_sinus: columns of x and y from a sin column to its cos */
   unsigned pair_cols;           /* PAIRS: columns stored, 2*nfreq or 2*nfreq-1 */
   posenc_dtype dtype;
   int stream;                   /* 1: full chunks may use non-temporal stores (16-byte aligned) */
@@ -1354,6 +1356,9 @@ typedef struct posenc_i_backend {
   void (*convert)(const unsigned char *src, posenc_dtype sdt, unsigned char *dst, posenc_dtype ddt, size_t n);
   void (*add_fwd)(const posenc_i_add_job *job);  /* masked add rows */
   void (*add_bwd)(const posenc_i_add_job *job);  /* its backward */
+  /* The masked add whose P rows are sinusoidal rows made on the fly: the bits of sincos_rows(rows)
+   * into a buffer and add_fwd(add) over it, without the buffer (posenc_i_scalar_add_sinus). */
+  void (*add_sinus)(const posenc_i_job *rows, const posenc_i_add_job *add);
   void (*bias_row)(const posenc_i_bias_job *job);
   /* orders the non-temporal stores of rotate's streaming jobs before what the caller does next */
   void (*fence)(void);
@@ -1379,6 +1384,7 @@ POSENC_I_SHARED void posenc_i_scalar_convert(const unsigned char *src, posenc_dt
                                              posenc_dtype ddt, size_t n);
 POSENC_I_SHARED void posenc_i_scalar_add_fwd(const posenc_i_add_job *job);
 POSENC_I_SHARED void posenc_i_scalar_add_bwd(const posenc_i_add_job *job);
+POSENC_I_SHARED void posenc_i_scalar_add_sinus(const posenc_i_job *rows, const posenc_i_add_job *add);
 POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job);
 
 /* ---- Exact arithmetic, whatever the including file's flags ----------------------------------
@@ -1859,6 +1865,13 @@ POSENC_I_SCALAR_INLINE void posenc_i_store(unsigned char *dst, posenc_dtype dtyp
   }
 }
 
+/* v rounded to a dtype, as storing it and loading it back gives. */
+POSENC_I_SCALAR_INLINE float posenc_i_round_to(posenc_dtype dtype, float v) {
+  if (dtype == POSENC_DTYPE_F32) return v;
+  if (dtype == POSENC_DTYPE_F16) return posenc_f16_to_f32(posenc_f32_to_f16(v));
+  return posenc_bf16_to_f32(posenc_f32_to_bf16(v));
+}
+
 static void posenc_i_store_row_lane(const posenc_i_job *job, size_t row, unsigned lane,
                                     double s, double c) {
   size_t es = posenc_dtype_size(job->dtype);
@@ -1997,9 +2010,17 @@ static float posenc_i_add_keep(const posenc_i_add_job *job, size_t r, size_t j) 
   return h < job->threshold ? 0.0f : job->keep_scale;
 }
 
+/* The forward of column j of row r (x, y: that row), P's value p given. */
+POSENC_I_SCALAR_INLINE void posenc_i_add_value(const posenc_i_add_job *job, size_t r, size_t j, const unsigned char *x,
+                                               unsigned char *y, float p) {
+  float v = posenc_i_load(x + j * posenc_dtype_size(job->x_dtype), job->x_dtype) * job->scale;
+  v = v + p;
+  if (job->keys) v = v * posenc_i_add_keep(job, r, j);
+  posenc_i_store(y + j * posenc_dtype_size(job->y_dtype), job->y_dtype, v);
+}
+
 POSENC_I_SHARED void posenc_i_scalar_add_fwd(const posenc_i_add_job *job) {
-  size_t xs = posenc_dtype_size(job->x_dtype), ps = posenc_dtype_size(job->p_dtype);
-  size_t ys = posenc_dtype_size(job->y_dtype), r, j;
+  size_t ps = posenc_dtype_size(job->p_dtype), r, j;
   for (r = 0; r < job->nrows; r++) {
     const unsigned char *x = job->x + (ptrdiff_t)r * job->x_stride, *p = job->p + (ptrdiff_t)r * job->p_stride;
     unsigned char *y = job->y + (ptrdiff_t)r * job->y_stride;
@@ -2014,12 +2035,7 @@ POSENC_I_SHARED void posenc_i_scalar_add_fwd(const posenc_i_add_job *job) {
       }
       continue;
     }
-    for (j = 0; j < job->n; j++) {
-      float v = posenc_i_load(x + j * xs, job->x_dtype) * job->scale;
-      v = v + posenc_i_load(p + j * ps, job->p_dtype);
-      if (job->keys) v = v * posenc_i_add_keep(job, r, j);
-      posenc_i_store(y + j * ys, job->y_dtype, v);
-    }
+    for (j = 0; j < job->n; j++) posenc_i_add_value(job, r, j, x, y, posenc_i_load(p + j * ps, job->p_dtype));
   }
 }
 
@@ -2044,6 +2060,68 @@ POSENC_I_SHARED void posenc_i_scalar_add_bwd(const posenc_i_add_job *job) {
       if (job->keys) v = v * posenc_i_add_keep(job, r, j);
       if (y) posenc_i_store(y + j * ys, job->y_dtype, v * job->scale);
       if (gt) gt[j] = gt[j] + v;
+    }
+  }
+}
+
+/* The masked add of sinusoidal rows made on the fly (the add_sinus slot): bit for bit what
+ * posenc_i_scalar_sincos_rows(rows) into a buffer and then posenc_i_scalar_add_fwd(add) over it
+ * give, with no buffer (a block of rows in cache took 32 KiB of stack): each lane walks an anchor
+ * block's rows as posenc_i_scalar_sincos_rows does, its recurrence in registers, adding each value
+ * as it is made. A chunk's lanes in turn, so that their columns of the block stay in L1. rows:
+ * consecutive positions (positions NULL), sin first and unscaled, out unused; add: p unused, its
+ * columns the rows' (PAIRS: pair_cols of them; PLANAR: nfreq sin columns at x and y, their cos
+ * columns rows->cos_col further), its keys one per row. */
+POSENC_I_SHARED void posenc_i_scalar_add_sinus(const posenc_i_job *rows, const posenc_i_add_job *add) {
+  const int pairs = rows->mode == POSENC_I_PAIRS;
+  /* f32 throughout and no dropout: the same operations without the per-element dispatch */
+  const int plain = !add->keys && rows->dtype == POSENC_DTYPE_F32 && add->x_dtype == POSENC_DTYPE_F32 &&
+                    add->y_dtype == POSENC_DTYPE_F32;
+  const size_t cos_col = pairs ? 1 : rows->cos_col;
+  const float scale = add->scale;
+  unsigned ch, lane;
+  for (ch = 0; ch * POSENC_CHUNK < rows->nfreq; ch++) {
+    const unsigned lanes = rows->nfreq - ch * POSENC_CHUNK < POSENC_CHUNK ? rows->nfreq - ch * POSENC_CHUNK
+                                                                            : POSENC_CHUNK;
+    double ss[POSENC_CHUNK], sc[POSENC_CHUNK];
+    size_t row = 0;
+    for (lane = 0; lane < lanes; lane++)
+      posenc_i_exact_sincos(1.0, rows->u + (size_t)ch * POSENC_UPARTS * POSENC_CHUNK + lane, POSENC_CHUNK, &ss[lane],
+                            &sc[lane]);
+    while (row < rows->nrows) {
+      const int64_t p0 = (int64_t)rows->start + (int64_t)row, a = POSENC_I_ANCHOR_OF(p0);
+      size_t nblock = (size_t)(a + POSENC_ANCHOR - p0);
+      if (nblock > rows->nrows - row) nblock = rows->nrows - row;
+      for (lane = 0; lane < lanes; lane++) {
+        const size_t col = (size_t)(ch * POSENC_CHUNK + lane) * (pairs ? 2 : 1);
+        const int has_cos = !pairs || col + 1 < rows->pair_cols;
+        const double k2 = 2.0 * sc[lane];
+        double s, c, sp, cp;
+        size_t r;
+        int64_t j;
+        posenc_i_exact_sincos((double)a, rows->u + (size_t)ch * POSENC_UPARTS * POSENC_CHUNK + lane, POSENC_CHUNK, &s,
+                              &c);
+        POSENC_I_BACK(s, c, sp, cp, ss[lane], sc[lane]);
+        for (j = a; j < p0; j++) POSENC_I_STEP(s, c, sp, cp, k2);
+        for (r = row;; r++) {
+          const unsigned char *x = add->x + (ptrdiff_t)r * add->x_stride;
+          unsigned char *y = add->y + (ptrdiff_t)r * add->y_stride;
+          if (plain) {
+            float xv, v;
+            memcpy(&xv, x + 4 * col, 4); v = xv * scale; v = v + (float)s; memcpy(y + 4 * col, &v, 4);
+            if (has_cos) {
+              memcpy(&xv, x + 4 * (col + cos_col), 4); v = xv * scale; v = v + (float)c;
+              memcpy(y + 4 * (col + cos_col), &v, 4);
+            }
+          } else { /* P's values as the buffer would hold them: rounded to its dtype */
+            posenc_i_add_value(add, r, col, x, y, posenc_i_round_to(rows->dtype, (float)s));
+            if (has_cos) posenc_i_add_value(add, r, col + cos_col, x, y, posenc_i_round_to(rows->dtype, (float)c));
+          }
+          if (r + 1 == row + nblock) break;
+          POSENC_I_STEP(s, c, sp, cp, k2);
+        }
+      }
+      row += nblock;
     }
   }
 }
@@ -2080,8 +2158,10 @@ static void posenc_i_scalar_fence(void) {}
 
 const posenc_i_backend posenc_i_backend_scalar = {POSENC_ISA_SCALAR, posenc_i_scalar_sincos_rows,
                                                   posenc_i_scalar_rotate, posenc_i_scalar_sumsq, posenc_i_scalar_to_f32,
-                                                  posenc_i_scalar_gptj_expand, posenc_i_scalar_convert, posenc_i_scalar_add_fwd, posenc_i_scalar_add_bwd,
-                                                  posenc_i_scalar_bias_row, posenc_i_scalar_fence};
+                                                  posenc_i_scalar_gptj_expand, posenc_i_scalar_convert,
+                                                  posenc_i_scalar_add_fwd, posenc_i_scalar_add_bwd,
+                                                  posenc_i_scalar_add_sinus, posenc_i_scalar_bias_row,
+                                                  posenc_i_scalar_fence};
 
 /* ---- backends: which are compiled in ------------------------------------------------------
  * A build with run-time dispatch compiles posenc_simd.h once per ISA (src/posenc_<name>.c) and
@@ -4141,92 +4221,86 @@ static posenc_status posenc_i_embed_scan(const posenc_embed_config *c, const pos
 
 /* ---- masked add: the drivers ------------------------------------------------------------------ */
 #define POSENC_I_ADD_ROWS 64   /* rows per kernel call (their dropout keys live on the stack) */
-#define POSENC_I_SIN_ROWS POSENC_ANCHOR /* sinusoidal rows per block (blocks end on anchors) */
-/* Frequencies per block. Its 32 rows are 32 KiB in f32, over issue 17's 4 KiB of stack; one chunk
- * (4 KiB, a 5 KiB frame) made bench_embed's sinusoidal add 30% slower on AVX2 and 1.6-2x on the
- * scalar backend (the add kernel's per-row work on 32-column strips), so the block stays wide. */
-#define POSENC_I_SIN_FREQS (8 * POSENC_CHUNK)
+
+/* The fields of a plan's add job that do not depend on the rows. */
+static void posenc_i_add_job_base(const posenc_i_embed_plan *pl, posenc_i_add_job *job, int stream) {
+  memset(job, 0, sizeof *job);
+  job->x_stride = (ptrdiff_t)(pl->x.ts * pl->x.es); job->x_dtype = pl->x.dtype;
+  job->y_stride = (ptrdiff_t)(pl->y.ts * pl->y.es); job->y_dtype = pl->y.dtype;
+  job->scale = pl->scale; job->keep_scale = pl->keep_scale; job->threshold = pl->threshold;
+  job->stream = stream;
+}
 
 /* The forward kernel over rows [0, n) of a run: x, y at their row 0, P rows from p (stride in
- * bytes), columns col0 .. col0+ncols-1 of the tensors (pointers already at col0). */
-static void posenc_i_add_call(const posenc_i_embed_plan *pl, int backward, size_t b, size_t t0, size_t n,
-                              const unsigned char *x, unsigned char *y, const unsigned char *p,
-                              ptrdiff_t p_stride, posenc_dtype pdt, float *gt, ptrdiff_t gt_stride,
-                              size_t col0, size_t ncols, int stream) {
+ * bytes), columns col0 .. col0+ncols-1 of the tensors (pointers already at col0). Out of line:
+ * its keys are 256 bytes of stack that posenc_i_add_sinus's frame need not hold. */
+POSENC_I_NOINLINE void posenc_i_add_call(const posenc_i_embed_plan *pl, int backward, size_t b, size_t t0, size_t n,
+                                         const unsigned char *x, unsigned char *y, const unsigned char *p,
+                                         ptrdiff_t p_stride, posenc_dtype pdt, float *gt, ptrdiff_t gt_stride,
+                                         size_t col0, size_t ncols, int stream) {
   uint32_t keys[POSENC_I_ADD_ROWS];
   uint64_t kb = pl->dropout ? posenc_i_drop_key_b(pl->seed, b) : 0;
   size_t r0 = 0, r;
   void (*fn)(const posenc_i_add_job *) = backward ? pl->be->add_bwd : pl->be->add_fwd;
+  posenc_i_add_job job;
+  posenc_i_add_job_base(pl, &job, stream);
+  job.p_stride = p_stride; job.p_dtype = pdt; job.gt_stride = gt_stride;
+  job.n = ncols; job.col0 = col0;
   while (r0 < n) {
-    posenc_i_add_job job;
     size_t m = n - r0 < POSENC_I_ADD_ROWS ? n - r0 : POSENC_I_ADD_ROWS;
     if (pl->dropout) for (r = 0; r < m; r++) keys[r] = posenc_i_drop_key(kb, t0 + r0 + r);
-    job.x = x + (ptrdiff_t)r0 * (ptrdiff_t)(pl->x.ts * pl->x.es);
-    job.x_stride = (ptrdiff_t)(pl->x.ts * pl->x.es); job.x_dtype = pl->x.dtype;
-    job.p = p ? p + (ptrdiff_t)r0 * p_stride : NULL; job.p_stride = p_stride; job.p_dtype = pdt;
-    job.y = y ? y + (ptrdiff_t)r0 * (ptrdiff_t)(pl->y.ts * pl->y.es) : NULL;
-    job.y_stride = (ptrdiff_t)(pl->y.ts * pl->y.es); job.y_dtype = pl->y.dtype;
-    job.gt = gt ? gt + (ptrdiff_t)r0 * gt_stride : NULL; job.gt_stride = gt_stride;
-    job.nrows = m; job.n = ncols; job.col0 = col0;
-    job.scale = pl->scale; job.keep_scale = pl->keep_scale;
-    job.keys = pl->dropout ? keys : NULL; job.threshold = pl->threshold;
-    job.stream = stream;
+    job.x = x + (ptrdiff_t)r0 * job.x_stride;
+    job.p = p ? p + (ptrdiff_t)r0 * p_stride : NULL;
+    job.y = y ? y + (ptrdiff_t)r0 * job.y_stride : NULL;
+    job.gt = gt ? gt + (ptrdiff_t)r0 * gt_stride : NULL;
+    job.nrows = m;
+    job.keys = pl->dropout ? keys : NULL;
     fn(&job);
     r0 += m;
   }
 }
 
 /* Forward rows t0 .. t0+n-1 of batch b whose source is the sinusoidal rows pos0, pos0+1, ... (a
- * run) or the one row pos0 (n == 1): generated a block of rows and a group of frequencies at a
- * time, exactly as posenc_sinusoidal_table computes them (same parts, same jobs). */
+ * run) or the one row pos0 (n == 1): exactly as posenc_sinusoidal_table computes them (same
+ * parts, same jobs), added where they are made (the add_sinus kernel), one anchor block of rows
+ * and one chunk of frequencies a call. */
 POSENC_I_NOINLINE void posenc_i_add_sinus(const posenc_i_embed_plan *pl, size_t b, size_t t0, size_t n, int32_t pos0,
-                               int stream) {
-  const size_t es = pl->splan.esize, D = pl->D, nfreq = pl->splan.nfreq;
+                                          int stream) {
+  const size_t D = pl->D, nfreq = pl->splan.nfreq;
   const int inter = pl->sp.layout == POSENC_LAYOUT_INTERLEAVED;
-  unsigned char blk[POSENC_I_SIN_ROWS * 2 * POSENC_I_SIN_FREQS * 4];
-  double u[(POSENC_I_SIN_FREQS + POSENC_CHUNK - 1) / POSENC_CHUNK * POSENC_UPARTS * POSENC_CHUNK];
+  const uint64_t kb = pl->dropout ? posenc_i_drop_key_b(pl->seed, b) : 0;
+  double u[POSENC_UPARTS * POSENC_CHUNK];
+  uint32_t keys[POSENC_ANCHOR];
   static const float zero = 0.0f;
+  posenc_i_job job;
+  posenc_i_add_job add;
   size_t r0 = 0;
-  const size_t xrow = pl->x.ts * pl->x.es, yrow = pl->y.ts * pl->y.es;
   const unsigned char *xb = pl->x.data + b * pl->x.bs * pl->x.es;
   unsigned char *yb = pl->y.data + b * pl->y.bs * pl->y.es;
+  memset(&job, 0, sizeof job);
+  job.dtype = pl->sp.dtype;
+  job.mode = inter ? POSENC_I_PAIRS : POSENC_I_PLANAR;
+  job.cos_col = nfreq;
+  posenc_i_add_job_base(pl, &add, stream);
+  add.keys = pl->dropout ? keys : NULL;
   while (r0 < n) {
-    int32_t p0 = (int32_t)((int64_t)pos0 + (int64_t)r0);
-    size_t rows = POSENC_I_SIN_ROWS - (size_t)((uint32_t)p0 & (POSENC_ANCHOR - 1)), f0; /* to the next anchor */
-    if (rows > n - r0) rows = n - r0;
+    const int32_t p0 = (int32_t)((int64_t)pos0 + (int64_t)r0);
+    size_t rows = POSENC_ANCHOR - (size_t)((uint32_t)p0 & (POSENC_ANCHOR - 1)), f0, r; /* to the next anchor */
     posenc_i_dd u_run = pl->u_first;
-    const unsigned char *xr = xb + (t0 + r0) * xrow;
-    unsigned char *yr = yb + (t0 + r0) * yrow;
-    for (f0 = 0; f0 < nfreq; f0 += POSENC_I_SIN_FREQS) {
-      posenc_i_job job;
-      size_t nf = nfreq - f0 < POSENC_I_SIN_FREQS ? nfreq - f0 : POSENC_I_SIN_FREQS;
-      ptrdiff_t bstride = (ptrdiff_t)(2 * nf * es);
-      size_t cols = inter ? (D - 2 * f0 < 2 * nf ? D - 2 * f0 : 2 * nf) : nf, k;
+    const unsigned char *xr = xb + (t0 + r0) * (size_t)add.x_stride;
+    unsigned char *yr = yb + (t0 + r0) * (size_t)add.y_stride;
+    if (rows > n - r0) rows = n - r0;
+    if (pl->dropout) for (r = 0; r < rows; r++) keys[r] = posenc_i_drop_key(kb, t0 + r0 + r);
+    job.start = p0; job.nrows = rows; add.nrows = rows;
+    for (f0 = 0; f0 < nfreq; f0 += POSENC_CHUNK) {
+      const size_t nf = nfreq - f0 < POSENC_CHUNK ? nfreq - f0 : POSENC_CHUNK;
+      const size_t col0 = inter ? 2 * f0 : f0;
       posenc_i_fill_parts(u, nf, &u_run, pl->splan.omega1);
-      job.step = NULL;
-      job.start = p0; job.positions = NULL; job.nrows = rows;
-      job.row_stride = bstride;
-      job.dtype = pl->sp.dtype; job.stream = 0;
-      job.cos_first = 0; job.scaled = 0; job.scale = 1.0;
-      job.mode = inter ? POSENC_I_PAIRS : POSENC_I_PLANAR;
-      job.cos_offset = (ptrdiff_t)(inter ? es : nf * es);
-      job.pair_cols = 0;
-      for (k = 0; k < nf; k += POSENC_I_UGROUP * POSENC_CHUNK) { /* the kernel takes a group a call */
-        size_t kn = nf - k < POSENC_I_UGROUP * POSENC_CHUNK ? nf - k : POSENC_I_UGROUP * POSENC_CHUNK;
-        job.u = u + k / POSENC_CHUNK * POSENC_UPARTS * POSENC_CHUNK; job.nfreq = (unsigned)kn;
-        job.out = blk + (inter ? 2 * k : k) * es;
-        if (inter) job.pair_cols = (unsigned)(cols - 2 * k < 2 * kn ? cols - 2 * k : 2 * kn);
-        pl->be->sincos_rows(&job);
-      }
-      if (inter) {
-        posenc_i_add_call(pl, 0, b, t0 + r0, rows, xr + 2 * f0 * pl->x.es, yr + 2 * f0 * pl->y.es, blk, bstride,
-                          pl->sp.dtype, NULL, 0, 2 * f0, cols, stream);
-      } else {
-        posenc_i_add_call(pl, 0, b, t0 + r0, rows, xr + f0 * pl->x.es, yr + f0 * pl->y.es, blk, bstride,
-                          pl->sp.dtype, NULL, 0, f0, nf, stream);
-        posenc_i_add_call(pl, 0, b, t0 + r0, rows, xr + (nfreq + f0) * pl->x.es, yr + (nfreq + f0) * pl->y.es,
-                          blk + nf * es, bstride, pl->sp.dtype, NULL, 0, nfreq + f0, nf, stream);
-      }
+      job.u = u; job.nfreq = (unsigned)nf;
+      job.pair_cols = inter ? (unsigned)(D - col0 < 2 * nf ? D - col0 : 2 * nf) : 0;
+      add.x = xr + col0 * pl->x.es; add.y = yr + col0 * pl->y.es;
+      add.col0 = col0; add.n = inter ? job.pair_cols : nf;
+      pl->be->add_sinus(&job, &add);
     }
     if (!inter && (D & 1)) /* the zero column */
       posenc_i_add_call(pl, 0, b, t0 + r0, rows, xr + (D - 1) * pl->x.es, yr + (D - 1) * pl->y.es,

@@ -196,7 +196,7 @@ extern "C" {
  *   16-bit vh_loadu vh_storeu vh_stream vh_stream16 (where POSENC_I_VH_STREAM) vh_set1 vh_sel
  *          vh_to_f32 / vf_to_f16: f16 conversions (F16C's, round to nearest even)
  *   keep   vfm_keep0(p) / vhm_keep0(p): lanes whose byte p[i] is 0
- *   v_sfence: orders non-temporal stores
+ *   v_sfence: orders non-temporal stores; v_prefetch(p): asks for p's line in cache (never faults)
  *
  * All of them are #undef'd at the end of this file. */
 #define POSENC_I_DLANES (POSENC_I_VBITS / 64)
@@ -265,6 +265,7 @@ extern "C" {
 #define vi_srli POSENC_I_MM(srli_epi32)
 #define vi_slli POSENC_I_MM(slli_epi32)
 #define v_sfence simde_mm_sfence
+#define v_prefetch(p) simde_mm_prefetch((const char *)(const void *)(p), SIMDE_MM_HINT_T0)
 
 /* 32-bit lane products mod 2^32. Without native support, SIMDe 0.7.4's simde_mm256_mullo_epi32
  * and simde_mm512_mullo_epi32 multiply signed ints (undefined on overflow; UBSan reports it); its
@@ -660,6 +661,13 @@ POSENC_I_FORCEINLINE void POSENC_I_K(store)(unsigned char *p, vf_t v, posenc_dty
   POSENC_I_K(put)(p, v, dtype, 0, 0);
 }
 
+/* v (no NaN) rounded to a dtype and read back in f32: what put and then load give. */
+POSENC_I_FORCEINLINE vf_t POSENC_I_K(round_to)(vf_t v, posenc_dtype dtype) {
+  if (dtype == POSENC_DTYPE_F32) return v;
+  if (dtype == POSENC_DTYPE_F16) return vh_to_f32(vf_to_f16(v));
+  return vf_from_bits(vi_and(POSENC_I_K(bf16_hi)(v, 1), vi_set1((int32_t)0xffff0000u)));
+}
+
 /* Store v at p as dtype; stream: non-temporal in 16-byte pieces (p 16-byte aligned, the
  * alignment malloc gives, where vf_stream needs the vector's), where the width has such a store. */
 POSENC_I_FORCEINLINE void POSENC_I_K(put16)(unsigned char *p, vf_t v, posenc_dtype dtype, int stream) {
@@ -699,6 +707,66 @@ POSENC_I_FORCEINLINE void POSENC_I_K(store_cat)(unsigned char *p, vfh_t lo, vfh_
   POSENC_I_K(put)(p, vfh_cat(lo, hi), POSENC_DTYPE_F32, stream, 1);
 }
 #endif
+
+/* ---- masked add: vectors (posenc_i_scalar_add_fwd in posenc.h, bit for bit) -------------- */
+/* Here, before the sin/cos rows: their add_sinus kernel adds with these. */
+/* The dropout factor of FLANES columns col, col+1, ...: 0 where lowbias32(key ^ col*0x9E3779B9) <
+ * threshold (unsigned; thr_s is threshold ^ 2^31 for the signed compare), else keep_scale. */
+POSENC_I_FORCEINLINE vf_t POSENC_I_K(keep)(uint32_t key, size_t col, vi_t thr_s, vf_t ks) {
+  const vi_t sign = vi_set1((int32_t)0x80000000u);
+  vi_t c = vi_add(vi_set1((int32_t)(uint32_t)col), vi_iota());
+  vi_t h = vi_xor(vi_set1((int32_t)key), vi_mul(c, vi_set1((int32_t)0x9E3779B9u)));
+  h = vi_xor(h, vi_srli(h, 16));
+  h = vi_mul(h, vi_set1((int32_t)0x7feb352du));
+  h = vi_xor(h, vi_srli(h, 15));
+  h = vi_mul(h, vi_set1((int32_t)0x846ca68bu));
+  h = vi_xor(h, vi_srli(h, 16));
+  return vf_zero_where(vi_gt(thr_s, vi_xor(h, sign)), ks);
+}
+
+/* store, or non-temporal (p aligned to the store: FLANES*4 bytes for f32, FLANES*2 for 16-bit
+ * types; 16-bit stores narrower than 16 bytes stay ordinary) */
+POSENC_I_FORCEINLINE void POSENC_I_K(store_s)(unsigned char *p, vf_t v, posenc_dtype dtype, int stream) {
+  POSENC_I_K(put)(p, v, dtype, stream, 0);
+}
+
+/* x*scale + P, P's values pv in f32 */
+POSENC_I_FORCEINLINE vf_t POSENC_I_K(fwd_val)(const unsigned char *x, posenc_dtype xt, vf_t pv, vf_t sc) {
+  return vf_add(vf_mul(POSENC_I_K(load)(x, xt), sc), pv);
+}
+
+POSENC_I_FORCEINLINE vf_t POSENC_I_K(fwd)(const unsigned char *x, const unsigned char *p, posenc_dtype xt,
+                                     posenc_dtype pt, vf_t sc) {
+  return POSENC_I_K(fwd_val)(x, xt, POSENC_I_K(load)(p, pt), sc);
+}
+
+/* The forward of nvec (a constant, 1 or 2) vectors from column j, P's values given (pv), loads
+ * before stores as in bwd_vecs below. */
+POSENC_I_FORCEINLINE void POSENC_I_K(fwd_vals)(const unsigned char *x, const vf_t *pv, unsigned char *y, size_t j,
+                                          int nvec, posenc_dtype xt, posenc_dtype yt, int has_keys, uint32_t key,
+                                          size_t col0, vi_t thr, vf_t ks, vf_t sc, int stream) {
+  const size_t xs = xt == POSENC_DTYPE_F32 ? 4 : 2, ys = yt == POSENC_DTYPE_F32 ? 4 : 2;
+  vf_t v[2];
+  int u;
+  for (u = 0; u < nvec; u++) {
+    const size_t ju = j + (size_t)u * POSENC_I_FLANES;
+    v[u] = POSENC_I_K(fwd_val)(x + ju * xs, xt, pv[u], sc);
+    if (has_keys) v[u] = vf_mul(v[u], POSENC_I_K(keep)(key, col0 + ju, thr, ks));
+  }
+  for (u = 0; u < nvec; u++) POSENC_I_K(store_s)(y + (j + (size_t)u * POSENC_I_FLANES) * ys, v[u], yt, stream);
+}
+
+/* The same, P's values loaded from p (of dtype pt) at column j. */
+POSENC_I_FORCEINLINE void POSENC_I_K(fwd_vecs)(const unsigned char *x, const unsigned char *p, unsigned char *y,
+                                          size_t j, int nvec, posenc_dtype xt, posenc_dtype pt, posenc_dtype yt,
+                                          int has_keys, uint32_t key, size_t col0, vi_t thr, vf_t ks, vf_t sc,
+                                          int stream) {
+  const size_t ps = pt == POSENC_DTYPE_F32 ? 4 : 2;
+  vf_t pv[2];
+  int u;
+  for (u = 0; u < nvec; u++) pv[u] = POSENC_I_K(load)(p + (j + (size_t)u * POSENC_I_FLANES) * ps, pt);
+  POSENC_I_K(fwd_vals)(x, pv, y, j, nvec, xt, yt, has_keys, key, col0, thr, ks, sc, stream);
+}
 
 /* ---- sin/cos rows (posenc_i_scalar_sincos_rows in posenc.h, bit for bit) ------------------- */
 /* (sin, cos)(p * omega) for DLANES frequency lanes; u points at lane 0 of part 0 (stride CHUNK). */
@@ -777,15 +845,19 @@ typedef struct POSENC_I_K(pass) {
  * before it (rotated back by omega) for every vector, then the steps. Every vector at once, in
  * locals the stores cannot alias: the vectors' chains are independent, so the seeds and the
  * steps overlap (one decode row at 31 steps: 3.5x faster than in a struct stepped in memory). */
+POSENC_I_FORCEINLINE void POSENC_I_K(seed_vec)(vd_t *s, vd_t *c, vd_t *sp, vd_t *cp, vd_t ss, vd_t sc, const double *u,
+                                          int64_t a) {
+  POSENC_I_K(exact_sincos)(vd_set1((double)a), u, s, c);
+  *sp = vd_sub(vd_mul(*s, sc), vd_mul(*c, ss));
+  *cp = vd_add(vd_mul(*c, sc), vd_mul(*s, ss));
+}
+
 POSENC_I_FORCEINLINE void POSENC_I_K(seed_chunk)(vd_t *s, vd_t *c, vd_t *sp, vd_t *cp, const double *e,
                                             const double *u, int64_t a) {
   int v;
-  for (v = 0; v < POSENC_I_NV; v++) {
-    const vd_t ss = vd_loadu(e + POSENC_I_DLANES * v), sc = vd_loadu(e + POSENC_CHUNK + POSENC_I_DLANES * v);
-    POSENC_I_K(exact_sincos)(vd_set1((double)a), u + POSENC_I_DLANES * v, &s[v], &c[v]);
-    sp[v] = vd_sub(vd_mul(s[v], sc), vd_mul(c[v], ss));
-    cp[v] = vd_add(vd_mul(c[v], sc), vd_mul(s[v], ss));
-  }
+  for (v = 0; v < POSENC_I_NV; v++)
+    POSENC_I_K(seed_vec)(&s[v], &c[v], &sp[v], &cp[v], vd_loadu(e + POSENC_I_DLANES * v),
+                         vd_loadu(e + POSENC_CHUNK + POSENC_I_DLANES * v), u + POSENC_I_DLANES * v, a);
 }
 
 /* How a pass stores: loop invariants kept in locals (stores through dst could alias the job). */
@@ -830,6 +902,137 @@ POSENC_I_FORCEINLINE void POSENC_I_K(pass_store)(const POSENC_I_K(pass) *ps, uns
         POSENC_I_K(put)(d, vfh_cat(sf[0], sf[1]), dtype, stream, 1);
         POSENC_I_K(put)(d + cos_offset, vfh_cat(cf[0], cf[1]), dtype, stream, 1);
       }
+    }
+  }
+}
+
+/* The masked add's job (add_sinus) in locals, as store_opts: the stores through y could alias the
+ * job itself, so its fields would be loaded again at every row. */
+typedef struct POSENC_I_K(add_opts) {
+  const unsigned char *x;
+  unsigned char *y;
+  ptrdiff_t x_stride, y_stride;
+  const uint32_t *keys;
+  size_t col0;
+  vf_t scale, keep_scale;
+  vi_t threshold;         /* threshold ^ 2^31, for keep's signed compare */
+  int stream;
+  int prefetch_y;         /* y's lines are read for ownership: ordinary stores to another tensor */
+} POSENC_I_K(add_opts);
+
+/* add_cols' last columns of a row, fewer than its vectors hold: the same vector code on
+ * zero-padded copies. Out of line, so that the copies take stack only while they are used (clang
+ * kept them beside the inlined copies of everything else: 6.3 KiB for an AVX-512 call). */
+POSENC_I_NOINLINE void POSENC_I_K(add_part)(const POSENC_I_K(add_opts) *o, const unsigned char *x, unsigned char *y,
+                                          const vf_t *pv, unsigned valid, int nvec, uint32_t key, size_t col,
+                                          posenc_dtype xt, posenc_dtype yt) {
+  const size_t xs = xt == POSENC_DTYPE_F32 ? 4 : 2, ys = yt == POSENC_DTYPE_F32 ? 4 : 2;
+  unsigned char tx[2 * POSENC_I_FLANES * 4], ty[2 * POSENC_I_FLANES * 4];
+  memset(tx, 0, sizeof tx);
+  memcpy(tx, x, valid * xs);
+  POSENC_I_K(fwd_vals)(tx, pv, ty, 0, nvec, xt, yt, o->keys != NULL, key, o->col0 + col, o->threshold, o->keep_scale,
+                       o->scale, 0);
+  memcpy(y, ty, valid * ys);
+}
+
+/* The forward (fwd_vals) of nvec vectors of a row (x, y: its column col), P's values pv, the row's
+ * dropout key; valid: how many of those columns to write (fewer: through zero-padded copies). */
+POSENC_I_FORCEINLINE void POSENC_I_K(add_cols)(const POSENC_I_K(add_opts) *o, const unsigned char *x, unsigned char *y,
+                                          uint32_t key, size_t col, const vf_t *pv, unsigned valid, int nvec,
+                                          posenc_dtype xt, posenc_dtype yt) {
+  const size_t ys = yt == POSENC_DTYPE_F32 ? 4 : 2;
+  if (valid >= (unsigned)nvec * POSENC_I_FLANES) {
+    /* non-temporal only where the stores fill whole 64-byte lines */
+    const int stream = o->stream && (size_t)nvec * POSENC_I_FLANES * ys >= 64 && (uintptr_t)y % 64 == 0;
+    if (o->keys) POSENC_I_K(fwd_vals)(x, pv, y, 0, nvec, xt, yt, 1, key, o->col0 + col, o->threshold, o->keep_scale,
+                                      o->scale, 0);
+    else if (stream) POSENC_I_K(fwd_vals)(x, pv, y, 0, nvec, xt, yt, 0, 0, 0, o->threshold, o->keep_scale, o->scale, 1);
+    else POSENC_I_K(fwd_vals)(x, pv, y, 0, nvec, xt, yt, 0, 0, 0, o->threshold, o->keep_scale, o->scale, 0);
+  } else {
+    POSENC_I_K(add_part)(o, x, y, pv, valid, nvec, key, col, xt, yt);
+  }
+}
+
+/* The masked add of one row of a pass (add_sinus, unscaled and sin first): its W vectors' (sin,
+ * cos) at s and c; x and y: the pass's first column in the row (PLANAR: its first sin column; the
+ * cos columns are cos_col further), col: that column's number; valid: columns of the pass to
+ * write (PLANAR: in each half). P's values are made in registers as pass_store would store them
+ * (rounded to P's dtype, then read back as f32): a buffer in between stalled every reload, its
+ * 16-byte stores read as one 32-byte vector. */
+POSENC_I_FORCEINLINE void POSENC_I_K(pass_add)(const vd_t *s, const vd_t *c, const POSENC_I_K(add_opts) *o,
+                                          const unsigned char *x, unsigned char *y, uint32_t key, size_t col,
+                                          unsigned valid, size_t cos_col, int mode, posenc_dtype pt, posenc_dtype xt,
+                                          posenc_dtype yt) {
+  vf_t pv[POSENC_I_W];
+  int w;
+  if (mode == POSENC_I_PAIRS) { /* 2 * W * DLANES columns: W vectors of (sin, cos) pairs */
+    for (w = 0; w < POSENC_I_W; w++) pv[w] = POSENC_I_K(round_to)(vfh_zip(vd_cvt(s[w]), vd_cvt(c[w])), pt);
+    POSENC_I_K(add_cols)(o, x, y, key, col, pv, valid, POSENC_I_W, xt, yt);
+  } else { /* W * DLANES columns in each half: W / 2 vectors of sines, as many of cosines */
+    const size_t xs = xt == POSENC_DTYPE_F32 ? 4 : 2, ys = yt == POSENC_DTYPE_F32 ? 4 : 2;
+    for (w = 0; w < POSENC_I_W; w += 2) {
+      pv[w / 2] = POSENC_I_K(round_to)(vfh_cat(vd_cvt(s[w]), vd_cvt(s[w + 1])), pt);
+      pv[POSENC_I_W / 2 + w / 2] = POSENC_I_K(round_to)(vfh_cat(vd_cvt(c[w]), vd_cvt(c[w + 1])), pt);
+    }
+    POSENC_I_K(add_cols)(o, x, y, key, col, pv, valid, POSENC_I_W / 2, xt, yt);
+    POSENC_I_K(add_cols)(o, x + cos_col * xs, y + cos_col * ys, key, col + cos_col, pv + POSENC_I_W / 2, valid,
+                         POSENC_I_W / 2, xt, yt);
+  }
+}
+
+/* A vector's recurrence at the anchor a (its lanes' parts at u), E(1) made here too (an add_sinus
+ * call is one anchor block). Out of line, one vector a call: inlined into the walk, or looping over
+ * the vectors, the exact sin/cos's constants and temporaries took stack slots of their own beside
+ * the walk's (clang: 6.2-6.3 KiB for an AVX-512 call in all, over its 6 KiB). */
+POSENC_I_NOINLINE void POSENC_I_K(add_seed)(const double *u, int64_t a, vd_t *s, vd_t *c, vd_t *sp, vd_t *cp, vd_t *k2) {
+  vd_t ss, sc;
+  POSENC_I_K(exact_sincos)(vd_set1(1.0), u, &ss, &sc);
+  POSENC_I_K(seed_vec)(s, c, sp, cp, ss, sc, u, a);
+  *k2 = vd_add(sc, sc); /* 2*cos, exact */
+}
+
+/* add_sinus's walk of one chunk over the rows of an anchor block a (from position p0), as the
+ * tables walk it: pass by pass, each pass down the rows with its recurrence in registers. Down the
+ * rows, each row's lines of x missed in cache (62% of the AVX2 time at d = 512 in L3): the
+ * prefetchers follow a row, not a column of rows. So each row asks for its lines of the next pass
+ * (of the next call's chunk, after the last pass), which the walk reads a pass later. col: the
+ * chunk's first column; ncols: its valid columns (PLANAR: in each half). */
+POSENC_I_FORCEINLINE void POSENC_I_K(add_chunk)(const POSENC_I_K(add_opts) *o, const double *uc, int64_t a, int64_t p0,
+                                           size_t row, size_t nblock, size_t col, unsigned ncols, size_t cos_col,
+                                           int mode, posenc_dtype pt, posenc_dtype xt, posenc_dtype yt) {
+  const size_t xs = xt == POSENC_DTYPE_F32 ? 4 : 2, ys = yt == POSENC_DTYPE_F32 ? 4 : 2;
+  const unsigned vec_cols = (mode == POSENC_I_PAIRS ? 2 : 1) * POSENC_I_DLANES; /* columns of a vector */
+  const unsigned pass_cols = POSENC_I_W * vec_cols;
+  const int halves = mode == POSENC_I_PLANAR ? 2 : 1;
+  vd_t s0[POSENC_I_NV], c0[POSENC_I_NV], sp0[POSENC_I_NV], cp0[POSENC_I_NV], k20[POSENC_I_NV];
+  int v;
+  /* the whole chunk first: seeded pass by pass, two vectors a call, the SSE2 walk (four passes a
+   * chunk) of 256 x 512 in place took 125 us, against 93 for a buffer of rows; so, 88-91 */
+  for (v = 0; v < POSENC_I_NV; v++)
+    POSENC_I_K(add_seed)(uc + (size_t)v * POSENC_I_DLANES, a, &s0[v], &c0[v], &sp0[v], &cp0[v], &k20[v]);
+  for (v = 0; v < POSENC_I_NV && (unsigned)v * vec_cols < ncols; v += POSENC_I_W) {
+    const size_t pcol = col + (size_t)v * vec_cols;
+    const unsigned left = ncols - (unsigned)v * vec_cols, n = left < pass_cols ? left : pass_cols;
+    const unsigned char *x = o->x + (ptrdiff_t)row * o->x_stride + pcol * xs;
+    unsigned char *y = o->y + (ptrdiff_t)row * o->y_stride + pcol * ys;
+    vd_t s[POSENC_I_W], c[POSENC_I_W], sp[POSENC_I_W], cp[POSENC_I_W], k2[POSENC_I_W];
+    size_t r, k;
+    int64_t j;
+    int h, w;
+    for (w = 0; w < POSENC_I_W; w++) {
+      s[w] = s0[v + w]; c[w] = c0[v + w]; sp[w] = sp0[v + w]; cp[w] = cp0[v + w]; k2[w] = k20[v + w];
+    }
+    for (j = a; j < p0; j++) POSENC_I_K(step_vecs)(s, c, sp, cp, k2, POSENC_I_W);
+    for (r = 0;; r++, x += o->x_stride, y += o->y_stride) {
+      for (h = 0; h < halves; h++) { /* this row's lines of the next pass (never faults) */
+        const uintptr_t nx = (uintptr_t)x + (pass_cols + (size_t)h * cos_col) * xs;
+        const uintptr_t ny = (uintptr_t)y + (pass_cols + (size_t)h * cos_col) * ys;
+        for (k = 0; k < pass_cols * xs; k += 64) v_prefetch(nx + k);
+        if (o->prefetch_y) for (k = 0; k < pass_cols * ys; k += 64) v_prefetch(ny + k);
+      }
+      POSENC_I_K(pass_add)(s, c, o, x, y, o->keys ? o->keys[row + r] : 0, pcol, n, cos_col, mode, pt, xt, yt);
+      if (r + 1 == nblock) break;
+      POSENC_I_K(step_vecs)(s, c, sp, cp, k2, POSENC_I_W);
     }
   }
 }
@@ -925,8 +1128,8 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, po
  * their own: on SSE2 the option checks cost 23% more instructions in the hot loop, 16 xmm
  * registers being already short), each with its own frame: inlined into one switch, their locals
  * took 2.2 KiB of stack at 256 bits, about what one instance needs alone (1.9-2.0). */
-#define POSENC_I_ROWS_FN(name, mode, dtype, plain) \
-  POSENC_I_NOINLINE void POSENC_I_K(name)(const posenc_i_job *job) { POSENC_I_K(rows)(job, mode, dtype, plain); }
+#define POSENC_I_ROWS_FN(name, mode, dtype, plain) POSENC_I_NOINLINE void POSENC_I_K(name)(const posenc_i_job *job) \
+  { POSENC_I_K(rows)(job, mode, dtype, plain); }
 #define POSENC_I_ROWS_FNS(tag, mode, dtype) POSENC_I_ROWS_FN(rows_##tag, mode, dtype, 0) \
   POSENC_I_ROWS_FN(rows_##tag##_plain, mode, dtype, 1)
 POSENC_I_ROWS_FNS(pairs_f32, POSENC_I_PAIRS, POSENC_DTYPE_F32)
@@ -951,6 +1154,72 @@ static void POSENC_I_K(sincos_rows)(const posenc_i_job *job) {
     default: if (plain) POSENC_I_K(rows_planar_bf16_plain)(job); else POSENC_I_K(rows_planar_bf16)(job); break;
   }
 #undef POSENC_I_ROWS_CASE
+}
+
+/* The masked add of sinusoidal rows (posenc_i_scalar_add_sinus in posenc.h, bit for bit): the row
+ * kernel with each row's values added where they are made. Rows in f32 with x and y of one dtype
+ * get loops of their own (other dtypes, read as they go, took 15-25% longer with bf16 x and y);
+ * the rest share one. */
+/* Rows walk from anchor to anchor, as in rows; each chunk in turn (add_chunk). The add job's
+ * fields go to locals first (add_opts). */
+POSENC_I_FORCEINLINE void POSENC_I_K(add_rows)(const posenc_i_job *job, const posenc_i_add_job *add, int mode,
+                                          posenc_dtype pt, posenc_dtype xt, posenc_dtype yt) {
+  const unsigned nchunk = (job->nfreq + POSENC_CHUNK - 1) / POSENC_CHUNK;
+  const unsigned chunk_cols = mode == POSENC_I_PAIRS ? 2 * POSENC_CHUNK : POSENC_CHUNK;
+  const unsigned total_cols = mode == POSENC_I_PAIRS ? job->pair_cols : job->nfreq;
+  POSENC_I_K(add_opts) o;
+  size_t row = 0;
+  unsigned ch;
+  o.x = add->x; o.y = add->y; o.x_stride = add->x_stride; o.y_stride = add->y_stride;
+  o.keys = add->keys; o.col0 = add->col0;
+  o.scale = vf_set1(add->scale); o.keep_scale = vf_set1(add->keep_scale);
+  o.threshold = vi_set1((int32_t)(add->threshold ^ 0x80000000u)); o.stream = add->stream;
+  o.prefetch_y = add->y != add->x && !add->stream;
+  while (row < job->nrows) {
+    const int64_t p0 = (int64_t)job->start + (int64_t)row, a = POSENC_I_ANCHOR_OF(p0);
+    size_t nblock = (size_t)(a + POSENC_ANCHOR - p0);
+    if (nblock > job->nrows - row) nblock = job->nrows - row;
+    for (ch = 0; ch < nchunk; ch++) {
+      const unsigned ncols = total_cols - ch * chunk_cols < chunk_cols ? total_cols - ch * chunk_cols : chunk_cols;
+      POSENC_I_K(add_chunk)(&o, job->u + ch * POSENC_UPARTS * POSENC_CHUNK, a, p0, row, nblock,
+                            (size_t)ch * chunk_cols, ncols, job->cos_col, mode, pt, xt, yt);
+    }
+    row += nblock;
+  }
+  if (o.stream) v_sfence(); /* order the non-temporal stores before the caller's */
+}
+
+#define POSENC_I_ADD_SINUS_FN(name, mode, dt) \
+  POSENC_I_NOINLINE void POSENC_I_K(name)(const posenc_i_job *job, const posenc_i_add_job *add) { \
+    POSENC_I_K(add_rows)(job, add, mode, POSENC_DTYPE_F32, dt, dt); }
+#define POSENC_I_ADD_SINUS_FNS(tag, dt) POSENC_I_ADD_SINUS_FN(add_sinus_pairs_##tag, POSENC_I_PAIRS, dt) \
+  POSENC_I_ADD_SINUS_FN(add_sinus_planar_##tag, POSENC_I_PLANAR, dt)
+POSENC_I_ADD_SINUS_FNS(f32, POSENC_DTYPE_F32)
+POSENC_I_ADD_SINUS_FNS(f16, POSENC_DTYPE_F16)
+POSENC_I_ADD_SINUS_FNS(bf16, POSENC_DTYPE_BF16)
+#undef POSENC_I_ADD_SINUS_FNS
+#undef POSENC_I_ADD_SINUS_FN
+POSENC_I_NOINLINE void POSENC_I_K(add_sinus_pairs_any)(const posenc_i_job *job, const posenc_i_add_job *add) {
+  POSENC_I_K(add_rows)(job, add, POSENC_I_PAIRS, job->dtype, add->x_dtype, add->y_dtype);
+}
+POSENC_I_NOINLINE void POSENC_I_K(add_sinus_planar_any)(const posenc_i_job *job, const posenc_i_add_job *add) {
+  POSENC_I_K(add_rows)(job, add, POSENC_I_PLANAR, job->dtype, add->x_dtype, add->y_dtype);
+}
+
+static void POSENC_I_K(add_sinus)(const posenc_i_job *job, const posenc_i_add_job *add) {
+#define POSENC_I_ADD_SINUS_CASE(dt, tag) case dt: \
+    if (pairs) POSENC_I_K(add_sinus_pairs_##tag)(job, add); else POSENC_I_K(add_sinus_planar_##tag)(job, add); break
+  const int pairs = job->mode == POSENC_I_PAIRS;
+  if (job->dtype != POSENC_DTYPE_F32 || add->x_dtype != add->y_dtype) {
+    if (pairs) POSENC_I_K(add_sinus_pairs_any)(job, add); else POSENC_I_K(add_sinus_planar_any)(job, add);
+    return;
+  }
+  switch (add->x_dtype) {
+    POSENC_I_ADD_SINUS_CASE(POSENC_DTYPE_F32, f32);
+    POSENC_I_ADD_SINUS_CASE(POSENC_DTYPE_F16, f16);
+    default: if (pairs) POSENC_I_K(add_sinus_pairs_bf16)(job, add); else POSENC_I_K(add_sinus_planar_bf16)(job, add);
+  }
+#undef POSENC_I_ADD_SINUS_CASE
 }
 
 /* ---- RoPE rotation: FLANES f32 lanes per vector -------------------------------------------- */
@@ -1374,49 +1643,7 @@ static void POSENC_I_K(convert)(const unsigned char *src, posenc_dtype sdt, unsi
 #undef POSENC_I_CONVERT_CASE
 }
 
-/* ---- masked add (posenc_i_scalar_add_fwd / _bwd in posenc.h, bit for bit) ---------------- */
-/* The dropout factor of FLANES columns col, col+1, ...: 0 where lowbias32(key ^ col*0x9E3779B9) <
- * threshold (unsigned; thr_s is threshold ^ 2^31 for the signed compare), else keep_scale. */
-POSENC_I_FORCEINLINE vf_t POSENC_I_K(keep)(uint32_t key, size_t col, vi_t thr_s, vf_t ks) {
-  const vi_t sign = vi_set1((int32_t)0x80000000u);
-  vi_t c = vi_add(vi_set1((int32_t)(uint32_t)col), vi_iota());
-  vi_t h = vi_xor(vi_set1((int32_t)key), vi_mul(c, vi_set1((int32_t)0x9E3779B9u)));
-  h = vi_xor(h, vi_srli(h, 16));
-  h = vi_mul(h, vi_set1((int32_t)0x7feb352du));
-  h = vi_xor(h, vi_srli(h, 15));
-  h = vi_mul(h, vi_set1((int32_t)0x846ca68bu));
-  h = vi_xor(h, vi_srli(h, 16));
-  return vf_zero_where(vi_gt(thr_s, vi_xor(h, sign)), ks);
-}
-
-/* store, or non-temporal (p aligned to the store: FLANES*4 bytes for f32, FLANES*2 for 16-bit
- * types; 16-bit stores narrower than 16 bytes stay ordinary) */
-POSENC_I_FORCEINLINE void POSENC_I_K(store_s)(unsigned char *p, vf_t v, posenc_dtype dtype, int stream) {
-  POSENC_I_K(put)(p, v, dtype, stream, 0);
-}
-
-POSENC_I_FORCEINLINE vf_t POSENC_I_K(fwd)(const unsigned char *x, const unsigned char *p, posenc_dtype xt,
-                                     posenc_dtype pt, vf_t sc) {
-  return vf_add(vf_mul(POSENC_I_K(load)(x, xt), sc), POSENC_I_K(load)(p, pt));
-}
-
-/* The forward of nvec (a constant, 1 or 2) vectors from column j, loads before stores as in
- * bwd_vecs below. */
-POSENC_I_FORCEINLINE void POSENC_I_K(fwd_vecs)(const unsigned char *x, const unsigned char *p, unsigned char *y, size_t j,
-                                          int nvec, posenc_dtype xt, posenc_dtype pt, posenc_dtype yt, int has_keys,
-                                          uint32_t key, size_t col0, vi_t thr, vf_t ks, vf_t sc, int stream) {
-  const size_t xs = xt == POSENC_DTYPE_F32 ? 4 : 2, ps = pt == POSENC_DTYPE_F32 ? 4 : 2;
-  const size_t ys = yt == POSENC_DTYPE_F32 ? 4 : 2;
-  vf_t v[2];
-  int u;
-  for (u = 0; u < nvec; u++) {
-    const size_t ju = j + (size_t)u * POSENC_I_FLANES;
-    v[u] = POSENC_I_K(fwd)(x + ju * xs, p + ju * ps, xt, pt, sc);
-    if (has_keys) v[u] = vf_mul(v[u], POSENC_I_K(keep)(key, col0 + ju, thr, ks));
-  }
-  for (u = 0; u < nvec; u++) POSENC_I_K(store_s)(y + (j + (size_t)u * POSENC_I_FLANES) * ys, v[u], yt, stream);
-}
-
+/* ---- masked add: rows (posenc_i_scalar_add_fwd / _bwd in posenc.h, bit for bit) ----------- */
 POSENC_I_FORCEINLINE void POSENC_I_K(add_fwd_rows)(const posenc_i_add_job *job, posenc_dtype xt, posenc_dtype pt,
                                               posenc_dtype yt) {
   const size_t xs = xt == POSENC_DTYPE_F32 ? 4 : 2, ps = pt == POSENC_DTYPE_F32 ? 4 : 2;
@@ -1707,6 +1934,7 @@ static void POSENC_I_K(bias_row)(const posenc_i_bias_job *job) {
 #  define POSENC_I_SIMD_CONVERT posenc_i_scalar_convert /* an f32 subnormal copied to f16 or bf16 */
 #  define POSENC_I_SIMD_ADD_FWD posenc_i_scalar_add_fwd  /* the masked add: likewise (x*scale + P can be subnormal) */
 #  define POSENC_I_SIMD_ADD_BWD posenc_i_scalar_add_bwd
+#  define POSENC_I_SIMD_ADD_SINUS posenc_i_scalar_add_sinus
 #  define POSENC_I_SIMD_BIAS_ROW posenc_i_scalar_bias_row /* and the bias add */
 #else
 #  define POSENC_I_SIMD_ROTATE POSENC_I_K(rotate)
@@ -1714,6 +1942,7 @@ static void POSENC_I_K(bias_row)(const posenc_i_bias_job *job) {
 #  define POSENC_I_SIMD_CONVERT POSENC_I_K(convert)
 #  define POSENC_I_SIMD_ADD_FWD POSENC_I_K(add_fwd)
 #  define POSENC_I_SIMD_ADD_BWD POSENC_I_K(add_bwd)
+#  define POSENC_I_SIMD_ADD_SINUS POSENC_I_K(add_sinus)
 #  define POSENC_I_SIMD_BIAS_ROW POSENC_I_K(bias_row)
 #endif
 
@@ -1721,7 +1950,7 @@ extern const posenc_i_backend POSENC_I_SIMD_BACKEND;
 const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(sincos_rows), POSENC_I_SIMD_ROTATE,
                                                  POSENC_I_SIMD_SUMSQ, POSENC_I_K(to_f32), POSENC_I_K(gptj_expand),
                                                  POSENC_I_SIMD_CONVERT, POSENC_I_SIMD_ADD_FWD, POSENC_I_SIMD_ADD_BWD,
-                                                 POSENC_I_SIMD_BIAS_ROW, POSENC_I_K(fence)};
+                                                 POSENC_I_SIMD_ADD_SINUS, POSENC_I_SIMD_BIAS_ROW, POSENC_I_K(fence)};
 
 #ifdef __cplusplus
 }
@@ -1800,6 +2029,7 @@ const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(si
 #undef vfm_keep0
 #undef vhm_keep0
 #undef v_sfence
+#undef v_prefetch
 #undef POSENC_I_MM
 #undef POSENC_I_BF16_EVEN_ODD
 
