@@ -73,6 +73,7 @@ typedef struct tcase {
   int ids, mask;                /* token ids with padding, mask */
   int32_t start, pad;
   float scale;                  /* 0: default */
+  size_t yoff;                  /* bytes y lies past a 64-byte boundary (0: aligned, as streaming wants) */
 } tcase;
 
 typedef struct tbufs {
@@ -130,7 +131,7 @@ static void case_setup(const tcase *c, tbufs *s) {
   s->xbytes = span * 4;
   s->xbuf = (unsigned char *)malloc(s->xbytes);
   s->yraw = (unsigned char *)malloc(s->xbytes + 64); /* y 64-byte aligned: non-temporal stores possible */
-  s->ybuf = s->yraw + (64 - (size_t)((uintptr_t)s->yraw % 64)) % 64;
+  s->ybuf = s->yraw + (64 - (size_t)((uintptr_t)s->yraw % 64)) % 64 + c->yoff;
   s->ref = (unsigned char *)malloc(s->xbytes);
   memset(s->xbuf, CANARY, s->xbytes);
   {
@@ -325,6 +326,16 @@ static void suite(void) {
     c.inplace = k == 3 || k == 7; c.p = k == 5 || k == 9 ? 0.25 : 0.0; c.seed = 11;
     snprintf(what, sizeof what, "sinusoidal f32, x %s, %s D %zu T %zu", posenc_dtype_name(c.xt),
              c.layout ? "split" : "interleaved", c.D, c.T);
+    run_forward(&c, what);
+  }
+  /* outputs past 4 MiB whose y is not aligned for the non-temporal stores: ordinary stores (a
+   * kernel streaming them anyway faults); from a table and from sinusoidal rows in both layouts */
+  for (k = 0; k < 3; k++) {
+    tcase c = base_case();
+    c.B = 1; c.T = 1100; c.D = 1040; c.n_rows = 1100; c.yoff = k == 1 ? 8 : 4;
+    c.sinus_src = k > 0; c.layout = k == 2 ? POSENC_LAYOUT_SPLIT : POSENC_LAYOUT_INTERLEAVED;
+    snprintf(what, sizeof what, "large output, y %zu bytes past 64, %s", c.yoff,
+             c.sinus_src ? (c.layout ? "sinusoidal split" : "sinusoidal interleaved") : "table");
     run_forward(&c, what);
   }
   /* OOB policies */
