@@ -2083,11 +2083,10 @@ POSENC_I_SHARED void posenc_i_scalar_add_sinus(const posenc_i_job *rows, const p
   for (ch = 0; ch * POSENC_CHUNK < rows->nfreq; ch++) {
     const unsigned lanes = rows->nfreq - ch * POSENC_CHUNK < POSENC_CHUNK ? rows->nfreq - ch * POSENC_CHUNK
                                                                             : POSENC_CHUNK;
+    const double *const uc = rows->u + (size_t)ch * POSENC_UPARTS * POSENC_CHUNK; /* the chunk's parts */
     double ss[POSENC_CHUNK], sc[POSENC_CHUNK];
     size_t row = 0;
-    for (lane = 0; lane < lanes; lane++)
-      posenc_i_exact_sincos(1.0, rows->u + (size_t)ch * POSENC_UPARTS * POSENC_CHUNK + lane, POSENC_CHUNK, &ss[lane],
-                            &sc[lane]);
+    for (lane = 0; lane < lanes; lane++) posenc_i_exact_sincos(1.0, uc + lane, POSENC_CHUNK, &ss[lane], &sc[lane]);
     while (row < rows->nrows) {
       const int64_t p0 = (int64_t)rows->start + (int64_t)row, a = POSENC_I_ANCHOR_OF(p0);
       size_t nblock = (size_t)(a + POSENC_ANCHOR - p0);
@@ -2099,8 +2098,7 @@ POSENC_I_SHARED void posenc_i_scalar_add_sinus(const posenc_i_job *rows, const p
         double s, c, sp, cp;
         size_t r;
         int64_t j;
-        posenc_i_exact_sincos((double)a, rows->u + (size_t)ch * POSENC_UPARTS * POSENC_CHUNK + lane, POSENC_CHUNK, &s,
-                              &c);
+        posenc_i_exact_sincos((double)a, uc + lane, POSENC_CHUNK, &s, &c);
         POSENC_I_BACK(s, c, sp, cp, ss[lane], sc[lane]);
         for (j = a; j < p0; j++) POSENC_I_STEP(s, c, sp, cp, k2);
         for (r = row;; r++) {
@@ -4281,6 +4279,7 @@ POSENC_I_NOINLINE void posenc_i_add_sinus(const posenc_i_embed_plan *pl, size_t 
   job.dtype = pl->sp.dtype;
   job.mode = inter ? POSENC_I_PAIRS : POSENC_I_PLANAR;
   job.cos_col = nfreq;
+  job.u = u;
   posenc_i_add_job_base(pl, &add, stream);
   add.keys = pl->dropout ? keys : NULL;
   while (r0 < n) {
@@ -4296,7 +4295,7 @@ POSENC_I_NOINLINE void posenc_i_add_sinus(const posenc_i_embed_plan *pl, size_t 
       const size_t nf = nfreq - f0 < POSENC_CHUNK ? nfreq - f0 : POSENC_CHUNK;
       const size_t col0 = inter ? 2 * f0 : f0;
       posenc_i_fill_parts(u, nf, &u_run, pl->splan.omega1);
-      job.u = u; job.nfreq = (unsigned)nf;
+      job.nfreq = (unsigned)nf;
       job.pair_cols = inter ? (unsigned)(D - col0 < 2 * nf ? D - col0 : 2 * nf) : 0;
       add.x = xr + col0 * pl->x.es; add.y = yr + col0 * pl->y.es;
       add.col0 = col0; add.n = inter ? job.pair_cols : nf;
