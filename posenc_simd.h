@@ -861,8 +861,7 @@ POSENC_I_NOINLINE
 #else
 POSENC_I_FORCEINLINE
 #endif
-void POSENC_I_K(seed_chunk)(vd_t *s, vd_t *c, vd_t *sp, vd_t *cp, const double *e,
-                                            const double *u, int64_t a) {
+void POSENC_I_K(seed_chunk)(vd_t *s, vd_t *c, vd_t *sp, vd_t *cp, const double *e, const double *u, int64_t a) {
   int v;
   for (v = 0; v < POSENC_I_NV; v++)
     POSENC_I_K(seed_vec)(&s[v], &c[v], &sp[v], &cp[v], vd_loadu(e + POSENC_I_DLANES * v),

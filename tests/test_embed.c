@@ -130,7 +130,9 @@ static void case_setup(const tcase *c, tbufs *s) {
   span = (c->B - 1) * bs + (c->T - 1) * ts + c->D;
   s->xbytes = span * 4;
   s->xbuf = (unsigned char *)malloc(s->xbytes);
-  s->yraw = (unsigned char *)malloc(s->xbytes + 64); /* y 64-byte aligned: non-temporal stores possible */
+  /* y c->yoff bytes past a 64-byte boundary (0: aligned, non-temporal stores possible) */
+  if (c->yoff >= 64) { printf("yoff %zu: under 64 bytes, please\n", c->yoff); exit(2); }
+  s->yraw = (unsigned char *)malloc(s->xbytes + 128);
   s->ybuf = s->yraw + (64 - (size_t)((uintptr_t)s->yraw % 64)) % 64 + c->yoff;
   s->ref = (unsigned char *)malloc(s->xbytes);
   memset(s->xbuf, CANARY, s->xbytes);
@@ -328,15 +330,19 @@ static void suite(void) {
              c.layout ? "split" : "interleaved", c.D, c.T);
     run_forward(&c, what);
   }
-  /* outputs past 4 MiB whose y is not aligned for the non-temporal stores: ordinary stores (a
-   * kernel streaming them anyway faults); from a table and from sinusoidal rows in both layouts */
-  for (k = 0; k < 3; k++) {
+  /* outputs past 4 MiB whose y (grad_x) is not aligned for the non-temporal stores: ordinary
+   * stores (a kernel streaming them anyway faults, where the ISA's stream stores want alignment);
+   * 4 to 32 bytes off, so that a check for less than the vector's alignment fails too; from a
+   * table (forward and backward) and from sinusoidal rows in both layouts */
+  for (k = 0; k < 6; k++) {
+    static const size_t yoffs[6] = {4, 8, 16, 32, 16, 32};
     tcase c = base_case();
-    c.B = 1; c.T = 1100; c.D = 1040; c.n_rows = 1100; c.yoff = k == 1 ? 8 : 4;
-    c.sinus_src = k > 0; c.layout = k == 2 ? POSENC_LAYOUT_SPLIT : POSENC_LAYOUT_INTERLEAVED;
+    c.B = 1; c.T = 1100; c.D = 1040; c.n_rows = 1100; c.yoff = yoffs[k];
+    c.sinus_src = k >= 4; c.layout = k == 5 ? POSENC_LAYOUT_SPLIT : POSENC_LAYOUT_INTERLEAVED;
     snprintf(what, sizeof what, "large output, y %zu bytes past 64, %s", c.yoff,
              c.sinus_src ? (c.layout ? "sinusoidal split" : "sinusoidal interleaved") : "table");
     run_forward(&c, what);
+    if (!c.sinus_src) run_backward(&c, what, &hg);
   }
   /* OOB policies */
   for (k = 0; k < 4; k++) {
