@@ -33,7 +33,7 @@
 
 /* Issue 17's budget, and the calls that do not meet it yet, each held to what it uses now (x86-64,
  * with 5-10% to spare) so that it cannot grow unseen: the on-the-fly RoPE rotation (an 8 KiB block
- * of cos/sin rows; a decode step's rows take a 1 KiB block, 4.0-4.6 KiB in all with gcc). The
+ * of cos/sin rows; a decode step's rows take a 1 KiB block, 4.0-4.5 KiB in all with gcc). The
  * self-test meets its own 8 KiB budget. The budgets hold with gcc on x86-64, aarch64 and ARMv7
  * (NEON), and on the Cortex-M firmware (issue 17's platforms). With other x86-64 compilers a call
  * may use half as much again (clang spills more: its AVX-512 table kernel's frame is 2.8 KiB where
