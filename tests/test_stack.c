@@ -71,8 +71,8 @@
  * more per call than on Linux (the most in the self-test, 7% of it): an eighth more. */
 #define STACK_ASSERT 1
 #define BUDGET_OF(b) ((b) + (b) / 8)
-#elif ((defined(__x86_64__) || defined(__aarch64__) || defined(__arm__)) && defined(__GNUC__) && !defined(__clang__)) || \
-    defined(TEST_STACK_FIRMWARE)
+#elif ((defined(__x86_64__) || defined(__aarch64__) || defined(__arm__)) && defined(__GNUC__) && \
+       !defined(__clang__)) || defined(TEST_STACK_FIRMWARE)
 #define STACK_ASSERT 1
 #define BUDGET_OF(b) (b)
 #elif defined(__x86_64__)
