@@ -735,11 +735,6 @@ POSENC_I_FORCEINLINE vf_t POSENC_I_K(fwd_val)(const unsigned char *x, posenc_dty
   return vf_add(vf_mul(POSENC_I_K(load)(x, xt), sc), pv);
 }
 
-POSENC_I_FORCEINLINE vf_t POSENC_I_K(fwd)(const unsigned char *x, const unsigned char *p, posenc_dtype xt,
-                                     posenc_dtype pt, vf_t sc) {
-  return POSENC_I_K(fwd_val)(x, xt, POSENC_I_K(load)(p, pt), sc);
-}
-
 /* The forward of nvec (a constant, 1 or 2) vectors from column j, P's values given (pv), loads
  * before stores as in bwd_vecs below. */
 POSENC_I_FORCEINLINE void POSENC_I_K(fwd_vals)(const unsigned char *x, const vf_t *pv, unsigned char *y, size_t j,
@@ -1684,12 +1679,9 @@ POSENC_I_FORCEINLINE void POSENC_I_K(add_fwd_rows)(const posenc_i_add_job *job, 
     }
     if (rest) { /* the same vector code on zero-padded copies */
       unsigned char tx[POSENC_I_FLANES * 4], tp[POSENC_I_FLANES * 4], ty[POSENC_I_FLANES * 4];
-      vf_t v;
       memset(tx, 0, sizeof tx); memset(tp, 0, sizeof tp);
       memcpy(tx, x + nv * xs, rest * xs); memcpy(tp, p + nv * ps, rest * ps);
-      v = POSENC_I_K(fwd)(tx, tp, xt, pt, sc);
-      if (keys) v = vf_mul(v, POSENC_I_K(keep)(keys[r], col0 + nv, thr, ks));
-      POSENC_I_K(store)(ty, v, yt);
+      POSENC_I_K(fwd_vecs)(tx, tp, ty, 0, 1, xt, pt, yt, keys != NULL, keys ? keys[r] : 0, col0 + nv, thr, ks, sc, 0);
       memcpy(y + nv * ys, ty, rest * ys);
     }
   }
