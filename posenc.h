@@ -1270,14 +1270,15 @@ typedef struct posenc_i_job {
 typedef struct posenc_i_rot_job {
   const unsigned char *src;     /* the input's head 0, element 0 */
   ptrdiff_t src_head_stride;    /* bytes */
-  posenc_dtype src_dtype;
   unsigned char *dst;           /* the output's (src itself in place) */
   ptrdiff_t dst_head_stride;
-  posenc_dtype dst_dtype;
+  posenc_dtype src_dtype, dst_dtype; /* 4-byte fields in pairs: the job is on the stack of every
+                                        rotation */
   size_t heads;
   size_t pairs;                 /* rotated here: a range of the rope's pairs, src and dst at its first */
   size_t half;                  /* NEOX: lane j's partner is lane j + half (the rope's pairs) */
   int style;                    /* posenc_rope_style */
+  int stream;                   /* 1: non-temporal stores allowed (the caller fences after its jobs) */
   const float *c, *s;
   /* QK-norm (posenc_rope_norm): NULL, or one scale r per head; element e of a head is then
    * fl32(fl32(x_e * r) * w_e) before the rotation, w_e = fl32(weight[e] + weight_bias) (bias
@@ -1285,9 +1286,8 @@ typedef struct posenc_i_rot_job {
    * and the kernel writes the elements from tail_from to dim (relative to src) as well */
   const float *norm_scale;
   const float *norm_weight;
-  float weight_bias;
   size_t tail_from, dim;
-  int stream;                   /* 1: non-temporal stores allowed (the caller fences after its jobs) */
+  float weight_bias;
   /* NULL, or two buffers of POSENC_I_ROT_SCRATCH floats apart from c and s that the kernel may
    * overwrite (the bf16 NeoX kernel splits the cos/sin there into even and odd lanes) */
   float *scratch_c, *scratch_s;
@@ -3287,9 +3287,11 @@ typedef struct posenc_i_tview {  /* a tensor's fields, read once: q and k may ho
   size_t span;                   /* bytes from data to one past the last element */
 } posenc_i_tview;
 
-/* A tensor's strides, with defaults; it must not overlap itself (posenc_i_strided_extent). */
-static posenc_status posenc_i_rope_check_tensor(const posenc_rope_tensor *t, size_t D, size_t B, size_t T,
-                                                posenc_i_tview *v) {
+/* A tensor's strides, with defaults; it must not overlap itself (posenc_i_strided_extent). Not
+ * inlined, as posenc_i_kv_array: the checks' arrays would otherwise stay in the frame of the call
+ * that then runs the rotation (80 bytes more for a decode step). */
+POSENC_I_NOINLINE posenc_status posenc_i_rope_check_tensor(const posenc_rope_tensor *t, size_t D, size_t B,
+                                                           size_t T, posenc_i_tview *v) {
   size_t n[3], st[3], ext;
   posenc_status s;
   if (!t->data) return POSENC_ERR_NULL;
@@ -3430,12 +3432,13 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
  * in itself), or a KV cache array whose slot per token the plan gives. */
 typedef struct posenc_i_rot_io {
   posenc_i_tview in, out;  /* a cache array's out: data, dtype, es, hs and span only */
-  int in_place;
-  int rotate;              /* 0: copied, converted */
-  int to_slots;            /* out is a KV cache array */
-  int normed;              /* 1: QK-norm by norm first */
-  int stream;              /* 1: a large output, written with non-temporal stores where aligned */
   posenc_rope_norm norm;
+  /* flags in bytes: a store_kv call keeps three passes on the stack under the rotation's frames */
+  unsigned char in_place;
+  unsigned char rotate;    /* 0: copied, converted */
+  unsigned char to_slots;  /* out is a KV cache array */
+  unsigned char normed;    /* 1: QK-norm by norm first */
+  unsigned char stream;    /* 1: a large output, written with non-temporal stores where aligned */
 } posenc_i_rot_io;
 
 /* Where a token's slot lies in a KV cache array (posenc_kv_cache), in elements. */
@@ -3875,8 +3878,8 @@ POSENC_API posenc_status posenc_rope_apply_norm(const posenc_rope *rope, const p
 
 /* A KV cache array as the output view of a pass over `in` (heads and dtype checked by the caller):
  * its span, with the plan's strides. */
-static posenc_status posenc_i_kv_array(const posenc_kv_cache *kv, void *data, const posenc_i_slot_plan *plan,
-                                       size_t D, posenc_i_tview *out) {
+POSENC_I_NOINLINE posenc_status posenc_i_kv_array(const posenc_kv_cache *kv, void *data,
+                                                  const posenc_i_slot_plan *plan, size_t D, posenc_i_tview *out) {
   size_t nb[3], st[3], ext, nblocks = kv->block_size ? kv->n_slots / kv->block_size : 1;
   posenc_status s;
   out->data = (unsigned char *)data;
@@ -3899,28 +3902,26 @@ static posenc_status posenc_i_store_kv(const posenc_rope *rope, const posenc_rop
                                        const posenc_kv_cache *kv, const int64_t *slots) {
   posenc_i_rot_io io[3];
   posenc_i_slot_plan plan;
-  posenc_kv_cache c;
   size_t n = 0, D, B, T, i, hs;
   posenc_status st;
   if (!kv || !k) return POSENC_ERR_NULL;
-  c = *kv;
-  if (!c.k || !v != !c.v) return POSENC_ERR_NULL;
+  if (!kv->k || !v != !kv->v) return POSENC_ERR_NULL;
   if ((st = posenc_i_rope_check_call(rope, positions, POSENC_ROPE_FORWARD)) != POSENC_OK) return st;
   D = rope->config.head_dim; B = positions->batch; T = positions->tokens;
-  if (posenc_dtype_size(c.dtype) == 0) return POSENC_ERR_DTYPE;
-  if (c.n_slots == 0 || c.heads == 0 || (c.block_size && c.n_slots % c.block_size != 0)) return POSENC_ERR_SIZE;
+  if (posenc_dtype_size(kv->dtype) == 0) return POSENC_ERR_DTYPE;
+  if (kv->n_slots == 0 || kv->heads == 0 || (kv->block_size && kv->n_slots % kv->block_size != 0)) return POSENC_ERR_SIZE;
   if (!slots && (B > 1 || rope->config.mrope != POSENC_ROPE_MROPE_NONE)) return POSENC_ERR_PARAM;
-  hs = c.head_stride ? c.head_stride : D;
+  hs = kv->head_stride ? kv->head_stride : D;
   plan.slots = slots;
-  plan.block_size = c.block_size;
-  if (c.slot_stride) plan.slot_stride = c.slot_stride;
-  else if (c.heads > SIZE_MAX / hs) return POSENC_ERR_OVERFLOW;
-  else plan.slot_stride = c.heads * hs;
-  if (c.block_stride || !c.block_size) {
-    plan.block_stride = c.block_stride;
+  plan.block_size = kv->block_size;
+  if (kv->slot_stride) plan.slot_stride = kv->slot_stride;
+  else if (kv->heads > SIZE_MAX / hs) return POSENC_ERR_OVERFLOW;
+  else plan.slot_stride = kv->heads * hs;
+  if (kv->block_stride || !kv->block_size) {
+    plan.block_stride = kv->block_stride;
   } else { /* a block's extent: dense for [slot][head][dim] and [head][slot][dim] blocks alike */
     size_t nb[2], sb[2];
-    nb[0] = c.heads; nb[1] = c.block_size; sb[0] = hs; sb[1] = plan.slot_stride;
+    nb[0] = kv->heads; nb[1] = kv->block_size; sb[0] = hs; sb[1] = plan.slot_stride;
     if ((st = posenc_i_strided_extent(D, nb, sb, 2, &plan.block_stride)) != POSENC_OK)
       return st == POSENC_ERR_ALIAS ? POSENC_ERR_STRIDE : st;
   }
@@ -3935,8 +3936,8 @@ static posenc_status posenc_i_store_kv(const posenc_rope *rope, const posenc_rop
     const posenc_rope_tensor *in = i ? v : k;
     if (!in) continue;
     if ((st = posenc_i_rope_check_tensor(in, D, B, T, &io[n].in)) != POSENC_OK) return st;
-    if (io[n].in.heads != c.heads) return POSENC_ERR_SIZE;
-    if ((st = posenc_i_kv_array(&c, i ? c.v : c.k, &plan, D, &io[n].out)) != POSENC_OK) return st;
+    if (io[n].in.heads != kv->heads) return POSENC_ERR_SIZE;
+    if ((st = posenc_i_kv_array(kv, i ? kv->v : kv->k, &plan, D, &io[n].out)) != POSENC_OK) return st;
     io[n].in_place = 0;
     io[n].rotate = !i;
     io[n].to_slots = 1;
@@ -3950,7 +3951,7 @@ static posenc_status posenc_i_store_kv(const posenc_rope *rope, const posenc_rop
     size_t nt = B * T;
     for (i = 0; i < nt; i++) {
       int64_t sl = slots ? slots[i] : (int64_t)posenc_i_rope_position(positions, 0, i);
-      if ((!slots && sl < 0) || (sl >= 0 && (uint64_t)sl >= (uint64_t)c.n_slots)) return POSENC_ERR_POSITION;
+      if ((!slots && sl < 0) || (sl >= 0 && (uint64_t)sl >= (uint64_t)kv->n_slots)) return POSENC_ERR_POSITION;
     }
     for (i = 0; i < n; i++) /* every output, Q's too: a slot rewritten by Q's rotation was checked before */
       if ((io[i].to_slots && posenc_i_ranges_meet(io[i].in.data, io[i].in.span, io[i].out.data, io[i].out.span)) ||
