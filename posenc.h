@@ -3419,8 +3419,12 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
   *c = cbuf; *s = sbuf;
 }
 
-#define POSENC_I_ROPE_BLOCK 2048 /* floats of on-the-fly cos/sin rows kept on the stack */
-#define POSENC_I_ROPE_BLOCK_SMALL 256 /* the same for small calls: a decode step's rows up to rotary dim 256 */
+/* Floats of on-the-fly cos/sin rows kept on the stack, in three frames (posenc_i_rope_fly_*): a
+ * call takes the smallest whose block holds a batch row's rows. 128: a decode step up to rotary
+ * dim 128 (the common head dims); 256: up to 256; 2048: a prefill's blocks of tokens. */
+#define POSENC_I_ROPE_BLOCK_TINY 128
+#define POSENC_I_ROPE_BLOCK_SMALL 256
+#define POSENC_I_ROPE_BLOCK 2048
 /* Pairs rotated per step (a token's rotation walks its heads once per step): their cos/sin, GPT-J
  * expanded, take 1 KiB of stack, where a whole row took 4 KiB (POSENC_ROPE_MAX_DIM). */
 #define POSENC_I_ROPE_PAIRS 64
@@ -3714,23 +3718,20 @@ POSENC_I_FORCEINLINE void posenc_i_rope_fly_blocks(const posenc_i_backend *be, c
   }
 }
 
-/* Two frames, each with its own block: a call whose rows fit in the small one (a decode step, the
- * self-test) keeps 1 KiB of rows on the stack instead of 8. Either gives the same bits: a row's
- * value does not depend on the block it is made in. Each block is 64-byte aligned, as the rows of
- * a cache from malloc are: the rotation reads its cos/sin a vector per head from there. */
-POSENC_I_NOINLINE void posenc_i_rope_fly_small(const posenc_i_backend *be, const posenc_rope *rope,
-                                               const posenc_rope_positions *pos, const posenc_i_rot_io *io, size_t n,
-                                               const posenc_i_slot_plan *plan, int inverse) {
-  float block[POSENC_I_ROPE_BLOCK_SMALL + 16];
-  posenc_i_rope_fly_blocks(be, rope, pos, io, n, plan, inverse, posenc_i_align64(block), POSENC_I_ROPE_BLOCK_SMALL);
-}
-
-POSENC_I_NOINLINE void posenc_i_rope_fly(const posenc_i_backend *be, const posenc_rope *rope,
-                                         const posenc_rope_positions *pos, const posenc_i_rot_io *io, size_t n,
-                                         const posenc_i_slot_plan *plan, int inverse) {
-  float block[POSENC_I_ROPE_BLOCK + 16];
-  posenc_i_rope_fly_blocks(be, rope, pos, io, n, plan, inverse, posenc_i_align64(block), POSENC_I_ROPE_BLOCK);
-}
+/* Three frames, each with its own block: a call whose rows fit a small block (a decode step, the
+ * self-test) keeps 0.5 or 1 KiB of rows on the stack instead of 8. Any gives the same bits: a
+ * row's value does not depend on the block it is made in. Each block is 64-byte aligned, as the
+ * rows of a cache from malloc are: the rotation reads its cos/sin a vector per head from there. */
+#define POSENC_I_ROPE_FLY_FRAME(name, floats)                                                                    \
+  POSENC_I_NOINLINE void name(const posenc_i_backend *be, const posenc_rope *rope,                            \
+                              const posenc_rope_positions *pos, const posenc_i_rot_io *io, size_t n,          \
+                              const posenc_i_slot_plan *plan, int inverse) {                                  \
+    float block[(floats) + 16];                                                                               \
+    posenc_i_rope_fly_blocks(be, rope, pos, io, n, plan, inverse, posenc_i_align64(block), (floats));         \
+  }
+POSENC_I_ROPE_FLY_FRAME(posenc_i_rope_fly_tiny, POSENC_I_ROPE_BLOCK_TINY)
+POSENC_I_ROPE_FLY_FRAME(posenc_i_rope_fly_small, POSENC_I_ROPE_BLOCK_SMALL)
+POSENC_I_ROPE_FLY_FRAME(posenc_i_rope_fly, POSENC_I_ROPE_BLOCK)
 
 /* Runs n passes (Q, K, V) token by token over validated views: cos/sin once per token. */
 static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_rope *rope,
@@ -3796,7 +3797,9 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
 
   if (cache)
     for (b = 0; b < B; b++) posenc_i_rope_tokens(be, rope, cache, crow_bytes, pos, io, n, plan, inverse, b, 0, T, NULL);
-  else if (T <= POSENC_I_ROPE_BLOCK_SMALL / (naxes * 2 * rope->pairs)) /* a batch row's rows in one small block */
+  else if (T <= POSENC_I_ROPE_BLOCK_TINY / (naxes * 2 * rope->pairs)) /* a batch row's rows in one block */
+    posenc_i_rope_fly_tiny(be, rope, pos, io, n, plan, inverse);
+  else if (T <= POSENC_I_ROPE_BLOCK_SMALL / (naxes * 2 * rope->pairs))
     posenc_i_rope_fly_small(be, rope, pos, io, n, plan, inverse);
   else
     posenc_i_rope_fly(be, rope, pos, io, n, plan, inverse);
