@@ -3732,6 +3732,7 @@ POSENC_I_FORCEINLINE void posenc_i_rope_fly_blocks(const posenc_i_backend *be, c
 POSENC_I_ROPE_FLY_FRAME(posenc_i_rope_fly_tiny, POSENC_I_ROPE_BLOCK_TINY)
 POSENC_I_ROPE_FLY_FRAME(posenc_i_rope_fly_small, POSENC_I_ROPE_BLOCK_SMALL)
 POSENC_I_ROPE_FLY_FRAME(posenc_i_rope_fly, POSENC_I_ROPE_BLOCK)
+#undef POSENC_I_ROPE_FLY_FRAME
 
 /* Runs n passes (Q, K, V) token by token over validated views: cos/sin once per token. */
 static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_rope *rope,
