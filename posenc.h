@@ -3184,27 +3184,40 @@ static void posenc_i_rope_store_row(unsigned char *row, const posenc_rope_cache_
   }
 }
 
-/* Rows for positions (list) or start.. (positions NULL) into out, rows stride_bytes apart;
- * arguments already checked. The exact mode runs the backend's sincos kernel. */
+/* posenc_i_rope_rows in HF compatibility mode, a chunk of pairs at a time (a whole row's f32
+ * would take 2 KiB of stack). Not inlined: its chunk is then not in the frames of the exact mode's
+ * callers. */
+POSENC_I_NOINLINE void posenc_i_rope_hf_rows(const posenc_rope *rope, const posenc_rope_cache_spec *spec,
+                                             int32_t start, const int32_t *positions, size_t n_rows, size_t f_lo,
+                                             size_t h, unsigned char *out, size_t stride_bytes) {
+  float c[POSENC_CHUNK], s[POSENC_CHUNK];
+  size_t r, f0;
+  for (r = 0; r < n_rows; r++)
+    for (f0 = 0; f0 < h; f0 += POSENC_CHUNK) {
+      size_t nf = h - f0 < POSENC_CHUNK ? h - f0 : POSENC_CHUNK;
+      posenc_i_rope_hf_row(rope, positions ? positions[r] : (int32_t)((int64_t)start + (int64_t)r), f_lo + f0, nf, c,
+                           s);
+      posenc_i_rope_store_row(out + r * stride_bytes, spec, h, f0, nf, c, s);
+    }
+}
+
+/* Rows for positions (list) or start.. (positions NULL) into out, rows stride_bytes apart, of
+ * the h pairs from pair f_lo (a multiple of POSENC_CHUNK; a whole row: 0 and rope->pairs), laid
+ * out as rows of h pairs; arguments already checked. A pair's values do not depend on the pairs
+ * made with it. The exact mode runs the backend's sincos kernel. */
 static void posenc_i_rope_rows(const posenc_i_backend *be, const posenc_rope *rope,
                                const posenc_rope_cache_spec *spec, int32_t start, const int32_t *positions,
-                               size_t n_rows, unsigned char *out, size_t stride_bytes) {
-  size_t h = rope->pairs, es = posenc_dtype_size(spec->dtype), r, f0;
-  if (rope->config.hf_compat) { /* a chunk of pairs at a time: a whole row's f32 would take 2 KiB of stack */
-    float c[POSENC_CHUNK], s[POSENC_CHUNK];
-    for (r = 0; r < n_rows; r++)
-      for (f0 = 0; f0 < h; f0 += POSENC_CHUNK) {
-        size_t nf = h - f0 < POSENC_CHUNK ? h - f0 : POSENC_CHUNK;
-        posenc_i_rope_hf_row(rope, positions ? positions[r] : (int32_t)((int64_t)start + (int64_t)r), f0, nf, c, s);
-        posenc_i_rope_store_row(out + r * stride_bytes, spec, h, f0, nf, c, s);
-      }
+                               size_t n_rows, size_t f_lo, size_t h, unsigned char *out, size_t stride_bytes) {
+  size_t es = posenc_dtype_size(spec->dtype), r, f0;
+  if (rope->config.hf_compat) {
+    posenc_i_rope_hf_rows(rope, spec, start, positions, n_rows, f_lo, h, out, stride_bytes);
     return;
   }
   for (f0 = 0; f0 < h; f0 += POSENC_GROUP * POSENC_CHUNK) {
     posenc_i_job job;
     size_t nf = h - f0 < POSENC_GROUP * POSENC_CHUNK ? h - f0 : POSENC_GROUP * POSENC_CHUNK;
-    job.u = posenc_i_rope_u_parts(rope) + (f0 / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK;
-    job.step = posenc_i_rope_u_step(rope) + (f0 / POSENC_CHUNK) * 2 * POSENC_CHUNK;
+    job.u = posenc_i_rope_u_parts(rope) + ((f_lo + f0) / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK;
+    job.step = posenc_i_rope_u_step(rope) + ((f_lo + f0) / POSENC_CHUNK) * 2 * POSENC_CHUNK;
     job.nfreq = (unsigned)nf;
     job.start = start;
     job.positions = positions;
@@ -3262,7 +3275,8 @@ static posenc_status posenc_i_rope_cache_run(const posenc_i_backend *be, const p
   for (r = 0; r < n_rows; r += tile) {
     size_t n = n_rows - r < tile ? n_rows - r : tile;
     posenc_i_rope_rows(be, rope, spec, positions ? 0 : (int32_t)((int64_t)start + (int64_t)r),
-                       positions ? positions + r : NULL, n, (unsigned char *)out + r * stride * es, stride * es);
+                       positions ? positions + r : NULL, n, 0, rope->pairs, (unsigned char *)out + r * stride * es,
+                       stride * es);
   }
   return POSENC_OK;
 }
@@ -3378,13 +3392,14 @@ POSENC_I_NOINLINE void posenc_i_rope_prepare_gptj(const posenc_i_backend *be, co
 }
 
 /* The f32 cos/sin rows the kernel reads for pairs j0 .. j0+nj-1 of one token, from cache rows in
- * any layout and dtype (rows[axis]); c[0] is pair j0's. NeoX f32 [cos|sin] rows read forward from
- * an aligned cache are used in place. */
+ * any layout and dtype (rows[axis], of h pairs, pair j0 at column col: a whole row's j0, or 0 in
+ * on-the-fly rows made for these pairs alone); c[0] is pair j0's. NeoX f32 [cos|sin] rows read
+ * forward from an aligned cache are used in place. */
 static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope *rope,
-                                  const posenc_rope_cache_spec *spec, const unsigned char *const rows[3],
-                                  int inverse, size_t j0, size_t nj, float *cbuf, float *sbuf, const float **c,
-                                  const float **s) {
-  size_t h = rope->pairs, es = posenc_dtype_size(spec->dtype), j, k;
+                                  const posenc_rope_cache_spec *spec, const unsigned char *const rows[3], size_t h,
+                                  size_t col, int inverse, size_t j0, size_t nj, float *cbuf, float *sbuf,
+                                  const float **c, const float **s) {
+  size_t es = posenc_dtype_size(spec->dtype), j, k;
   const posenc_rope_config *cf = &rope->config;
   if (cf->style == POSENC_ROPE_NEOX && cf->mrope == POSENC_ROPE_MROPE_NONE &&
       spec->layout != POSENC_ROPE_CACHE_INTERLEAVED) {
@@ -3392,25 +3407,25 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
     if (spec->dtype == POSENC_DTYPE_F32 && !inverse && (uintptr_t)rows[0] % sizeof(float) == 0) {
       /* an aligned f32 cache row is used in place; a misaligned one is copied below, byte-wise,
        * since the kernels read c and s as floats */
-      *c = (const float *)(const void *)rows[0] + j0;
+      *c = (const float *)(const void *)rows[0] + col;
       *s = *c + sin_col;
       return;
     }
-    be->to_f32(rows[0] + j0 * es, spec->dtype, cbuf, nj, 0);
-    be->to_f32(rows[0] + (sin_col + j0) * es, spec->dtype, sbuf, nj, inverse);
+    be->to_f32(rows[0] + col * es, spec->dtype, cbuf, nj, 0);
+    be->to_f32(rows[0] + (sin_col + col) * es, spec->dtype, sbuf, nj, inverse);
     *c = cbuf; *s = sbuf;
     return;
   }
   if (cf->style == POSENC_ROPE_GPTJ && cf->mrope == POSENC_ROPE_MROPE_NONE) {
-    posenc_i_rope_prepare_gptj(be, spec, rows[0], h, inverse, j0, nj, cbuf, sbuf);
+    posenc_i_rope_prepare_gptj(be, spec, rows[0], h, inverse, col, nj, cbuf, sbuf);
     *c = cbuf; *s = sbuf;
     return;
   }
   for (j = j0, k = 0; k < nj; j++, k++) {
     const unsigned char *row = rows[posenc_i_mrope_axis(cf, j)];
-    size_t cc = spec->layout == POSENC_ROPE_CACHE_INTERLEAVED ? 2 * j : j;
-    size_t sc = spec->layout == POSENC_ROPE_CACHE_INTERLEAVED ? 2 * j + 1
-              : (spec->layout == POSENC_ROPE_CACHE_HALF ? h + j : 2 * h + j);
+    size_t cc = spec->layout == POSENC_ROPE_CACHE_INTERLEAVED ? 2 * (col + k) : col + k;
+    size_t sc = spec->layout == POSENC_ROPE_CACHE_INTERLEAVED ? 2 * (col + k) + 1
+              : (spec->layout == POSENC_ROPE_CACHE_HALF ? h + col + k : 2 * h + col + k);
     float cv = posenc_i_load(row + cc * es, spec->dtype), sv = posenc_i_load(row + sc * es, spec->dtype);
     if (inverse) sv = -sv;
     if (cf->style == POSENC_ROPE_NEOX) { cbuf[k] = cv; sbuf[k] = sv; }
@@ -3419,12 +3434,13 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
   *c = cbuf; *s = sbuf;
 }
 
-/* Floats of on-the-fly cos/sin rows kept on the stack, in three frames (posenc_i_rope_fly_*): a
- * call takes the smallest whose block holds a batch row's rows. 128: a decode step up to rotary
- * dim 128 (the common head dims); 256: up to 256; 2048: a prefill's blocks of tokens. */
+/* Floats of on-the-fly rows in the three frames (posenc_i_rope_fly_*): a call takes the smallest
+ * whose block holds a batch row's rows, and a single token the smallest. 128: a decode step, its
+ * rows made 64 pairs at a time past rotary dim 128; 256: a few tokens; 2048: a prefill's blocks
+ * of tokens. */
+#define POSENC_I_ROPE_BLOCK 2048
 #define POSENC_I_ROPE_BLOCK_TINY 128
 #define POSENC_I_ROPE_BLOCK_SMALL 256
-#define POSENC_I_ROPE_BLOCK 2048
 /* Pairs rotated per step (a token's rotation walks its heads once per step): their cos/sin, GPT-J
  * expanded, take 1 KiB of stack, where a whole row took 4 KiB (POSENC_ROPE_MAX_DIM). */
 #define POSENC_I_ROPE_PAIRS 64
@@ -3536,20 +3552,42 @@ static float posenc_i_rms_scale(double ss, double inv_d, float eps) {
  * 1.49-1.59x -> 1.74-1.79x; decode unchanged). */
 #define POSENC_I_NORM_HEADS 8
 
-/* A token's rotation with a QK-norm, in groups of heads: their sums of squares and scales, before
- * any write (the output may be the input), then the rotation range by range (the last range also
- * writes the dims past rotary_dim). job->src and dst are the heads' starts. One range (h <=
- * POSENC_I_ROPE_PAIRS): its cos/sin are c and s, already prepared; else each range is prepared
- * here again, for each group. */
+/* A QK-norm group's scales, before any write (the output may be the input): job->heads heads
+ * from hsrc. */
+static void posenc_i_norm_scales(const posenc_i_backend *be, const posenc_i_rot_job *job, const unsigned char *hsrc,
+                                 const posenc_rope_norm *norm, size_t D, float *r) {
+  double ss[POSENC_I_NORM_HEADS], inv_d = 1.0 / (double)D;
+  size_t i;
+  be->sumsq(hsrc, job->src_dtype, job->src_head_stride, job->heads, D, ss);
+  for (i = 0; i < job->heads; i++) r[i] = posenc_i_rms_scale(ss[i], inv_d, norm->epsilon);
+}
+
+/* Narrows a QK-norm group's job (hsrc, hdst: its first head) to pairs j0 .. j0+nj-1 of h, whose
+ * cos/sin are c and s; the last range also writes the dims past rotary_dim. */
+static void posenc_i_norm_range(posenc_i_rot_job *job, const posenc_rope_norm *norm, size_t h, size_t D,
+                                const unsigned char *hsrc, unsigned char *hdst, size_t j0, size_t nj, const float *c,
+                                const float *s) {
+  size_t off = job->style == POSENC_ROPE_NEOX ? j0 : 2 * j0;
+  int last = j0 + nj == h;
+  job->pairs = nj;
+  job->c = c; job->s = s;
+  job->src = hsrc + off * posenc_dtype_size(job->src_dtype);
+  job->dst = hdst + off * posenc_dtype_size(job->dst_dtype);
+  job->norm_weight = norm->weight + off;
+  job->tail_from = last ? 2 * h - off : 0;
+  job->dim = last ? D - off : 0;
+}
+
+/* A token's rotation with a QK-norm, in groups of heads: their scales, then the rotation range by
+ * range. job->src and dst are the heads' starts. One range (h <= POSENC_I_ROPE_PAIRS): its
+ * cos/sin are c and s, already prepared; else each range is prepared here again, for each group. */
 static void posenc_i_rotate_normed(const posenc_i_backend *be, const posenc_rope *rope,
                                    const posenc_rope_cache_spec *spec, const unsigned char *const rows[3],
                                    int inverse, posenc_i_rot_job *job, const posenc_rope_norm *norm, size_t D,
                                    float *cbuf, float *sbuf, const float *c, const float *s) {
   const unsigned char *src = job->src;
   unsigned char *dst = job->dst;
-  size_t heads = job->heads, h = rope->pairs, h0, i, j0;
-  size_t ses = posenc_dtype_size(job->src_dtype), des = posenc_dtype_size(job->dst_dtype);
-  double ss[POSENC_I_NORM_HEADS], inv_d = 1.0 / (double)D;
+  size_t heads = job->heads, h = rope->pairs, h0, j0;
   float r[POSENC_I_NORM_HEADS];
   job->norm_scale = r;
   job->weight_bias = norm->weight_offset ? 1.0f : -0.0f;
@@ -3557,20 +3595,12 @@ static void posenc_i_rotate_normed(const posenc_i_backend *be, const posenc_rope
     const unsigned char *hsrc = src + (ptrdiff_t)h0 * job->src_head_stride;
     unsigned char *hdst = dst + (ptrdiff_t)h0 * job->dst_head_stride;
     job->heads = heads - h0 < POSENC_I_NORM_HEADS ? heads - h0 : POSENC_I_NORM_HEADS;
-    be->sumsq(hsrc, job->src_dtype, job->src_head_stride, job->heads, D, ss);
-    for (i = 0; i < job->heads; i++) r[i] = posenc_i_rms_scale(ss[i], inv_d, norm->epsilon);
+    posenc_i_norm_scales(be, job, hsrc, norm, D, r);
     for (j0 = 0; j0 < h; j0 += POSENC_I_ROPE_PAIRS) {
       size_t nj = h - j0 < POSENC_I_ROPE_PAIRS ? h - j0 : POSENC_I_ROPE_PAIRS;
-      size_t off = job->style == POSENC_ROPE_NEOX ? j0 : 2 * j0;
-      int last = j0 + nj == h;
-      if (h > POSENC_I_ROPE_PAIRS) posenc_i_rope_prepare(be, rope, spec, rows, inverse, j0, nj, cbuf, sbuf, &c, &s);
-      job->pairs = nj;
-      job->c = c; job->s = s;
-      job->src = hsrc + off * ses;
-      job->dst = hdst + off * des;
-      job->norm_weight = norm->weight + off;
-      job->tail_from = last ? 2 * h - off : 0;
-      job->dim = last ? D - off : 0;
+      if (h > POSENC_I_ROPE_PAIRS)
+        posenc_i_rope_prepare(be, rope, spec, rows, h, j0, inverse, j0, nj, cbuf, sbuf, &c, &s);
+      posenc_i_norm_range(job, norm, h, D, hsrc, hdst, j0, nj, c, s);
       be->rotate(job);
     }
   }
@@ -3626,17 +3656,22 @@ static float *posenc_i_align64(float *a) {
   return a + (64 - (uintptr_t)a % 64) % 64 / sizeof(float);
 }
 
-/* Tokens t0 .. t0+nt-1 of batch row b, every pass: cos/sin once per token, from the cache's rows
- * or (cache NULL) from block, nt on-the-fly rows per axis. Not inlined: its cos/sin buffers and
- * the on-the-fly block are then never on the stack together with the row kernels' frames. */
-POSENC_I_NOINLINE void posenc_i_rope_tokens(const posenc_i_backend *be, const posenc_rope *rope,
-                                            const posenc_rope_cache_view *cache, size_t crow_bytes,
-                                            const posenc_rope_positions *pos, const posenc_i_rot_io *io, size_t n,
-                                            const posenc_i_slot_plan *plan, int inverse, size_t b, size_t t0,
-                                            size_t nt, const float *block) {
+/* Tokens t0 .. t0+nt-1 of batch row b, every pass, pairs j_lo .. j_hi-1: cos/sin once per token
+ * and range, from the cache's rows or (cache NULL) from block: nt on-the-fly rows per axis, of
+ * those pairs alone where they are not all (each axis's row at 2*(j_hi-j_lo) floats; one token;
+ * the passes with a QK-norm are then left to the caller). Inlined into two functions, for all
+ * pairs and for a range: the range's bounds would otherwise take stack in every rotation. */
+POSENC_I_FORCEINLINE void posenc_i_rope_tokens_in(const posenc_i_backend *be, const posenc_rope *rope,
+                                                  const posenc_rope_cache_view *cache, size_t crow_bytes,
+                                                  const posenc_rope_positions *pos, const posenc_i_rot_io *io,
+                                                  size_t n, const posenc_i_slot_plan *plan, int inverse, size_t b,
+                                                  size_t t0, size_t nt, const float *block, size_t j_lo,
+                                                  size_t j_hi) {
   size_t D = rope->config.head_dim, h = rope->pairs, B = pos->batch, T = pos->tokens, i, tt, a;
   size_t naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
   const posenc_rope_cache_spec *spec = cache ? &cache->spec : &posenc_i_fly_spec;
+  const int whole = j_lo == 0 && j_hi == h;        /* rows of every pair */
+  const size_t row_h = whole ? h : j_hi - j_lo;   /* pairs of a row, from pair j_lo */
   /* cos/sin as the kernel reads them (GPT-J expanded, converted, split), each 64-byte aligned:
    * at an odd multiple of 16 bytes every other 256-bit load split a cache line, and a GPT-J
    * decode step took 520-650 ns instead of 390-450 (AVX2, Q 32 heads of 128), as the stack fell */
@@ -3653,14 +3688,14 @@ POSENC_I_NOINLINE void posenc_i_rope_tokens(const posenc_i_backend *be, const po
         int32_t p = pos->ids ? pos->ids[ax * B * T + b * T + t] : (int32_t)(pos->start + (int32_t)t);
         rows[a] = (const unsigned char *)cache->data + (size_t)p * crow_bytes;
       } else {
-        rows[a] = (const unsigned char *)(block + (ax * nt + tt) * 2 * h);
+        rows[a] = (const unsigned char *)(block + (ax * nt + tt) * 2 * row_h);
       }
     }
-    for (j0 = 0; j0 < h; j0 += POSENC_I_ROPE_PAIRS) { /* pairs j0 .. j0+nj-1: elements off.. (NeoX: and +h) */
-      size_t nj = h - j0 < POSENC_I_ROPE_PAIRS ? h - j0 : POSENC_I_ROPE_PAIRS;
+    for (j0 = j_lo; j0 < j_hi; j0 += POSENC_I_ROPE_PAIRS) { /* pairs j0 .. j0+nj-1: elements off.. (NeoX: and +h) */
+      size_t nj = j_hi - j0 < POSENC_I_ROPE_PAIRS ? j_hi - j0 : POSENC_I_ROPE_PAIRS;
       size_t off = rope->config.style == POSENC_ROPE_NEOX ? j0 : 2 * j0;
       int last = j0 + nj == h;
-      posenc_i_rope_prepare(be, rope, spec, rows, inverse, j0, nj, cbuf, sbuf, &c, &s);
+      posenc_i_rope_prepare(be, rope, spec, rows, row_h, whole ? j0 : j0 - j_lo, inverse, j0, nj, cbuf, sbuf, &c, &s);
       for (i = 0; i < n; i++) {
         const posenc_i_tview *in = &io[i].in;
         const unsigned char *src = in->data + (b * in->bs + t * in->ts) * in->es;
@@ -3682,7 +3717,7 @@ POSENC_I_NOINLINE void posenc_i_rope_tokens(const posenc_i_backend *be, const po
         }
       }
     }
-    for (i = 0; i < n; i++) { /* the passes with a QK-norm */
+    for (i = 0; whole && i < n; i++) { /* the passes with a QK-norm */
       const posenc_i_tview *in = &io[i].in;
       unsigned char *dst;
       posenc_i_rot_job job;
@@ -3693,8 +3728,147 @@ POSENC_I_NOINLINE void posenc_i_rope_tokens(const posenc_i_backend *be, const po
   }
 }
 
-/* On the fly: blocks of tokens whose cos/sin rows fit in block (cap floats, a token's rows at
- * least), then their rotations. */
+/* posenc_i_rope_tokens_in for all pairs (whole rows). Not inlined: its cos/sin buffers are then
+ * never on the stack together with the row kernels' frames. */
+POSENC_I_NOINLINE void posenc_i_rope_tokens(const posenc_i_backend *be, const posenc_rope *rope,
+                                            const posenc_rope_cache_view *cache, size_t crow_bytes,
+                                            const posenc_rope_positions *pos, const posenc_i_rot_io *io, size_t n,
+                                            const posenc_i_slot_plan *plan, int inverse, size_t b, size_t t0,
+                                            size_t nt, const float *block) {
+  posenc_i_rope_tokens_in(be, rope, cache, crow_bytes, pos, io, n, plan, inverse, b, t0, nt, block, 0, rope->pairs);
+}
+
+/* posenc_i_rope_tokens_in for pairs j_lo .. j_hi-1 of token t, from on-the-fly rows of those pairs
+ * at block. Not inlined, as posenc_i_rope_tokens. */
+POSENC_I_NOINLINE void posenc_i_rope_token_range(const posenc_i_backend *be, const posenc_rope *rope,
+                                                 const posenc_rope_positions *pos, const posenc_i_rot_io *io,
+                                                 size_t n, const posenc_i_slot_plan *plan, int inverse, size_t b,
+                                                 size_t t, const float *block, size_t j_lo, size_t j_hi) {
+  posenc_i_rope_tokens_in(be, rope, NULL, 0, pos, io, n, plan, inverse, b, t, 1, block, j_lo, j_hi);
+}
+
+/* On-the-fly rows of token (b, t), pairs j0 .. j0+nj-1 alone: a row of 2*nj floats per axis at
+ * block, for the axes those pairs use (M-RoPE's sections give most ranges one axis). Not inlined:
+ * the row job's frame is then not in its callers'. */
+POSENC_I_NOINLINE void posenc_i_rope_fly_range(const posenc_i_backend *be, const posenc_rope *rope,
+                                               const posenc_rope_positions *pos, size_t b, size_t t, size_t j0,
+                                               size_t nj, float *block) {
+  size_t naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1, a, j;
+  for (a = 0; a < naxes; a++) {
+    int32_t p = pos->ids ? pos->ids[(a * pos->batch + b) * pos->tokens + t]
+                         : (int32_t)((int64_t)pos->start + (int64_t)t);
+    for (j = j0; naxes > 1 && j < j0 + nj && posenc_i_mrope_axis(&rope->config, j) != (int)a; j++) {}
+    if (j < j0 + nj) /* some pair of the range is on this axis */
+      posenc_i_rope_rows(be, rope, &posenc_i_fly_spec, p, NULL, 1, j0, nj, (unsigned char *)(block + a * 2 * nj), 0);
+  }
+}
+
+/* Pairs per range where a token on the fly has passes with a QK-norm (posenc_i_rope_fly_ranges_normed):
+ * half of POSENC_I_ROPE_PAIRS, so that posenc_i_rope_norm_fly's cos/sin buffers take 512 bytes
+ * less than posenc_i_rope_tokens's, under the QK-norm kernel, whose frame is the largest
+ * rotation's. */
+#define POSENC_I_NORM_FLY_PAIRS 32
+
+/* The heads with a QK-norm of token (b, t) past the first k0 of them (in pass order), at most room
+ * of them, whose scales are r[0..]: with nj 0 it makes those scales (before any write: the output
+ * may be the input), else it rotates their pairs j0 .. j0+nj-1 (nj <= POSENC_I_NORM_FLY_PAIRS)
+ * from the rows at block (posenc_i_rope_fly_range). Returns how many heads that was. Not inlined,
+ * as posenc_i_rope_tokens. */
+POSENC_I_NOINLINE size_t posenc_i_rope_norm_fly(const posenc_i_backend *be, const posenc_rope *rope,
+                                                const posenc_rope_positions *pos, const posenc_i_rot_io *io, size_t n,
+                                                const posenc_i_slot_plan *plan, int inverse, size_t b, size_t t,
+                                                const float *block, float *r, size_t room, size_t k0, size_t j0,
+                                                size_t nj) {
+  size_t naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1, D = rope->config.head_dim, used = 0, a, i, hd;
+  float bufs[4 * POSENC_I_NORM_FLY_PAIRS + 16];
+  float *const cbuf = posenc_i_align64(bufs), *const sbuf = cbuf + 2 * POSENC_I_NORM_FLY_PAIRS;
+  const float *c = NULL, *s = NULL;
+  if (nj) {
+    const unsigned char *rows[3];
+    for (a = 0; a < 3; a++) rows[a] = (const unsigned char *)(block + (a < naxes ? a : 0) * 2 * nj);
+    posenc_i_rope_prepare(be, rope, &posenc_i_fly_spec, rows, nj, 0, inverse, j0, nj, cbuf, sbuf, &c, &s);
+  }
+  for (i = 0; i < n && used < room; i++) {
+    const posenc_i_tview *in = &io[i].in;
+    const unsigned char *src = in->data + (b * in->bs + t * in->ts) * in->es;
+    unsigned char *dst;
+    posenc_i_rot_job job;
+    if (!io[i].normed || !(dst = posenc_i_pass_dst(&io[i], plan, pos, b, t))) continue; /* padding: no slot */
+    if (k0 >= in->heads) { k0 -= in->heads; continue; }
+    job = posenc_i_pass_job(&io[i], rope, src, dst);
+    job.weight_bias = io[i].norm.weight_offset ? 1.0f : -0.0f;
+    for (hd = k0, k0 = 0; hd < in->heads && used < room; hd += job.heads, used += job.heads) {
+      const unsigned char *hsrc = src + (ptrdiff_t)hd * job.src_head_stride;
+      unsigned char *hdst = dst + (ptrdiff_t)hd * job.dst_head_stride;
+      job.heads = in->heads - hd; /* the scales in groups (their sums' buffer), the rotation at once */
+      if (!nj && job.heads > POSENC_I_NORM_HEADS) job.heads = POSENC_I_NORM_HEADS;
+      if (job.heads > room - used) job.heads = room - used;
+      if (!nj) {
+        posenc_i_norm_scales(be, &job, hsrc, &io[i].norm, D, r + used);
+      } else {
+        job.norm_scale = r + used;
+        posenc_i_norm_range(&job, &io[i].norm, rope->pairs, D, hsrc, hdst, j0, nj, c, s);
+        be->rotate(&job);
+      }
+    }
+  }
+  return used;
+}
+
+/* posenc_i_rope_fly_ranges where a pass has a QK-norm, ranges of at most POSENC_I_NORM_FLY_PAIRS:
+ * the scales of the heads with one come first, kept in the block past a range's rows, then each
+ * range's rows are made once for all heads while they fit (a decode step's Q and K heads), else
+ * again for each block's worth of heads. */
+POSENC_I_NOINLINE void posenc_i_rope_fly_ranges_normed(const posenc_i_backend *be, const posenc_rope *rope,
+                                                       const posenc_rope_positions *pos, const posenc_i_rot_io *io,
+                                                       size_t n, const posenc_i_slot_plan *plan, int inverse,
+                                                       float *block, size_t cap) {
+  size_t h = rope->pairs, naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1, b, t, j0, k0, nk;
+  size_t wp = cap / (naxes * 2) / POSENC_CHUNK * POSENC_CHUNK, room;
+  float *r;
+  if (wp > POSENC_I_NORM_FLY_PAIRS) wp = POSENC_I_NORM_FLY_PAIRS;
+  r = block + naxes * 2 * wp;
+  room = cap - naxes * 2 * wp; /* 32 floats at least */
+  for (b = 0; b < pos->batch; b++)
+    for (t = 0; t < pos->tokens; t++)
+      for (k0 = 0;; k0 += nk) { /* the heads with a QK-norm past the first k0, and first the passes without */
+        nk = posenc_i_rope_norm_fly(be, rope, pos, io, n, plan, inverse, b, t, block, r, room, k0, 0, 0);
+        if (k0 && !nk) break;
+        for (j0 = 0; j0 < h; j0 += wp) {
+          size_t nj = h - j0 < wp ? h - j0 : wp;
+          posenc_i_rope_fly_range(be, rope, pos, b, t, j0, nj, block);
+          if (!k0) posenc_i_rope_token_range(be, rope, pos, io, n, plan, inverse, b, t, block, j0, j0 + nj);
+          if (nk) posenc_i_rope_norm_fly(be, rope, pos, io, n, plan, inverse, b, t, block, r, room, k0, j0, nj);
+        }
+        if (nk < room) break;
+      }
+}
+
+/* On the fly, where a token's rows do not fit in block (cap floats) and no pass has a QK-norm
+ * (else posenc_i_rope_fly_ranges_normed): token by token, its rows made a range of pairs at a time
+ * (as many as fit: a multiple of POSENC_CHUNK, at most POSENC_I_ROPE_PAIRS), each range rotated in
+ * every pass. The row kernel runs here, so its frame is never under the rotation's cos/sin
+ * buffers; not inlined, its locals are not in the frames of the calls whose rows fit. A token
+ * pays the exact sin/cos and the steps to its position again for each range: a decode step's rows
+ * cost the same as in one block. */
+POSENC_I_NOINLINE void posenc_i_rope_fly_ranges(const posenc_i_backend *be, const posenc_rope *rope,
+                                                const posenc_rope_positions *pos, const posenc_i_rot_io *io,
+                                                size_t n, const posenc_i_slot_plan *plan, int inverse, float *block,
+                                                size_t cap) {
+  size_t h = rope->pairs, naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
+  size_t wp = cap / (naxes * 2) / POSENC_CHUNK * POSENC_CHUNK, b, t, j0;
+  if (wp > POSENC_I_ROPE_PAIRS) wp = POSENC_I_ROPE_PAIRS;
+  for (b = 0; b < pos->batch; b++)
+    for (t = 0; t < pos->tokens; t++)
+      for (j0 = 0; j0 < h; j0 += wp) {
+        size_t nj = h - j0 < wp ? h - j0 : wp;
+        posenc_i_rope_fly_range(be, rope, pos, b, t, j0, nj, block);
+        posenc_i_rope_token_range(be, rope, pos, io, n, plan, inverse, b, t, block, j0, j0 + nj);
+      }
+}
+
+/* On the fly: blocks of tokens whose cos/sin rows fit in block (cap floats), then their
+ * rotations; else posenc_i_rope_fly_ranges. */
 POSENC_I_FORCEINLINE void posenc_i_rope_fly_blocks(const posenc_i_backend *be, const posenc_rope *rope,
                                                    const posenc_rope_positions *pos, const posenc_i_rot_io *io,
                                                    size_t n, const posenc_i_slot_plan *plan, int inverse, float *block,
@@ -3702,6 +3876,12 @@ POSENC_I_FORCEINLINE void posenc_i_rope_fly_blocks(const posenc_i_backend *be, c
   size_t h = rope->pairs, B = pos->batch, T = pos->tokens, nt_max, b, t0;
   size_t naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
   nt_max = cap / (naxes * 2 * h);
+  if (nt_max == 0) {
+    for (b = 0; b < n && !io[b].normed; b++) {}
+    if (b < n) posenc_i_rope_fly_ranges_normed(be, rope, pos, io, n, plan, inverse, block, cap);
+    else posenc_i_rope_fly_ranges(be, rope, pos, io, n, plan, inverse, block, cap);
+    return;
+  }
   for (b = 0; b < B; b++) {
     for (t0 = 0; t0 < T; t0 += nt_max) {
       size_t nt = T - t0 < nt_max ? T - t0 : nt_max, tt, a;
@@ -3710,8 +3890,8 @@ POSENC_I_FORCEINLINE void posenc_i_rope_fly_blocks(const posenc_i_backend *be, c
         int32_t start = ids ? ids[0] : (int32_t)((int64_t)pos->start + (int64_t)t0);
         for (tt = 1; ids && tt < nt && (int64_t)ids[tt] == (int64_t)ids[0] + (int64_t)tt; tt++) {}
         if (ids && tt == nt) ids = NULL; /* consecutive ids: the faster range recurrence */
-        posenc_i_rope_rows(be, rope, &posenc_i_fly_spec, start, ids, nt, (unsigned char *)(block + a * nt * 2 * h),
-                           2 * h * sizeof(float));
+        posenc_i_rope_rows(be, rope, &posenc_i_fly_spec, start, ids, nt, 0, h,
+                           (unsigned char *)(block + a * nt * 2 * h), 2 * h * sizeof(float));
       }
       posenc_i_rope_tokens(be, rope, NULL, 0, pos, io, n, plan, inverse, b, t0, nt, block);
     }
@@ -3720,8 +3900,9 @@ POSENC_I_FORCEINLINE void posenc_i_rope_fly_blocks(const posenc_i_backend *be, c
 
 /* Three frames, each with its own block: a call whose rows fit a small block (a decode step, the
  * self-test) keeps 0.5 or 1 KiB of rows on the stack instead of 8. Any gives the same bits: a
- * row's value does not depend on the block it is made in. Each block is 64-byte aligned, as the
- * rows of a cache from malloc are: the rotation reads its cos/sin a vector per head from there. */
+ * row's value does not depend on the block it is made in, nor on the pairs made with it. Each
+ * block is 64-byte aligned, as the rows of a cache from malloc are: the rotation reads its cos/sin
+ * a vector per head from there. */
 #define POSENC_I_ROPE_FLY_FRAME(name, floats)                                                                    \
   POSENC_I_NOINLINE void name(const posenc_i_backend *be, const posenc_rope *rope,                            \
                               const posenc_rope_positions *pos, const posenc_i_rot_io *io, size_t n,          \
@@ -3740,11 +3921,12 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
                                        const posenc_i_rot_io *io, size_t n, const posenc_i_slot_plan *plan,
                                        posenc_rope_direction direction) {
   size_t D = rope->config.head_dim, B = pos->batch, T = pos->tokens, naxes, b, i, j;
-  size_t crow_bytes = 0;
+  size_t crow_bytes = 0, row_floats;
   int inverse = direction == POSENC_ROPE_INVERSE;
   posenc_status st;
 
   naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
+  row_floats = naxes * 2 * rope->pairs; /* a token's on-the-fly rows */
   /* what one pass writes, no other pass reads or writes (a fused QKV buffer's rows may
    * interleave them) */
   for (i = 0; i < n; i++)
@@ -3797,10 +3979,11 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
   }
 
   if (cache)
-    for (b = 0; b < B; b++) posenc_i_rope_tokens(be, rope, cache, crow_bytes, pos, io, n, plan, inverse, b, 0, T, NULL);
-  else if (T <= POSENC_I_ROPE_BLOCK_TINY / (naxes * 2 * rope->pairs)) /* a batch row's rows in one block */
+    for (b = 0; b < B; b++)
+      posenc_i_rope_tokens(be, rope, cache, crow_bytes, pos, io, n, plan, inverse, b, 0, T, NULL);
+  else if (T == 1 || T <= POSENC_I_ROPE_BLOCK_TINY / row_floats) /* a batch row's rows, or a range's */
     posenc_i_rope_fly_tiny(be, rope, pos, io, n, plan, inverse);
-  else if (T <= POSENC_I_ROPE_BLOCK_SMALL / (naxes * 2 * rope->pairs))
+  else if (T <= POSENC_I_ROPE_BLOCK_SMALL / row_floats)
     posenc_i_rope_fly_small(be, rope, pos, io, n, plan, inverse);
   else
     posenc_i_rope_fly(be, rope, pos, io, n, plan, inverse);
