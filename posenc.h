@@ -3434,13 +3434,30 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
   *c = cbuf; *s = sbuf;
 }
 
+/* The largest block of on-the-fly cos/sin rows a rotation keeps on its stack, in bytes (a decode
+ * step keeps 512 whatever this is). A prefill's block holds 16 tokens' rows at rotary dim 128:
+ * each block starts its rows with an exact sin/cos and up to 31 steps of the recurrence, so
+ * smaller blocks are slower (6 KiB instead of 8: 5-8% at rotary dims 64-128, 25% at 512, on SSE2
+ * and AVX2; 1 KiB: 1.6-1.9x the time at 128 and 512, on AVX2 and AVX-512). 1 KiB on Cortex-M,
+ * where an RTOS task's whole stack may be 4 KiB: every RoPE call then fits it. Any size gives the
+ * same bits; at least 512. */
+#ifndef POSENC_ROPE_FLY_BLOCK_BYTES
+#  if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#    define POSENC_ROPE_FLY_BLOCK_BYTES 1024
+#  else
+#    define POSENC_ROPE_FLY_BLOCK_BYTES 8192
+#  endif
+#endif
+#if POSENC_ROPE_FLY_BLOCK_BYTES < 512
+#  error "POSENC_ROPE_FLY_BLOCK_BYTES must be at least 512: a range of 16 pairs of three M-RoPE axes"
+#endif
 /* Floats of on-the-fly rows in the three frames (posenc_i_rope_fly_*): a call takes the smallest
  * whose block holds a batch row's rows, and a single token the smallest. 128: a decode step, its
- * rows made 64 pairs at a time past rotary dim 128; 256: a few tokens; 2048: a prefill's blocks
- * of tokens. */
-#define POSENC_I_ROPE_BLOCK 2048
+ * rows made 64 pairs at a time past rotary dim 128; 256: a few tokens; the largest: a prefill's
+ * blocks of tokens. */
+#define POSENC_I_ROPE_BLOCK (POSENC_ROPE_FLY_BLOCK_BYTES / 4)
 #define POSENC_I_ROPE_BLOCK_TINY 128
-#define POSENC_I_ROPE_BLOCK_SMALL 256
+#define POSENC_I_ROPE_BLOCK_SMALL (POSENC_I_ROPE_BLOCK < 256 ? POSENC_I_ROPE_BLOCK : 256)
 /* Pairs rotated per step (a token's rotation walks its heads once per step): their cos/sin, GPT-J
  * expanded, take 1 KiB of stack, where a whole row took 4 KiB (POSENC_ROPE_MAX_DIM). */
 #define POSENC_I_ROPE_PAIRS 64
@@ -3981,8 +3998,8 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
   if (cache)
     for (b = 0; b < B; b++)
       posenc_i_rope_tokens(be, rope, cache, crow_bytes, pos, io, n, plan, inverse, b, 0, T, NULL);
-  else if (T == 1 || T <= POSENC_I_ROPE_BLOCK_TINY / row_floats) /* a batch row's rows, or a range's */
-    posenc_i_rope_fly_tiny(be, rope, pos, io, n, plan, inverse);
+  else if (T == 1 || T <= POSENC_I_ROPE_BLOCK_TINY / row_floats || row_floats > POSENC_I_ROPE_BLOCK)
+    posenc_i_rope_fly_tiny(be, rope, pos, io, n, plan, inverse); /* a batch row's rows, or a range's */
   else if (T <= POSENC_I_ROPE_BLOCK_SMALL / row_floats)
     posenc_i_rope_fly_small(be, rope, pos, io, n, plan, inverse);
   else

@@ -33,8 +33,9 @@
 
 /* Issue 17's budget, and the calls that do not meet it yet, each held to what it uses now (x86-64,
  * with 5-10% to spare) so that it cannot grow unseen: the on-the-fly RoPE rotation of a prefill,
- * with an 8 KiB block of cos/sin rows. A decode step on the fly keeps a 512-byte block whatever
- * its dims. The self-test meets its
+ * with its default 8 KiB block of cos/sin rows (POSENC_ROPE_FLY_BLOCK_BYTES). With a 1 KiB block
+ * (the Cortex-M default; TEST_STACK_SMALL_BLOCK: the library was built so) it meets the budget
+ * too. A decode step on the fly keeps a 512-byte block whatever its dims. The self-test meets its
  * own 8 KiB budget. The budgets hold with gcc on x86-64 and aarch64, and on the Cortex-M firmware
  * (issue 17's platforms); ARMv7 (NEON) may use a sixteenth more (below). With other x86-64
  * compilers a call may use half as much again (clang spills more: its AVX-512 table kernel's frame
@@ -43,7 +44,11 @@
  * aarch64's glibc wants 128 KiB thread stacks: there the bytes are asserted on a thread that
  * large. */
 #define BUDGET 4096
+#if defined(TEST_STACK_FIRMWARE) || defined(TEST_STACK_SMALL_BLOCK)
+#define BUDGET_ROPE_FLY BUDGET
+#else
 #define BUDGET_ROPE_FLY 13312
+#endif
 #define BUDGET_SELFTEST 8192
 #define STACK_BYTES (16 * 1024)          /* glibc's PTHREAD_STACK_MIN on x86-64 */
 #ifdef __OPTIMIZE__
@@ -79,7 +84,7 @@
 #elif defined(__arm__) && defined(__GNUC__) && !defined(__clang__)
 /* ARMv7 has no f64 vectors: its NEON rows kernel keeps SIMDe's double vectors in a 2.3 KiB frame,
  * under the frames of a RoPE rotation on the fly that makes its rows a range at a time (a decode
- * step past rotary dim 128): a sixteenth more. */
+ * step past rotary dim 128) or in a 1 KiB block: a sixteenth more. */
 #define STACK_ASSERT 1
 #define BUDGET_OF(b) ((b) + (b) / 16)
 #elif defined(__x86_64__) && defined(_WIN64)
