@@ -3348,6 +3348,11 @@ static int posenc_i_rope_disjoint(const posenc_i_tview *q, const posenc_i_tview 
   return fk <= r && r + fq <= ts;
 }
 
+/* The position axes of a rope's rows: 3 under M-RoPE, else 1. */
+static size_t posenc_i_rope_naxes(const posenc_rope *rope) {
+  return rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
+}
+
 /* Pair j's position axis under M-RoPE (0 = t, 1 = h, 2 = w). */
 static int posenc_i_mrope_axis(const posenc_rope_config *c, size_t j) {
   if (c->mrope == POSENC_ROPE_MROPE_SECTIONS) {
@@ -3361,12 +3366,12 @@ static int posenc_i_mrope_axis(const posenc_rope_config *c, size_t j) {
   return 0;
 }
 
-/* GPT-J's expanded cos/sin of pairs j0 .. j0+nj-1 of one cache row (no M-RoPE): read in place
- * when the row is f32, else converted by the backend a chunk of pairs at a time. One pair at a
- * time through posenc_i_load, the expansion took 40% of a decode step's time (AVX2, 32 heads).
- * Out of line: its chunk buffer is then on the stack only for GPT-J. */
+/* GPT-J's expanded cos/sin of the nj pairs from column col of one cache row of h pairs (no
+ * M-RoPE): read in place when the row is f32, else converted by the backend a chunk of pairs at a
+ * time. One pair at a time through posenc_i_load, the expansion took 40% of a decode step's time
+ * (AVX2, 32 heads). Out of line: its chunk buffer is then on the stack only for GPT-J. */
 POSENC_I_NOINLINE void posenc_i_rope_prepare_gptj(const posenc_i_backend *be, const posenc_rope_cache_spec *spec,
-                                                  const unsigned char *row, size_t h, int inverse, size_t j0,
+                                                  const unsigned char *row, size_t h, int inverse, size_t col,
                                                   size_t nj, float *c2, float *s2) {
   const int inter = spec->layout == POSENC_ROPE_CACHE_INTERLEAVED;
   const size_t es = posenc_dtype_size(spec->dtype), step = inter ? 2 : 1;
@@ -3374,11 +3379,11 @@ POSENC_I_NOINLINE void posenc_i_rope_prepare_gptj(const posenc_i_backend *be, co
   float t[2 * POSENC_CHUNK];
   size_t k0;
   if (spec->dtype == POSENC_DTYPE_F32) {
-    be->gptj_expand(row + step * j0 * es, row + (sin_at + step * j0) * es, step, nj, inverse, c2, s2);
+    be->gptj_expand(row + step * col * es, row + (sin_at + step * col) * es, step, nj, inverse, c2, s2);
     return;
   }
   for (k0 = 0; k0 < nj; k0 += POSENC_CHUNK) {
-    size_t m = nj - k0 < POSENC_CHUNK ? nj - k0 : POSENC_CHUNK, j = j0 + k0;
+    size_t m = nj - k0 < POSENC_CHUNK ? nj - k0 : POSENC_CHUNK, j = col + k0;
     const unsigned char *tb = (const unsigned char *)t;
     if (inter) {
       be->to_f32(row + 2 * j * es, spec->dtype, t, 2 * m, 0);
@@ -3440,7 +3445,8 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
  * smaller blocks are slower (6 KiB instead of 8: 5-8% at rotary dims 64-128, 25% at 512, on SSE2
  * and AVX2; 1 KiB: 1.6-1.9x the time at 128 and 512, on AVX2 and AVX-512). 1 KiB on Cortex-M,
  * where an RTOS task's whole stack may be 4 KiB: every RoPE call then fits it. Any size gives the
- * same bits; at least 512. */
+ * same bits; at least 512. It is read where the implementation is compiled (the file that defines
+ * POSENC_IMPLEMENTATION, or src/posenc.c's c_args), so other translation units need not agree. */
 #ifndef POSENC_ROPE_FLY_BLOCK_BYTES
 #  if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
 #    define POSENC_ROPE_FLY_BLOCK_BYTES 1024
@@ -3449,12 +3455,12 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
 #  endif
 #endif
 #if POSENC_ROPE_FLY_BLOCK_BYTES < 512
-#  error "POSENC_ROPE_FLY_BLOCK_BYTES must be at least 512: a range of 16 pairs of three M-RoPE axes"
+#  error "POSENC_ROPE_FLY_BLOCK_BYTES must be at least 512, the block a decode step keeps (POSENC_I_ROPE_BLOCK_TINY)"
 #endif
 /* Floats of on-the-fly rows in the three frames (posenc_i_rope_fly_*): a call takes the smallest
- * whose block holds a batch row's rows, and a single token the smallest. 128: a decode step, its
- * rows made 64 pairs at a time past rotary dim 128; 256: a few tokens; the largest: a prefill's
- * blocks of tokens. */
+ * whose block holds a batch row's rows. 128: a decode step (one token) always, and a call whose
+ * token's rows fit no block, its rows then made a range of pairs at a time; 256: a few tokens; the
+ * largest: a prefill's blocks of tokens. With a block of 1 KiB or less, they are one size. */
 #define POSENC_I_ROPE_BLOCK (POSENC_ROPE_FLY_BLOCK_BYTES / 4)
 #define POSENC_I_ROPE_BLOCK_TINY 128
 #define POSENC_I_ROPE_BLOCK_SMALL (POSENC_I_ROPE_BLOCK < 256 ? POSENC_I_ROPE_BLOCK : 256)
@@ -3685,10 +3691,9 @@ POSENC_I_FORCEINLINE void posenc_i_rope_tokens_in(const posenc_i_backend *be, co
                                                   size_t t0, size_t nt, const float *block, size_t j_lo,
                                                   size_t j_hi) {
   size_t D = rope->config.head_dim, h = rope->pairs, B = pos->batch, T = pos->tokens, i, tt, a;
-  size_t naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
+  size_t naxes = posenc_i_rope_naxes(rope);
   const posenc_rope_cache_spec *spec = cache ? &cache->spec : &posenc_i_fly_spec;
-  const int whole = j_lo == 0 && j_hi == h;        /* rows of every pair */
-  const size_t row_h = whole ? h : j_hi - j_lo;   /* pairs of a row, from pair j_lo */
+  const size_t row_h = j_hi - j_lo; /* pairs of a row, from pair j_lo */
   /* cos/sin as the kernel reads them (GPT-J expanded, converted, split), each 64-byte aligned:
    * at an odd multiple of 16 bytes every other 256-bit load split a cache line, and a GPT-J
    * decode step took 520-650 ns instead of 390-450 (AVX2, Q 32 heads of 128), as the stack fell */
@@ -3712,7 +3717,7 @@ POSENC_I_FORCEINLINE void posenc_i_rope_tokens_in(const posenc_i_backend *be, co
       size_t nj = j_hi - j0 < POSENC_I_ROPE_PAIRS ? j_hi - j0 : POSENC_I_ROPE_PAIRS;
       size_t off = rope->config.style == POSENC_ROPE_NEOX ? j0 : 2 * j0;
       int last = j0 + nj == h;
-      posenc_i_rope_prepare(be, rope, spec, rows, row_h, whole ? j0 : j0 - j_lo, inverse, j0, nj, cbuf, sbuf, &c, &s);
+      posenc_i_rope_prepare(be, rope, spec, rows, row_h, j0 - j_lo, inverse, j0, nj, cbuf, sbuf, &c, &s);
       for (i = 0; i < n; i++) {
         const posenc_i_tview *in = &io[i].in;
         const unsigned char *src = in->data + (b * in->bs + t * in->ts) * in->es;
@@ -3734,7 +3739,7 @@ POSENC_I_FORCEINLINE void posenc_i_rope_tokens_in(const posenc_i_backend *be, co
         }
       }
     }
-    for (i = 0; whole && i < n; i++) { /* the passes with a QK-norm */
+    for (i = 0; row_h == h && i < n; i++) { /* the passes with a QK-norm: all pairs at once */
       const posenc_i_tview *in = &io[i].in;
       unsigned char *dst;
       posenc_i_rot_job job;
@@ -3770,7 +3775,7 @@ POSENC_I_NOINLINE void posenc_i_rope_token_range(const posenc_i_backend *be, con
 POSENC_I_NOINLINE void posenc_i_rope_fly_range(const posenc_i_backend *be, const posenc_rope *rope,
                                                const posenc_rope_positions *pos, size_t b, size_t t, size_t j0,
                                                size_t nj, float *block) {
-  size_t naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1, a, j;
+  size_t naxes = posenc_i_rope_naxes(rope), a, j;
   for (a = 0; a < naxes; a++) {
     int32_t p = pos->ids ? pos->ids[(a * pos->batch + b) * pos->tokens + t]
                          : (int32_t)((int64_t)pos->start + (int64_t)t);
@@ -3796,7 +3801,7 @@ POSENC_I_NOINLINE size_t posenc_i_rope_norm_fly(const posenc_i_backend *be, cons
                                                 const posenc_i_slot_plan *plan, int inverse, size_t b, size_t t,
                                                 const float *block, float *r, size_t room, size_t k0, size_t j0,
                                                 size_t nj) {
-  size_t naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1, D = rope->config.head_dim, used = 0, a, i, hd;
+  size_t naxes = posenc_i_rope_naxes(rope), D = rope->config.head_dim, used = 0, a, i, hd;
   float bufs[4 * POSENC_I_NORM_FLY_PAIRS + 16];
   float *const cbuf = posenc_i_align64(bufs), *const sbuf = cbuf + 2 * POSENC_I_NORM_FLY_PAIRS;
   const float *c = NULL, *s = NULL;
@@ -3840,12 +3845,12 @@ POSENC_I_NOINLINE void posenc_i_rope_fly_ranges_normed(const posenc_i_backend *b
                                                        const posenc_rope_positions *pos, const posenc_i_rot_io *io,
                                                        size_t n, const posenc_i_slot_plan *plan, int inverse,
                                                        float *block, size_t cap) {
-  size_t h = rope->pairs, naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1, b, t, j0, k0, nk;
+  size_t h = rope->pairs, naxes = posenc_i_rope_naxes(rope), b, t, j0, k0, nk;
   size_t wp = cap / (naxes * 2) / POSENC_CHUNK * POSENC_CHUNK, room;
   float *r;
   if (wp > POSENC_I_NORM_FLY_PAIRS) wp = POSENC_I_NORM_FLY_PAIRS;
   r = block + naxes * 2 * wp;
-  room = cap - naxes * 2 * wp; /* 32 floats at least */
+  room = cap - naxes * 2 * wp; /* 32 floats at least: cap is the smallest frame's 128 or more */
   for (b = 0; b < pos->batch; b++)
     for (t = 0; t < pos->tokens; t++)
       for (k0 = 0;; k0 += nk) { /* the heads with a QK-norm past the first k0, and first the passes without */
@@ -3872,7 +3877,7 @@ POSENC_I_NOINLINE void posenc_i_rope_fly_ranges(const posenc_i_backend *be, cons
                                                 const posenc_rope_positions *pos, const posenc_i_rot_io *io,
                                                 size_t n, const posenc_i_slot_plan *plan, int inverse, float *block,
                                                 size_t cap) {
-  size_t h = rope->pairs, naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
+  size_t h = rope->pairs, naxes = posenc_i_rope_naxes(rope);
   size_t wp = cap / (naxes * 2) / POSENC_CHUNK * POSENC_CHUNK, b, t, j0;
   if (wp > POSENC_I_ROPE_PAIRS) wp = POSENC_I_ROPE_PAIRS;
   for (b = 0; b < pos->batch; b++)
@@ -3891,7 +3896,7 @@ POSENC_I_FORCEINLINE void posenc_i_rope_fly_blocks(const posenc_i_backend *be, c
                                                    size_t n, const posenc_i_slot_plan *plan, int inverse, float *block,
                                                    size_t cap) {
   size_t h = rope->pairs, B = pos->batch, T = pos->tokens, nt_max, b, t0;
-  size_t naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
+  size_t naxes = posenc_i_rope_naxes(rope);
   nt_max = cap / (naxes * 2 * h);
   if (nt_max == 0) {
     for (b = 0; b < n && !io[b].normed; b++) {}
@@ -3942,7 +3947,7 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
   int inverse = direction == POSENC_ROPE_INVERSE;
   posenc_status st;
 
-  naxes = rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
+  naxes = posenc_i_rope_naxes(rope);
   row_floats = naxes * 2 * rope->pairs; /* a token's on-the-fly rows */
   /* what one pass writes, no other pass reads or writes (a fused QKV buffer's rows may
    * interleave them) */
