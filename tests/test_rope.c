@@ -1664,6 +1664,64 @@ static void test_mrope(void) {
   }
 }
 
+/* A decode step on the fly whose token's rows fit none of posenc's blocks whole (past rotary dim
+ * 128, or M-RoPE's three axes): posenc makes them a range of pairs at a time. Against the
+ * reference, whose rows are whole (posenc_rope_cache_rows): rotary dims 256 and 512 (and 200 of
+ * 512), NeoX and GPT-J, batch 3; M-RoPE with a section boundary one pair into a range (17, 23,
+ * 24); QK-norm with more heads (Q 80 + K 16) than posenc keeps scales for at once, into other
+ * dtypes and in place, and into a KV cache with a padding slot. */
+static void test_decode_ranges(void) {
+  static const size_t dims[3][2] = {{256, 256}, {512, 512}, {512, 200}}; /* head dim, rotary dim */
+  static float wq[POSENC_ROPE_MAX_DIM], wk[POSENC_ROPE_MAX_DIM];
+  posenc_rope_norm qn, kn;
+  char nm[128];
+  size_t di;
+  int si;
+  for (di = 0; di < 3; di++)
+    for (si = 0; si < 2; si++) {
+      const size_t D = dims[di][0];
+      rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, D, dims[di][1], (posenc_rope_style)si, 10000.0);
+      posenc_rope_positions pp = {3, 1, NULL, 4000};
+      tview q = dense_view(0, 4, 1, D, F32), k = dense_view(tview_end(&q, 3, 1, D), 2, 1, D, BF16);
+      sprintf(nm, "decode ranges %s %lu/%lu", si ? "gptj" : "neox", (unsigned long)dims[di][1], (unsigned long)D);
+      free(run_rot(nm, rope, NULL, &pp, &q, &k, FWD, NULL, NULL));
+      free(run_rot(nm, rope, NULL, &pp, &q, &k, INV, NULL, NULL));
+    }
+  for (si = 0; si < 2; si++) {
+    posenc_rope_config c = posenc_rope_default(128);
+    rope_store rope_st; posenc_rope *rope = &rope_st.rope;
+    int32_t ids[3 * 2];
+    posenc_rope_positions pp = {2, 1, NULL, 0};
+    tview q = dense_view(0, 4, 1, 128, F32), k = dense_view(tview_end(&q, 2, 1, 128), 2, 1, 128, F16);
+    size_t i;
+    c.mrope = si ? POSENC_ROPE_MROPE_INTERLEAVED : POSENC_ROPE_MROPE_SECTIONS;
+    c.mrope_section[0] = si ? 24 : 17; c.mrope_section[1] = si ? 20 : 23; c.mrope_section[2] = si ? 20 : 24;
+    CHECK(posenc_rope_init(rope, sizeof rope_st, &c) == POSENC_OK, "decode ranges mrope init");
+    for (i = 0; i < 6; i++) ids[i] = (int32_t)(lcg() % 5000u); /* every axis's position differs */
+    pp.ids = ids;
+    free(run_rot(si ? "decode ranges mrope interleaved" : "decode ranges mrope 17/23/24", rope, NULL, &pp, &q, &k, FWD,
+                 NULL, NULL));
+  }
+  for (si = 0; si < 2; si++) {
+    rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, 256, si ? 192 : 256, (posenc_rope_style)si, 1e6);
+    posenc_rope_positions pp = {1, 1, NULL, 777};
+    tview qi = dense_view(0, 80, 1, 256, F32), ki = dense_view(tview_end(&qi, 1, 1, 256), 16, 1, 256, BF16);
+    tview qo = dense_view(0, 80, 1, 256, BF16), ko = dense_view(tview_end(&qo, 1, 1, 256), 16, 1, 256, F32);
+    posenc_kv_cache kv;
+    int64_t slots[2] = {-1, 5};
+    norm_weights(wq, 256, 0); norm_weights(wk, 256, 1);
+    qn.weight = wq; qn.epsilon = 1e-6f; qn.weight_offset = 0;
+    kn = qn; kn.weight = wk; kn.weight_offset = 1;
+    sprintf(nm, "decode ranges norm %s Q 80 + K 16", si ? "gptj 192/256" : "neox 256");
+    run_rot_out(nm, rope, NULL, &pp, &qi, &qo, &ki, &ko, FWD, &qn, &kn);
+    run_rot_out(nm, rope, NULL, &pp, &qi, &qi, &ki, &ki, FWD, &qn, &kn);
+    memset(&kv, 0, sizeof kv);
+    kv.dtype = F16; kv.heads = 16; kv.n_slots = 8;
+    pp.batch = 2;
+    run_store_kv(nm, rope, &pp, 80, &kv, 8 * 16 * 256, slots, &qn, &kn);
+  }
+}
+
 /* Properties a wrong kernel breaks. */
 static double dot_d(const float *a, const float *b, size_t n) {
   double s = 0.0;
@@ -2649,6 +2707,7 @@ int main(void) {
     test_store_kv();
     test_streaming();
     test_mrope();
+    test_decode_ranges();
     test_properties();
     test_misaligned();
     printf("backend %s: rotation suite %s\n", posenc_isa_name(it.isa), tl_failed == before ? "ok" : "FAILED");
