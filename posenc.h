@@ -3460,7 +3460,7 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
 /* Floats of on-the-fly rows in the three frames (posenc_i_rope_fly_*): a call takes the smallest
  * whose block holds a batch row's rows. 128: a decode step (one token) always, and a call whose
  * token's rows fit no block, its rows then made a range of pairs at a time; 256: a few tokens; the
- * largest: a prefill's blocks of tokens. With a block of 1 KiB or less, they are one size. */
+ * largest: a prefill's blocks of tokens (with POSENC_ROPE_FLY_BLOCK_BYTES at 1024, 256 too). */
 #define POSENC_I_ROPE_BLOCK (POSENC_ROPE_FLY_BLOCK_BYTES / 4)
 #define POSENC_I_ROPE_BLOCK_TINY 128
 #define POSENC_I_ROPE_BLOCK_SMALL (POSENC_I_ROPE_BLOCK < 256 ? POSENC_I_ROPE_BLOCK : 256)
@@ -3890,17 +3890,17 @@ POSENC_I_NOINLINE void posenc_i_rope_fly_ranges(const posenc_i_backend *be, cons
 }
 
 /* On the fly: blocks of tokens whose cos/sin rows fit in block (cap floats), then their
- * rotations; else posenc_i_rope_fly_ranges. */
+ * rotations; where a token's rows do not fit, posenc_i_rope_fly_ranges(_normed). */
 POSENC_I_FORCEINLINE void posenc_i_rope_fly_blocks(const posenc_i_backend *be, const posenc_rope *rope,
                                                    const posenc_rope_positions *pos, const posenc_i_rot_io *io,
                                                    size_t n, const posenc_i_slot_plan *plan, int inverse, float *block,
                                                    size_t cap) {
-  size_t h = rope->pairs, B = pos->batch, T = pos->tokens, nt_max, b, t0;
+  size_t h = rope->pairs, B = pos->batch, T = pos->tokens, nt_max, b, t0, i;
   size_t naxes = posenc_i_rope_naxes(rope);
   nt_max = cap / (naxes * 2 * h);
   if (nt_max == 0) {
-    for (b = 0; b < n && !io[b].normed; b++) {}
-    if (b < n) posenc_i_rope_fly_ranges_normed(be, rope, pos, io, n, plan, inverse, block, cap);
+    for (i = 0; i < n && !io[i].normed; i++) {}
+    if (i < n) posenc_i_rope_fly_ranges_normed(be, rope, pos, io, n, plan, inverse, block, cap);
     else posenc_i_rope_fly_ranges(be, rope, pos, io, n, plan, inverse, block, cap);
     return;
   }
