@@ -3629,9 +3629,11 @@ static void posenc_i_rotate_normed(const posenc_i_backend *be, const posenc_rope
   }
 }
 
-/* The position axis 0 of token (b, t). */
-static int32_t posenc_i_rope_position(const posenc_rope_positions *pos, size_t b, size_t t) {
-  return pos->ids ? pos->ids[b * pos->tokens + t] : (int32_t)((int64_t)pos->start + (int64_t)t);
+/* The position of token (b, t) on an axis (M-RoPE's t, h, w: ids hold one plane per axis; without
+ * M-RoPE, axis 0). */
+static int32_t posenc_i_rope_position(const posenc_rope_positions *pos, size_t axis, size_t b, size_t t) {
+  if (pos->ids) return pos->ids[(axis * pos->batch + b) * pos->tokens + t];
+  return (int32_t)((int64_t)pos->start + (int64_t)t);
 }
 
 /* Where a pass writes token (b, t): its row of the output tensor, or its slot of a KV cache
@@ -3640,7 +3642,7 @@ static unsigned char *posenc_i_pass_dst(const posenc_i_rot_io *io, const posenc_
                                         const posenc_rope_positions *pos, size_t b, size_t t) {
   const posenc_i_tview *out = &io->out;
   if (io->to_slots) {
-    int64_t slot = plan->slots ? plan->slots[b * pos->tokens + t] : (int64_t)posenc_i_rope_position(pos, b, t);
+    int64_t slot = plan->slots ? plan->slots[b * pos->tokens + t] : (int64_t)posenc_i_rope_position(pos, 0, b, t);
     size_t sl = (size_t)slot;
     if (slot < 0) return NULL;
     return out->data + (plan->block_size ? sl / plan->block_size * plan->block_stride +
@@ -3690,7 +3692,7 @@ POSENC_I_FORCEINLINE void posenc_i_rope_tokens_in(const posenc_i_backend *be, co
                                                   size_t n, const posenc_i_slot_plan *plan, int inverse, size_t b,
                                                   size_t t0, size_t nt, const float *block, size_t j_lo,
                                                   size_t j_hi) {
-  size_t D = rope->config.head_dim, h = rope->pairs, B = pos->batch, T = pos->tokens, i, tt, a;
+  size_t D = rope->config.head_dim, h = rope->pairs, i, tt, a;
   size_t naxes = posenc_i_rope_naxes(rope);
   const posenc_rope_cache_spec *spec = cache ? &cache->spec : &posenc_i_fly_spec;
   const size_t row_h = j_hi - j_lo; /* pairs of a row, from pair j_lo */
@@ -3707,8 +3709,7 @@ POSENC_I_FORCEINLINE void posenc_i_rope_tokens_in(const posenc_i_backend *be, co
     for (a = 0; a < 3; a++) {
       size_t ax = a < naxes ? a : 0;
       if (cache) {
-        int32_t p = pos->ids ? pos->ids[ax * B * T + b * T + t] : (int32_t)(pos->start + (int32_t)t);
-        rows[a] = (const unsigned char *)cache->data + (size_t)p * crow_bytes;
+        rows[a] = (const unsigned char *)cache->data + (size_t)posenc_i_rope_position(pos, ax, b, t) * crow_bytes;
       } else {
         rows[a] = (const unsigned char *)(block + (ax * nt + tt) * 2 * row_h);
       }
@@ -3777,11 +3778,10 @@ POSENC_I_NOINLINE void posenc_i_rope_fly_range(const posenc_i_backend *be, const
                                                size_t nj, float *block) {
   size_t naxes = posenc_i_rope_naxes(rope), a, j;
   for (a = 0; a < naxes; a++) {
-    int32_t p = pos->ids ? pos->ids[(a * pos->batch + b) * pos->tokens + t]
-                         : (int32_t)((int64_t)pos->start + (int64_t)t);
     for (j = j0; naxes > 1 && j < j0 + nj && posenc_i_mrope_axis(&rope->config, j) != (int)a; j++) {}
     if (j < j0 + nj) /* some pair of the range is on this axis */
-      posenc_i_rope_rows(be, rope, &posenc_i_fly_spec, p, NULL, 1, j0, nj, (unsigned char *)(block + a * 2 * nj), 0);
+      posenc_i_rope_rows(be, rope, &posenc_i_fly_spec, posenc_i_rope_position(pos, a, b, t), NULL, 1, j0, nj,
+                         (unsigned char *)(block + a * 2 * nj), 0);
   }
 }
 
@@ -3867,8 +3867,9 @@ POSENC_I_NOINLINE void posenc_i_rope_fly_ranges_normed(const posenc_i_backend *b
 }
 
 /* On the fly, where a token's rows do not fit in block (cap floats) and no pass has a QK-norm
- * (else posenc_i_rope_fly_ranges_normed): token by token, its rows made a range of pairs at a time
- * (as many as fit: a multiple of POSENC_CHUNK, at most POSENC_I_ROPE_PAIRS), each range rotated in
+ * (else posenc_i_rope_fly_ranges_normed, apart so that its locals, 112 bytes more on x86-64, are
+ * not under these calls' kernels): token by token, its rows made a range of pairs at a time (as
+ * many as fit: a multiple of POSENC_CHUNK, at most POSENC_I_ROPE_PAIRS), each range rotated in
  * every pass. The row kernel runs here, so its frame is never under the rotation's cos/sin
  * buffers; not inlined, its locals are not in the frames of the calls whose rows fit. A token
  * pays the exact sin/cos and the steps to its position again for each range: a decode step's rows
@@ -4159,7 +4160,7 @@ static posenc_status posenc_i_store_kv(const posenc_rope *rope, const posenc_rop
        apart from their inputs and from the slots, which are read while the arrays are written */
     size_t nt = B * T;
     for (i = 0; i < nt; i++) {
-      int64_t sl = slots ? slots[i] : (int64_t)posenc_i_rope_position(positions, 0, i);
+      int64_t sl = slots ? slots[i] : (int64_t)posenc_i_rope_position(positions, 0, 0, i);
       if ((!slots && sl < 0) || (sl >= 0 && (uint64_t)sl >= (uint64_t)kv->n_slots)) return POSENC_ERR_POSITION;
     }
     for (i = 0; i < n; i++) /* every output, Q's too: a slot rewritten by Q's rotation was checked before */

@@ -497,8 +497,8 @@ static posenc_status apply_decode_fly_256(void) {
 }
 
 /* A decode step on the fly at the largest dims (rotary dim 512, batch 2): rows made 64 pairs at a
- * time, M-RoPE's three axes 16 pairs at a time; and with QK-norm into a KV cache, each group of
- * heads making its rows again. */
+ * time, M-RoPE's three axes 16 pairs at a time; and with QK-norm into a KV cache, 32 pairs at a
+ * time, the heads' scales kept in the block beside them. */
 static posenc_status decode_fly_max(const posenc_rope *r, int with_ids) {
   posenc_rope_positions p = positions(with_ids);
   posenc_rope_tensor q = tensor(in_buf, F32, HEADS), k = tensor(in2_buf, F32, HEADS / 2);
