@@ -634,6 +634,7 @@ static inline int fz_rope_reproducible(const posenc_rope *r) {
   same = posenc_rope_init(again, max_bytes, c) == POSENC_OK && again->pairs == h && h <= POSENC_ROPE_MAX_DIM / 2 &&
          r->self == r && r->storage_bytes >= POSENC_ROPE_BYTES(2 * h) &&
          memcmp(&again->attention_factor, &r->attention_factor, sizeof r->attention_factor) == 0 &&
+         memcmp(&again->max_omega, &r->max_omega, sizeof r->max_omega) == 0 &&
          a->head_dim == c->head_dim && a->rotary_dim == c->rotary_dim && a->style == c->style &&
          a->scaling == c->scaling && a->mrope == c->mrope && a->hf_compat == c->hf_compat &&
          memcmp(a->mrope_section, c->mrope_section, sizeof a->mrope_section) == 0 &&

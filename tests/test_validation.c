@@ -440,6 +440,9 @@ static void test_rope_apply(void) {
     RA(POSENC_OK, BAD_COPY; a.rope = s_bad);  /* so the cases below fail on their own field */
     /* the storage init was given, as the header records it, below what the pairs need */
     RA(POSENC_ERR_DIM, BAD_COPY; s_bad->storage_bytes = POSENC_ROPE_BYTES(8) - 1; a.rope = s_bad);
+    /* the reach check's bound below the first frequency: positions past the exact reduction would pass */
+    RA(POSENC_ERR_DIM, BAD_COPY; s_bad->max_omega = 0.0; a.rope = s_bad);
+    RA(POSENC_ERR_DIM, BAD_COPY; s_bad->max_omega = 0.5 * posenc_rope_inv_freq(g_rope)[0]; a.rope = s_bad);
     /* a rope with garbage in a field the kernels switch on reached the SIMD dispatch */
     RA(POSENC_ERR_DIM, BAD_COPY; s_bad->config.style = (posenc_rope_style)7; a.rope = s_bad);
     RA(POSENC_ERR_DIM, BAD_COPY; s_bad->config.style = (posenc_rope_style)-1; a.rope = s_bad);
