@@ -436,8 +436,12 @@ POSENC_API posenc_status posenc_rope_cache_rows(const posenc_rope *rope, const p
                                                 const int32_t *positions, size_t n_rows,
                                                 void *out, size_t out_bytes);
 
-/* A cache handed to posenc_rope_apply: row r holds position r, for r < n_rows. It must come from
- * a rope with the same frequencies (posenc does not check that). */
+/* A cache handed to posenc_rope_apply: a token whose position is r rotates by row r, for
+ * r < n_rows. From posenc_rope_cache_table at start 0, row r holds position r. Rows of
+ * posenc_rope_cache_rows for a step's positions, with ids 0 .. n-1 as their indices, let the
+ * layers of a decode step share one set of rows (the README's "Decode on the fly across layers";
+ * posenc_rope_store_kv then needs its slots given). It must come from a rope with the same
+ * frequencies (posenc does not check that). */
 typedef struct posenc_rope_cache_view {
   const void *data;
   size_t n_rows;
@@ -480,7 +484,7 @@ typedef enum posenc_rope_direction {
  * that a NaN output's sign and payload may differ (a pair holding NaNs of both signs, or Inf).
  * Positions: on the fly, any int32 position; a negative one rotates by the negative angle (as
  * llama.cpp's K-shift does after a context shift), so FORWARD at -p is INVERSE at p. With a
- * cache, row r holds position r: a position must be in [0, n_rows).
+ * cache, a position r rotates by its row r: a position must be in [0, n_rows).
  * Errors: NULL, SIZE (batch, tokens, heads or the cache's n_rows 0), DIM, DTYPE, LAYOUT, STRIDE
  * (the cache's), OVERFLOW, PARAM (unknown direction), POSITION (with a cache: a position < 0 or
  * >= its n_rows; start + tokens - 1 past INT32_MAX; on the fly: |p| * omega beyond 2^50 quarter

@@ -10,7 +10,8 @@
  *   16-bit  the NeoX prefill in f16 and bf16 storage (32 MiB), with a cache in the tensor's
  *           dtype (HF, vLLM), with an f32 cache, and on the fly
  *   decode  1 token x 32 heads (Q) and 32 + 8 heads (Q, K), cached (8192-row f32 cache) and on
- *           the fly, at positions 4000..4031 in turn; median ns per call
+ *           the fly, at positions 4000..4031 in turn; median ns per call; and Q on the fly with
+ *           the step's rows made once for 32 calls (an engine's layers), ns per call
  *   proto   (x86 with AVX2) posenc's AVX2 rotation rewritten in other loop orders and, for bf16,
  *           with another conversion (bench/rope_proto.c): what the kernel's choices cost
  * and ends with the issue's targets, each with its measured value and PASS or MISS.
@@ -55,6 +56,7 @@
 #define BENCH_START 0
 #define BENCH_DECODE_SPAN 32
 #define BENCH_DECODE_BATCH 100    /* decode calls per timed run */
+#define BENCH_LAYERS 32           /* decode: the layers that share a step's rows (VAR_STEP_ROWS) */
 #define BENCH_PREFILL_BUDGET_S 2.0 /* timed seconds per prefill table (rounds from the warm-up) */
 #define BENCH_CACHE_BUDGET_S 1.0
 #define BENCH_DECODE_BUDGET_S 2.0
@@ -232,6 +234,27 @@ static int run_posenc(const bench_method *m, unsigned long run) {
     if (m->calls) rc.pos.start = decode_pos(run, c);
     st = posenc_rope_apply(rc.rope, rc.cache, &rc.pos, &rc.q, rc.has_k ? &rc.k : NULL,
                            POSENC_ROPE_FORWARD);
+    if (st != POSENC_OK) return (int)st;
+  }
+  return 0;
+}
+
+/* A decode step's rows made once (posenc_rope_cache_rows, one row) and used by BENCH_LAYERS calls,
+ * a layer each, as a one-row cache at id 0 (README, "Decode on the fly across layers"). m->calls
+ * is a multiple of BENCH_LAYERS: ns per call is per layer, the rows' share included. */
+static int run_step_rows(const bench_method *m, unsigned long run) {
+  static const int32_t row_id = 0;
+  float row[2 * BENCH_HALF];
+  unsigned c, l;
+  const posenc_rope_positions at = {1, 1, &row_id, 0};
+  posenc_rope_cache_view step;
+  step.data = row; step.n_rows = 1;
+  step.spec.layout = POSENC_ROPE_CACHE_HALF; step.spec.dtype = POSENC_DTYPE_F32; step.spec.row_stride = 0;
+  for (c = 0; c < m->calls; c += BENCH_LAYERS) {
+    const int32_t p = decode_pos(run, c / BENCH_LAYERS);
+    posenc_status st = posenc_rope_cache_rows(m->rc.rope, &step.spec, &p, 1, row, sizeof row);
+    for (l = 0; st == POSENC_OK && l < BENCH_LAYERS; l++)
+      st = posenc_rope_apply(m->rc.rope, &step, &at, &m->rc.q, NULL, POSENC_ROPE_FORWARD);
     if (st != POSENC_OK) return (int)st;
   }
   return 0;
@@ -427,7 +450,8 @@ static void state_free(bench_state *s) {
 typedef struct check_case {
   posenc_rope_style style;
   posenc_dtype dtype;
-  int cache;   /* 0: on the fly; 1: f32 cache; 2: cache in the tensor's dtype */
+  int cache;   /* 0: on the fly; 1: f32 cache; 2: cache in the tensor's dtype; 3: the positions'
+                * rows made by posenc_rope_cache_rows, ids their indices (run_step_rows) */
 } check_case;
 
 /* Rotates a fresh copy of the check tensors (Q, K) with the active backend; digest of both. */
@@ -440,15 +464,28 @@ static int check_run(const bench_state *s, const check_case *cc, uint64_t *dig) 
   void *kd = cc->dtype == POSENC_DTYPE_F32 ? (void *)kf : (void *)kh;
   posenc_rope_tensor q = make_tensor(qd, cc->dtype, 4), k = make_tensor(kd, cc->dtype, 2);
   posenc_rope_positions pos = {1, BENCH_CHECK_TOKENS, NULL, BENCH_CHECK_START};
+  const posenc_rope *rope = cc->style == POSENC_ROPE_NEOX ? s->neox : s->gptj;
   const posenc_rope_cache_view *view = NULL;
+  static float step_rows[BENCH_CHECK_TOKENS * BENCH_DIM];
+  int32_t step_pos[BENCH_CHECK_TOKENS], step_ids[BENCH_CHECK_TOKENS];
+  posenc_rope_cache_view step;
   posenc_status st;
+  int i;
   fill_random(qf, QN, 7);
   fill_random(kf, KN, 8);
   if (cc->dtype != POSENC_DTYPE_F32) { to_half(qh, qf, QN, cc->dtype); to_half(kh, kf, KN, cc->dtype); }
   if (cc->cache == 1) view = &s->view_f32;
   if (cc->cache == 2) view = cc->dtype == POSENC_DTYPE_F16 ? &s->view_f16 : &s->view_bf16;
-  st = posenc_rope_apply(cc->style == POSENC_ROPE_NEOX ? s->neox : s->gptj, view, &pos, &q, &k,
-                         POSENC_ROPE_FORWARD);
+  if (cc->cache == 3) {
+    step.spec.layout = POSENC_ROPE_CACHE_HALF; step.spec.dtype = POSENC_DTYPE_F32; step.spec.row_stride = 0;
+    for (i = 0; i < BENCH_CHECK_TOKENS; i++) { step_pos[i] = BENCH_CHECK_START + i; step_ids[i] = i; }
+    st = posenc_rope_cache_rows(rope, &step.spec, step_pos, BENCH_CHECK_TOKENS, step_rows, sizeof step_rows);
+    if (st != POSENC_OK) return (int)st;
+    step.data = step_rows; step.n_rows = BENCH_CHECK_TOKENS;
+    view = &step;
+    pos.ids = step_ids;
+  }
+  st = posenc_rope_apply(rope, view, &pos, &q, &k, POSENC_ROPE_FORWARD);
   if (st != POSENC_OK) return (int)st;
   *dig = digest(qd, QN * es) ^ (digest(kd, KN * es) * 31u);
   return 0;
@@ -527,7 +564,7 @@ static int run_checks(const bench_state *s) {
   for (si = 0; si < 2; si++)
     for (di = 0; di < 3; di++) {
       uint64_t ref = 0, ref2 = 0;
-      for (mode = 0; mode < 3; mode++) {
+      for (mode = 0; mode < 4; mode++) {
         check_case cc;
         if (mode == 2 && dtypes[di] == POSENC_DTYPE_F32) continue;
         cc.style = si ? POSENC_ROPE_GPTJ : POSENC_ROPE_NEOX;
@@ -545,14 +582,14 @@ static int run_checks(const bench_state *s) {
             bad++;
             continue;
           }
-          /* on the fly and the f32 cache give the same bits; a 16-bit cache its own */
-          if (mode < 2 && ref == 0) ref = d;
+          /* on the fly, the f32 cache and the positions' rows give the same bits; a 16-bit
+           * cache its own */
+          if (mode != 2 && ref == 0) ref = d;
           if (mode == 2 && ref2 == 0) ref2 = d;
-          if (d != (mode < 2 ? ref : ref2)) {
-            printf("check: %s %s %s on %s DIFFERS\n", si ? "gptj" : "neox",
-                   posenc_dtype_name(cc.dtype),
-                   mode == 0 ? "on the fly" : (mode == 1 ? "f32 cache" : "16-bit cache"),
-                   posenc_isa_name(it.isa));
+          if (d != (mode != 2 ? ref : ref2)) {
+            static const char *const mode_name[4] = {"on the fly", "f32 cache", "16-bit cache", "the positions' rows"};
+            printf("check: %s %s %s on %s DIFFERS\n", si ? "gptj" : "neox", posenc_dtype_name(cc.dtype),
+                   mode_name[mode], posenc_isa_name(it.isa));
             bad++;
           }
         }
@@ -590,7 +627,7 @@ static int run_checks(const bench_state *s) {
   printf("checks  : %d runs (%d tokens from position %d, Q 4 + K 2 heads): ", cases,
          BENCH_CHECK_TOKENS, BENCH_CHECK_START);
   if (bad) printf("%d DISAGREE\n", bad);
-  else printf("every backend bit-identical, on the fly = f32 cache, plain loops%s = posenc\n",
+  else printf("every backend bit-identical, on the fly = f32 cache = the positions' rows, plain loops%s = posenc\n",
 #ifdef BENCH_HAVE_PROTO
                    cpu_has_avx2() ? " and prototypes" : ""
 #else
@@ -608,7 +645,8 @@ typedef enum bench_variant {
   VAR_OTF,         /* posenc, on the fly */
   VAR_F32_REF,     /* posenc, the f32 tensor, cached, in a 16-bit table */
   VAR_QK_CACHED,   /* decode: Q and K, cached */
-  VAR_QK_OTF       /* decode: Q and K, on the fly */
+  VAR_QK_OTF,      /* decode: Q and K, on the fly */
+  VAR_STEP_ROWS    /* decode: Q, the step's rows made once for BENCH_LAYERS calls */
 } bench_variant;
 
 typedef struct bench_table {
@@ -1057,6 +1095,7 @@ typedef struct decode_summary {
   /* median ns per call, per backend [isa] (0: did not run) */
   double q_cached[POSENC_ISA_COUNT], qk_cached[POSENC_ISA_COUNT];
   double q_otf[POSENC_ISA_COUNT], qk_otf[POSENC_ISA_COUNT];
+  double q_step[POSENC_ISA_COUNT]; /* on the fly, the step's rows once for BENCH_LAYERS layers: per layer */
   double loop_q; /* the baseline loop, Q only */
 } decode_summary;
 
@@ -1106,6 +1145,7 @@ static int bench_decode(bench_state *s, const bench_opts *o, decode_summary *ds)
     add_posenc(&t, isa, ", Q+K, cached", &qk, VAR_QK_CACHED);
     add_posenc(&t, isa, ", Q, on the fly", &qo, VAR_OTF);
     add_posenc(&t, isa, ", Q+K, on the fly", &qko, VAR_QK_OTF);
+    add_posenc(&t, isa, ", Q, step's rows", &qo, VAR_STEP_ROWS)->run = run_step_rows;
   }
   for (l = 0; l < N_LOOPS; l++) {
     add_loop(&t, &loop_variants[l], ", Q", POSENC_ROPE_NEOX, &q)->variant = VAR_CACHED;
@@ -1114,7 +1154,8 @@ static int bench_decode(bench_state *s, const bench_opts *o, decode_summary *ds)
   t.count = runnable(t.m, t.count);
   t.m[t.count - 2].is_baseline = 1; /* the widest loop, Q only and Q+K */
   t.m[t.count - 1].is_baseline = 1;
-  for (i = 0; i < t.count; i++) t.m[i].calls = BENCH_DECODE_BATCH;
+  for (i = 0; i < t.count; i++)
+    t.m[i].calls = t.m[i].variant == VAR_STEP_ROWS ? BENCH_DECODE_BATCH / BENCH_LAYERS * BENCH_LAYERS : BENCH_DECODE_BATCH;
   time_methods(t.m, t.count, BENCH_DECODE_BUDGET_S, 0, o, t.r);
 
   printf("\ndecode f32 NeoX: 1 token x %d heads (Q) or %d + %d heads (Q+K) x %d, positions "
@@ -1132,12 +1173,15 @@ static int bench_decode(bench_state *s, const bench_opts *o, decode_summary *ds)
   printf("a timed run is %d calls; ns = its time / %d; median and best over the rounds; "
          "vs loop: against %s (Q+K rows: its Q+K row)\n", BENCH_DECODE_BATCH, BENCH_DECODE_BATCH,
          row >= 0 ? t.m[row].name : "-");
+  printf("step's rows: on the fly as an engine's layers share a step, its cos/sin made once "
+         "(posenc_rope_cache_rows) for %d calls, one a layer; ns a layer\n", BENCH_LAYERS);
 #define DECODE_NS(v) ((row = find_row(&t, ROLE_POSENC, isa, (v))) >= 0 ? t.r[row].median_s * 1e9 : 0.0)
   BK_EACH_USABLE(isa) {
     ds->q_cached[isa] = DECODE_NS(VAR_CACHED);
     ds->qk_cached[isa] = DECODE_NS(VAR_QK_CACHED);
     ds->q_otf[isa] = DECODE_NS(VAR_OTF);
     ds->qk_otf[isa] = DECODE_NS(VAR_QK_OTF);
+    ds->q_step[isa] = DECODE_NS(VAR_STEP_ROWS);
   }
 #undef DECODE_NS
   row = baseline_row(&t);
@@ -1351,6 +1395,8 @@ static void print_backend_targets(int isa, const prefill_summary *ps, const deco
   printf("  decode Q cached %.1f ns, Q+K cached %.1f ns, Q on the fly %.1f ns, Q+K on the fly "
          "%.1f ns (median); plain loop Q %.1f ns\n", ds->q_cached[isa], ds->qk_cached[isa],
          ds->q_otf[isa], ds->qk_otf[isa], ds->loop_q);
+  printf("  decode Q on the fly with the step's rows made once for %d layers: %.1f ns a layer, %.2fx cached\n",
+         BENCH_LAYERS, ds->q_step[isa], ds->q_cached[isa] > 0.0 ? ds->q_step[isa] / ds->q_cached[isa] : 0.0);
   for (i = 0; i < 2; i++)
     printf("  prefill f32 %s cached: %.2fx the widest plain loop of this run\n", style_name[i],
            ps->cached_s[isa][i] > 0.0 ? ps->loop_s[i] / ps->cached_s[isa][i] : 0.0);

@@ -1664,6 +1664,78 @@ static void test_mrope(void) {
   }
 }
 
+/* An engine's decode step across its layers (README, "Decode on the fly across layers"): the step's
+ * rows made once, posenc_rope_cache_rows for its positions, and handed to each layer's call as a
+ * small f32 [cos | sin] cache with ids 0 .. n-1, the rows' indices. The bits must be those of the
+ * call on the fly, with apply (NeoX, GPT-J, both directions, bf16 Q and K) and with store_kv (its
+ * slots given, since its positions are now row indices). Batch 3 at their own positions (one
+ * negative, one past 2^24); plain and M-RoPE (three planes, 3*3 rows). */
+static void test_step_rows(void) {
+  static const int32_t ids[9] = {4000, -7, 16777301, 12, 40, 99, 3, 5, 7};
+  int m, si, dir;
+  char nm[128];
+  for (m = 0; m < 2; m++)
+    for (si = 0; si < 2; si++) {
+      posenc_rope_config c = cfg_of(128, 500000.0, POSENC_ROPE_SCALING_LLAMA3, 8.0, 8192);
+      rope_store rope_st;
+      posenc_rope *rope = &rope_st.rope;
+      const size_t B = 3, n = (m ? 3 : 1) * B;
+      int32_t row_ids[9];
+      posenc_rope_positions fly = {3, 1, ids, 0}, step = {3, 1, row_ids, 0};
+      posenc_rope_cache_spec sp;
+      posenc_rope_cache_view cv;
+      float rows[9 * 128];
+      size_t bytes = 0, i;
+      tview q = dense_view(0, 4, 1, 128, BF16), k = dense_view(tview_end(&q, B, 1, 128), 2, 1, 128, BF16);
+      c.style = (posenc_rope_style)si;
+      if (m) {
+        c.mrope = POSENC_ROPE_MROPE_SECTIONS;
+        c.mrope_section[0] = 16; c.mrope_section[1] = 24; c.mrope_section[2] = 24;
+      }
+      CHECK(posenc_rope_init(rope, sizeof rope_st, &c) == POSENC_OK, "step rows: init");
+      sp.layout = HALF; sp.dtype = F32; sp.row_stride = 0;
+      CHECK(posenc_rope_cache_bytes(rope, &sp, n, &bytes) == POSENC_OK && bytes <= sizeof rows, "step rows: bytes");
+      CHECK(posenc_rope_cache_rows(rope, &sp, ids, n, rows, sizeof rows) == POSENC_OK, "step rows: the step's rows");
+      for (i = 0; i < n; i++) row_ids[i] = (int32_t)i;
+      cv.data = rows; cv.n_rows = n; cv.spec = sp;
+      for (dir = 0; dir < 2; dir++) {
+        unsigned char *a, *b;
+        size_t nb;
+        uint32_t save = lcg_state;
+        sprintf(nm, "step rows %s %s %s", m ? "mrope" : "plain", si ? "gptj" : "neox", dir ? "inv" : "fwd");
+        a = run_rot(nm, rope, NULL, &fly, &q, &k, (posenc_rope_direction)dir, NULL, &nb);
+        lcg_state = save;
+        b = run_rot(nm, rope, &cv, &step, &q, &k, (posenc_rope_direction)dir, NULL, NULL);
+        CHECK(memcmp(a, b, nb) == 0, "%s: the step's rows differ from on the fly", nm);
+        free(a); free(b);
+      }
+      { /* store_kv: Q in place, K and V into slots 5, 9, 2 of an f16 cache */
+        static const int64_t slots[3] = {5, 9, 2};
+        float qa[3 * 4 * 128], qb[3 * 4 * 128], kx[3 * 2 * 128], vx[3 * 2 * 128];
+        uint16_t ka[10 * 2 * 128], va[10 * 2 * 128], kb[10 * 2 * 128], vb[10 * 2 * 128];
+        posenc_rope_tensor qt = {NULL, F32, 4, 0, 0, 0}, kt = {kx, F32, 2, 0, 0, 0}, vt = {vx, F32, 2, 0, 0, 0};
+        posenc_kv_cache kv;
+        memset(&kv, 0, sizeof kv);
+        kv.dtype = F16; kv.heads = 2; kv.n_slots = 10;
+        for (i = 0; i < sizeof qa / sizeof *qa; i++) qa[i] = qb[i] = lcg_val();
+        for (i = 0; i < sizeof kx / sizeof *kx; i++) { kx[i] = lcg_val(); vx[i] = lcg_val(); }
+        memset(ka, 0, sizeof ka); memset(va, 0, sizeof va); memset(kb, 0, sizeof kb); memset(vb, 0, sizeof vb);
+        qt.data = qa; kv.k = ka; kv.v = va;
+        CHECK(posenc_rope_store_kv(rope, NULL, &fly, &qt, &kt, &vt, &kv, slots) == POSENC_OK, "step rows: store_kv on the fly");
+        qt.data = qb; kv.k = kb; kv.v = vb;
+        CHECK(posenc_rope_store_kv(rope, &cv, &step, &qt, &kt, &vt, &kv, slots) == POSENC_OK, "step rows: store_kv");
+        CHECK(memcmp(qa, qb, sizeof qa) == 0 && memcmp(ka, kb, sizeof ka) == 0 && memcmp(va, vb, sizeof va) == 0,
+              "step rows %s %s: store_kv's Q, K or V differ from on the fly", m ? "mrope" : "plain", si ? "gptj" : "neox");
+        { /* the slots given, and no other */
+          size_t sl, nz[10];
+          for (sl = 0; sl < 10; sl++)
+            for (nz[sl] = 0, i = 0; i < 2 * 128; i++) nz[sl] += ka[sl * 2 * 128 + i] != 0;
+          CHECK(nz[5] > 0 && nz[9] > 0 && nz[2] > 0 && nz[0] == 0 && nz[1] == 0, "step rows: store_kv's slots");
+        }
+      }
+    }
+}
+
 /* A decode step on the fly whose token's rows fit none of posenc's blocks whole (past rotary dim
  * 128, or M-RoPE's three axes): posenc makes them a range of pairs at a time. Against the
  * reference, whose rows are whole (posenc_rope_cache_rows): rotary dims 256 and 512 (and 200 of
@@ -2707,6 +2779,7 @@ int main(void) {
     test_store_kv();
     test_streaming();
     test_mrope();
+    test_step_rows();
     test_decode_ranges();
     test_properties();
     test_misaligned();
