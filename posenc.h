@@ -3362,6 +3362,27 @@ static size_t posenc_i_rope_naxes(const posenc_rope *rope) {
   return rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
 }
 
+/* Whether token (b, t) is at one position on every axis: no M-RoPE, ids NULL (start + t on each),
+ * or M-RoPE's three ids equal (a text token). Its rows on the fly are then one axis's, made once:
+ * the values of each axis's, since a pair's frequency does not depend on its axis. */
+static int posenc_i_rope_one_plane(const posenc_rope *rope, const posenc_rope_positions *pos, size_t b, size_t t) {
+  const size_t n = pos->batch * pos->tokens, i = b * pos->tokens + t;
+  if (rope->config.mrope == POSENC_ROPE_MROPE_NONE || !pos->ids) return 1;
+  return pos->ids[n + i] == pos->ids[i] && pos->ids[2 * n + i] == pos->ids[i];
+}
+
+/* The axes of a call's rows on the fly: 1 where every token is at one position on every axis (a
+ * text prompt under M-RoPE: a third of the rows, and the plain rotation's cos/sin, read in place;
+ * a prefill of 256 tokens x 8 heads of 128 took 3x the plain rope's time), else
+ * posenc_i_rope_naxes. */
+static size_t posenc_i_rope_row_axes(const posenc_rope *rope, const posenc_rope_positions *pos) {
+  size_t b, t;
+  for (b = 0; b < pos->batch; b++)
+    for (t = 0; t < pos->tokens; t++)
+      if (!posenc_i_rope_one_plane(rope, pos, b, t)) return posenc_i_rope_naxes(rope);
+  return 1;
+}
+
 /* Pair j's position axis under M-RoPE (0 = t, 1 = h, 2 = w). */
 static int posenc_i_mrope_axis(const posenc_rope_config *c, size_t j) {
   if (c->mrope == POSENC_ROPE_MROPE_SECTIONS) {
@@ -3408,15 +3429,16 @@ POSENC_I_NOINLINE void posenc_i_rope_prepare_gptj(const posenc_i_backend *be, co
 /* The f32 cos/sin rows the kernel reads for pairs j0 .. j0+nj-1 of one token, from cache rows in
  * any layout and dtype (rows[axis], of h pairs, pair j0 at column col: a whole row's j0, or 0 in
  * on-the-fly rows made for these pairs alone); c[0] is pair j0's. NeoX f32 [cos|sin] rows read
- * forward from an aligned cache are used in place. */
+ * forward from an aligned cache are used in place. One row for every axis (no M-RoPE, or a token
+ * at one position on all three) takes the plain rope's paths; else pair by pair. */
 static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope *rope,
                                   const posenc_rope_cache_spec *spec, const unsigned char *const rows[3], size_t h,
                                   size_t col, int inverse, size_t j0, size_t nj, float *cbuf, float *sbuf,
                                   const float **c, const float **s) {
   size_t es = posenc_dtype_size(spec->dtype), j, k;
   const posenc_rope_config *cf = &rope->config;
-  if (cf->style == POSENC_ROPE_NEOX && cf->mrope == POSENC_ROPE_MROPE_NONE &&
-      spec->layout != POSENC_ROPE_CACHE_INTERLEAVED) {
+  const int one_row = rows[1] == rows[0] && rows[2] == rows[0];
+  if (cf->style == POSENC_ROPE_NEOX && one_row && spec->layout != POSENC_ROPE_CACHE_INTERLEAVED) {
     size_t sin_col = spec->layout == POSENC_ROPE_CACHE_HALF ? h : 2 * h;
     if (spec->dtype == POSENC_DTYPE_F32 && !inverse && (uintptr_t)rows[0] % sizeof(float) == 0) {
       /* an aligned f32 cache row is used in place; a misaligned one is copied below, byte-wise,
@@ -3430,7 +3452,7 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
     *c = cbuf; *s = sbuf;
     return;
   }
-  if (cf->style == POSENC_ROPE_GPTJ && cf->mrope == POSENC_ROPE_MROPE_NONE) {
+  if (cf->style == POSENC_ROPE_GPTJ && one_row) {
     posenc_i_rope_prepare_gptj(be, spec, rows[0], h, inverse, col, nj, cbuf, sbuf);
     *c = cbuf; *s = sbuf;
     return;
@@ -3715,12 +3737,13 @@ POSENC_I_FORCEINLINE void posenc_i_rope_tokens_in(const posenc_i_backend *be, co
     size_t t = t0 + tt, j0;
     const unsigned char *rows[3];
     const float *c = NULL, *s = NULL; /* set by the pass below (h >= 1), which g++ cannot see */
+    const int one = posenc_i_rope_one_plane(rope, pos, b, t); /* on the fly, axis 0's rows serve all */
     for (a = 0; a < 3; a++) {
       size_t ax = a < naxes ? a : 0;
       if (cache) {
         rows[a] = (const unsigned char *)cache->data + (size_t)posenc_i_rope_position(pos, ax, b, t) * crow_bytes;
       } else {
-        rows[a] = (const unsigned char *)(block + (ax * nt + tt) * 2 * row_h);
+        rows[a] = (const unsigned char *)(block + ((one ? 0 : ax) * nt + tt) * 2 * row_h);
       }
     }
     for (j0 = j_lo; j0 < j_hi; j0 += POSENC_I_ROPE_PAIRS) { /* pairs j0 .. j0+nj-1: elements off.. (NeoX: and +h) */
@@ -3785,7 +3808,7 @@ POSENC_I_NOINLINE void posenc_i_rope_token_range(const posenc_i_backend *be, con
 POSENC_I_NOINLINE void posenc_i_rope_fly_range(const posenc_i_backend *be, const posenc_rope *rope,
                                                const posenc_rope_positions *pos, size_t b, size_t t, size_t j0,
                                                size_t nj, float *block) {
-  size_t naxes = posenc_i_rope_naxes(rope), a, j;
+  size_t naxes = posenc_i_rope_one_plane(rope, pos, b, t) ? 1 : posenc_i_rope_naxes(rope), a, j;
   for (a = 0; a < naxes; a++) {
     for (j = j0; naxes > 1 && j < j0 + nj && posenc_i_mrope_axis(&rope->config, j) != (int)a; j++) {}
     if (j < j0 + nj) /* some pair of the range is on this axis */
@@ -3810,7 +3833,8 @@ POSENC_I_NOINLINE size_t posenc_i_rope_norm_fly(const posenc_i_backend *be, cons
                                                 const posenc_i_slot_plan *plan, int inverse, size_t b, size_t t,
                                                 const float *block, float *r, size_t room, size_t k0, size_t j0,
                                                 size_t nj) {
-  size_t naxes = posenc_i_rope_naxes(rope), D = rope->config.head_dim, used = 0, a, i, hd;
+  size_t naxes = posenc_i_rope_one_plane(rope, pos, b, t) ? 1 : posenc_i_rope_naxes(rope);
+  size_t D = rope->config.head_dim, used = 0, a, i, hd;
   float bufs[4 * POSENC_I_NORM_FLY_PAIRS + 16];
   float *const cbuf = posenc_i_align64(bufs), *const sbuf = cbuf + 2 * POSENC_I_NORM_FLY_PAIRS;
   const float *c = NULL, *s = NULL;
@@ -3906,7 +3930,7 @@ POSENC_I_FORCEINLINE void posenc_i_rope_fly_blocks(const posenc_i_backend *be, c
                                                    size_t n, const posenc_i_slot_plan *plan, int inverse, float *block,
                                                    size_t cap) {
   size_t h = rope->pairs, B = pos->batch, T = pos->tokens, nt_max, b, t0, i;
-  size_t naxes = posenc_i_rope_naxes(rope);
+  size_t naxes = posenc_i_rope_row_axes(rope, pos);
   nt_max = cap / (naxes * 2 * h);
   if (nt_max == 0) {
     for (i = 0; i < n && !io[i].normed; i++) {}
@@ -3953,12 +3977,11 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
                                        const posenc_i_rot_io *io, size_t n, const posenc_i_slot_plan *plan,
                                        posenc_rope_direction direction) {
   size_t D = rope->config.head_dim, B = pos->batch, T = pos->tokens, naxes, b, i, j;
-  size_t crow_bytes = 0, row_floats;
+  size_t crow_bytes = 0, row_floats = 0;
   int inverse = direction == POSENC_ROPE_INVERSE;
   posenc_status st;
 
   naxes = posenc_i_rope_naxes(rope);
-  row_floats = naxes * 2 * rope->pairs; /* a token's on-the-fly rows */
   /* what one pass writes, no other pass reads or writes (a fused QKV buffer's rows may
    * interleave them) */
   for (i = 0; i < n; i++)
@@ -4010,6 +4033,7 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
     if (!cache && (st = posenc_i_rope_check_reach(rope, max_abs)) != POSENC_OK) return st;
   }
 
+  if (!cache) row_floats = posenc_i_rope_row_axes(rope, pos) * 2 * rope->pairs; /* a token's rows on the fly */
   if (cache)
     for (b = 0; b < B; b++)
       posenc_i_rope_tokens(be, rope, cache, crow_bytes, pos, io, n, plan, inverse, b, 0, T, NULL);

@@ -1595,7 +1595,7 @@ static void test_rotation_cached(void) {
 /* M-RoPE: Qwen2-VL sections {16, 24, 24} and Qwen3-VL interleaved {24, 20, 20}, d = 128. */
 static void test_mrope(void) {
   static const uint32_t secs[2][3] = {{16, 24, 24}, {24, 20, 20}};
-  int m, si, dt, withc;
+  int m, si, dt, withc, eq;
   char nm[128];
   for (m = 0; m < 2; m++)
     for (si = 0; si < 2; si++)
@@ -1615,14 +1615,33 @@ static void test_mrope(void) {
           memcpy(c.mrope_section, secs[m], sizeof secs[m]);
           CHECK(posenc_rope_init(rope, sizeof rope_st, &c) == POSENC_OK, "mrope init");
           k = dense_view(tview_end(&q, B, T, 128), 2, T, 128, (posenc_dtype)dt);
-          for (i = 0; i < 3 * B * T; i++) ids[i] = (int32_t)(lcg() % 1000u); /* t, h, w planes all differ */
-          if (!withc) ids[0] = 16777215;
           pp.ids = ids;
           if (withc) data = make_cache(rope, INTL, F32, 0, 1000, &cv);
-          sprintf(nm, "mrope %s %s %s%s", m ? "interleaved" : "sections", si ? "gptj" : "neox",
-                  posenc_dtype_name((posenc_dtype)dt), withc ? " cached" : "");
-          free(run_rot(nm, rope, withc ? &cv : NULL, &pp, &q, &k, FWD, NULL, NULL));
-          free(run_rot(nm, rope, withc ? &cv : NULL, &pp, &q, &k, INV, NULL, NULL));
+          /* planes: all differ (image tokens); all equal (a text prompt, whose rows posenc makes
+           * once for the three axes); mixed, each batch row a text token first, then every other;
+           * t = h but not w */
+          for (eq = 0; eq < 4; eq++) {
+            for (i = 0; i < 3 * B * T; i++) ids[i] = (int32_t)(lcg() % 1000u); /* t, h, w planes all differ */
+            for (i = 0; eq && i < B * T; i++) {
+              if (eq == 1 || (eq == 2 && i % T % 2 == 0)) ids[B * T + i] = ids[2 * B * T + i] = ids[i];
+              if (eq == 3) ids[B * T + i] = ids[i];
+            }
+            if (!withc) ids[0] = 16777215;
+            if (!withc && (eq == 1 || eq == 2)) ids[B * T] = ids[2 * B * T] = 16777215; /* token 0 stays text */
+            sprintf(nm, "mrope %s %s %s%s, planes %s", m ? "interleaved" : "sections", si ? "gptj" : "neox",
+                    posenc_dtype_name((posenc_dtype)dt), withc ? " cached" : "",
+                    eq == 0 ? "differ" : (eq == 1 ? "equal" : (eq == 2 ? "mixed" : "t = h")));
+            free(run_rot(nm, rope, withc ? &cv : NULL, &pp, &q, &k, FWD, NULL, NULL));
+            free(run_rot(nm, rope, withc ? &cv : NULL, &pp, &q, &k, INV, NULL, NULL));
+            { /* decode: each batch row's one token */
+              posenc_rope_positions pd = {2, 1, NULL, 0};
+              int32_t dids[6];
+              size_t a2;
+              for (a2 = 0; a2 < 3; a2++) { dids[2 * a2] = ids[a2 * B * T]; dids[2 * a2 + 1] = ids[a2 * B * T + 1]; }
+              pd.ids = dids;
+              free(run_rot(nm, rope, withc ? &cv : NULL, &pd, &q, &k, FWD, NULL, NULL));
+            }
+          }
           /* text tokens: ids NULL means t = h = w = start + t: a plain rope's result */
           {
             posenc_rope_positions pt = {2, 5, NULL, 990};
