@@ -540,7 +540,8 @@ typedef struct posenc_kv_cache {
  * token into its slot, converted to the cache's dtype, in one pass; cos/sin are made once per
  * token for Q and K. slots: one per token (batch*tokens, row-major), the slot its K and V go to,
  * negative to skip the token (padding, vLLM's -1 in slot_mapping; its Q is still rotated); NULL:
- * the token's position (batch 1, no M-RoPE: a contiguous cache indexed by position). Always the
+ * the token's position (batch 1, no M-RoPE: a contiguous cache indexed by position; with a cache
+ * of a step's rows, whose ids are row indices, give the slots, or K and V go to those). Always the
  * forward rotation. K's values are posenc_rope_apply_out's; V's are converted by the same
  * rounding. A slot given twice receives the last token's. The cache arrays must not overlap each
  * other, the inputs, ids, slots, or the rope, positions and cache structs; Q must not overlap the
@@ -3087,9 +3088,10 @@ static posenc_status posenc_i_rope_check_spec(const posenc_rope *rope, const pos
 }
 
 /* 1 if *rope is as posenc_rope_init leaves it, as far as the kernels rely on it: the pair count
- * within the arrays and the head, every enum a kernel switches on within its range, and a finite
- * attention factor. A struct with garbage in those fields (never initialised, or overwritten) is
- * refused as ERR_DIM instead of reaching a kernel. */
+ * within the arrays and the head, every enum a kernel switches on within its range, a finite
+ * attention factor, and a reach bound (max_omega) no smaller than the first frequency. A struct
+ * with garbage in those fields (never initialised, or overwritten) is refused as ERR_DIM instead
+ * of reaching a kernel. */
 static int posenc_i_rope_valid(const posenc_rope *rope) {
   const posenc_rope_config *c = &rope->config;
   size_t h = rope->pairs;
@@ -3102,7 +3104,8 @@ static int posenc_i_rope_valid(const posenc_rope *rope) {
   /* which frequency array the kernels read must have been filled: init zeroes HF's float32 one
    * unless hf_compat, and its first frequency is > 0 either way */
   if (c->hf_compat ? !(posenc_i_rope_omega_f32(rope)[0] > 0.0f) : !(posenc_i_rope_u_parts(rope)[0] > 0.0)) return 0;
-  /* the reach check's bound: at least the first frequency, and finite */
+  /* the reach check's bound: at least the first frequency, and finite (garbage; a plausible value
+   * between the first frequency and the largest is no more caught than spoiled frequencies are) */
   if (!(rope->max_omega >= (c->hf_compat ? (double)posenc_i_rope_omega_f32(rope)[0] : posenc_i_rope_omega(rope)[0]) &&
         rope->max_omega <= 1e300))
     return 0;

@@ -1174,7 +1174,8 @@ static int bench_decode(bench_state *s, const bench_opts *o, decode_summary *ds)
          "vs loop: against %s (Q+K rows: its Q+K row)\n", BENCH_DECODE_BATCH, BENCH_DECODE_BATCH,
          row >= 0 ? t.m[row].name : "-");
   printf("step's rows: on the fly as an engine's layers share a step, its cos/sin made once "
-         "(posenc_rope_cache_rows) for %d calls, one a layer; ns a layer\n", BENCH_LAYERS);
+         "(posenc_rope_cache_rows) for %d calls, one a layer; a timed run is %d calls; ns a layer\n",
+         BENCH_LAYERS, BENCH_DECODE_BATCH / BENCH_LAYERS * BENCH_LAYERS);
 #define DECODE_NS(v) ((row = find_row(&t, ROLE_POSENC, isa, (v))) >= 0 ? t.r[row].median_s * 1e9 : 0.0)
   BK_EACH_USABLE(isa) {
     ds->q_cached[isa] = DECODE_NS(VAR_CACHED);

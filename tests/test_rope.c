@@ -1683,6 +1683,68 @@ static void test_mrope(void) {
   }
 }
 
+/* The largest |p| the reach check accepts on the fly for a largest frequency w: |p| * w * 2/pi in
+ * double below 2^50 quarter turns (posenc_rope_apply's POSITION error), in that order. */
+static int64_t reach_max(double w) {
+  const double turns = 1125899906842624.0, two_over_pi = 0.6366197723675814;
+  int64_t p = (int64_t)(turns / (w * two_over_pi));
+  while ((double)(p + 1) * w * two_over_pi < turns) p++;
+  while ((double)p * w * two_over_pi >= turns) p--;
+  return p;
+}
+
+/* 0 or the status of a one-token rotation on the fly at position p. */
+static posenc_status apply_at(const posenc_rope *rope, int64_t p) {
+  float x[64];
+  posenc_rope_positions pp = {1, 1, NULL, 0};
+  posenc_rope_tensor q = {NULL, F32, 1, 0, 0, 0};
+  size_t i;
+  for (i = 0; i < 64; i++) x[i] = 1.0f;
+  q.data = x;
+  pp.start = (int32_t)p;
+  return posenc_rope_apply(rope, NULL, &pp, &q, NULL, FWD);
+}
+
+/* The reach check's exact boundary, where the largest frequency is not pair 0's: freq_factors,
+ * HF's float32 frequencies with a base below 1, and LongRoPE before and after set_seq_len turns
+ * to the long factors. The largest position accepted, and the next refused, on both signs. */
+static void test_reach_bound(void) {
+  static float ff[32], shortf[32], longf[32];
+  int k;
+  size_t i;
+  for (i = 0; i < 32; i++) ff[i] = shortf[i] = longf[i] = 1.0f;
+  ff[10] = 1e-12f;
+  shortf[0] = 1e-9f;
+  for (k = 0; k < 4; k++) {
+    posenc_rope_config c = posenc_rope_default(64);
+    rope_store rope_st;
+    posenc_rope *rope = &rope_st.rope;
+    double w = 0.0;
+    int64_t pm;
+    if (k == 0) c.freq_factors = ff;
+    if (k == 1) { c.hf_compat = 1; c.base = 1e-9; }
+    if (k >= 2) {
+      c.scaling = POSENC_ROPE_SCALING_LONGROPE; c.factor = 4.0; c.original_max_pos = 4096; c.seq_len = 100;
+      c.short_factor = shortf; c.long_factor = longf;
+    }
+    CHECK(posenc_rope_init(rope, sizeof rope_st, &c) == POSENC_OK, "reach %d: init", k);
+    if (k == 3) CHECK(posenc_rope_set_seq_len(rope, 8192) == POSENC_OK, "reach: set_seq_len");
+    for (i = 0; i < 32; i++) {
+      double f = c.hf_compat ? (double)posenc_rope_inv_freq_f32(rope)[i] : posenc_rope_inv_freq(rope)[i];
+      if (f > w) w = f;
+    }
+    pm = reach_max(w);
+    if (pm >= INT32_MAX) { /* every position: the long factors' largest frequency is 1 */
+      CHECK(k == 3 && apply_at(rope, INT32_MAX) == POSENC_OK && apply_at(rope, -INT32_MAX) == POSENC_OK,
+            "reach %d: every position", k);
+      continue;
+    }
+    CHECK(apply_at(rope, pm) == POSENC_OK && apply_at(rope, -pm) == POSENC_OK, "reach %d: %lld refused", k, (long long)pm);
+    CHECK(apply_at(rope, pm + 1) == POSENC_ERR_POSITION && apply_at(rope, -pm - 1) == POSENC_ERR_POSITION,
+          "reach %d: %lld accepted", k, (long long)(pm + 1));
+  }
+}
+
 /* An engine's decode step across its layers (README, "Decode on the fly across layers"): the step's
  * rows made once, posenc_rope_cache_rows for its positions, and handed to each layer's call as a
  * small f32 [cos | sin] cache with ids 0 .. n-1, the rows' indices. The bits must be those of the
@@ -2799,6 +2861,7 @@ int main(void) {
     test_streaming();
     test_mrope();
     test_step_rows();
+    test_reach_bound();
     test_decode_ranges();
     test_properties();
     test_misaligned();
