@@ -638,7 +638,7 @@ static int run_checks(const bench_state *s) {
 }
 
 /* ---- tables --------------------------------------------------------------------------------- */
-typedef enum bench_variant {
+typedef enum bench_variant { /* json_table's suffixes follow this order */
   VAR_NONE = 0,
   VAR_CACHED,      /* posenc, cache in the tensor's dtype (f32 tensors: the f32 cache) */
   VAR_CACHED_F32,  /* posenc, 16-bit tensor, f32 cache */
@@ -646,7 +646,8 @@ typedef enum bench_variant {
   VAR_F32_REF,     /* posenc, the f32 tensor, cached, in a 16-bit table */
   VAR_QK_CACHED,   /* decode: Q and K, cached */
   VAR_QK_OTF,      /* decode: Q and K, on the fly */
-  VAR_STEP_ROWS    /* decode: Q, the step's rows made once for BENCH_LAYERS calls */
+  VAR_STEP_ROWS,   /* decode: Q, the step's rows made once for BENCH_LAYERS calls */
+  VAR_COUNT
 } bench_variant;
 
 typedef struct bench_table {
@@ -809,7 +810,8 @@ static double elem_rate(const bench_table *t, int i) {
  * 16-bit tables (their own table has them) and the prototypes are left out. */
 static void json_table(const bench_table *t, const bench_opts *o, const char *base,
                        const char *size, const char *elem, const char *stat) {
-  static const char *const suffix[] = {"", "", "_f32cache", "_otf", NULL, "_qk", "_qk_otf"};
+  /* by variant, sized by the enum: a variant added without one is left out, not read past */
+  static const char *const suffix[VAR_COUNT] = {"", "", "_f32cache", "_otf", NULL, "_qk", "_qk_otf", "_step_rows"};
   static const char *const impl[] = {"posenc", "loop", "floor", "peer", NULL}; /* by bench_role */
   char kernel[BENCH_MAX_METHODS][64];
   bench_rec rec[BENCH_MAX_METHODS];
