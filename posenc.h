@@ -3365,13 +3365,15 @@ static size_t posenc_i_rope_naxes(const posenc_rope *rope) {
   return rope->config.mrope != POSENC_ROPE_MROPE_NONE ? 3 : 1;
 }
 
-/* Whether token (b, t) is at one position on every axis: no M-RoPE, ids NULL (start + t on each),
- * or M-RoPE's three ids equal (a text token). Its rows on the fly are then one axis's, made once:
- * the values of each axis's, since a pair's frequency does not depend on its axis. */
-static int posenc_i_rope_one_plane(const posenc_rope *rope, const posenc_rope_positions *pos, size_t b, size_t t) {
+/* The axes of token (b, t)'s rows on the fly: 1 where it is at one position on every axis (no
+ * M-RoPE, ids NULL: start + t on each, or M-RoPE's three ids equal: a text token), its rows then
+ * one axis's, made once (a pair's frequency does not depend on its axis); else
+ * posenc_i_rope_naxes. */
+static size_t posenc_i_rope_token_axes(const posenc_rope *rope, const posenc_rope_positions *pos, size_t b,
+                                       size_t t) {
   const size_t n = pos->batch * pos->tokens, i = b * pos->tokens + t;
   if (rope->config.mrope == POSENC_ROPE_MROPE_NONE || !pos->ids) return 1;
-  return pos->ids[n + i] == pos->ids[i] && pos->ids[2 * n + i] == pos->ids[i];
+  return pos->ids[n + i] == pos->ids[i] && pos->ids[2 * n + i] == pos->ids[i] ? 1 : posenc_i_rope_naxes(rope);
 }
 
 /* The axes of a call's rows on the fly: 1 where every token is at one position on every axis (a
@@ -3382,7 +3384,7 @@ static size_t posenc_i_rope_row_axes(const posenc_rope *rope, const posenc_rope_
   size_t b, t;
   for (b = 0; b < pos->batch; b++)
     for (t = 0; t < pos->tokens; t++)
-      if (!posenc_i_rope_one_plane(rope, pos, b, t)) return posenc_i_rope_naxes(rope);
+      if (posenc_i_rope_token_axes(rope, pos, b, t) > 1) return posenc_i_rope_naxes(rope);
   return 1;
 }
 
@@ -3740,13 +3742,13 @@ POSENC_I_FORCEINLINE void posenc_i_rope_tokens_in(const posenc_i_backend *be, co
     size_t t = t0 + tt, j0;
     const unsigned char *rows[3];
     const float *c = NULL, *s = NULL; /* set by the pass below (h >= 1), which g++ cannot see */
-    const int one = posenc_i_rope_one_plane(rope, pos, b, t); /* on the fly, axis 0's rows serve all */
+    const size_t token_axes = cache ? naxes : posenc_i_rope_token_axes(rope, pos, b, t); /* on the fly */
     for (a = 0; a < 3; a++) {
-      size_t ax = a < naxes ? a : 0;
+      size_t ax = a < token_axes ? a : 0;
       if (cache) {
         rows[a] = (const unsigned char *)cache->data + (size_t)posenc_i_rope_position(pos, ax, b, t) * crow_bytes;
       } else {
-        rows[a] = (const unsigned char *)(block + ((one ? 0 : ax) * nt + tt) * 2 * row_h);
+        rows[a] = (const unsigned char *)(block + (ax * nt + tt) * 2 * row_h);
       }
     }
     for (j0 = j_lo; j0 < j_hi; j0 += POSENC_I_ROPE_PAIRS) { /* pairs j0 .. j0+nj-1: elements off.. (NeoX: and +h) */
@@ -3811,7 +3813,7 @@ POSENC_I_NOINLINE void posenc_i_rope_token_range(const posenc_i_backend *be, con
 POSENC_I_NOINLINE void posenc_i_rope_fly_range(const posenc_i_backend *be, const posenc_rope *rope,
                                                const posenc_rope_positions *pos, size_t b, size_t t, size_t j0,
                                                size_t nj, float *block) {
-  size_t naxes = posenc_i_rope_one_plane(rope, pos, b, t) ? 1 : posenc_i_rope_naxes(rope), a, j;
+  size_t naxes = posenc_i_rope_token_axes(rope, pos, b, t), a, j;
   for (a = 0; a < naxes; a++) {
     for (j = j0; naxes > 1 && j < j0 + nj && posenc_i_mrope_axis(&rope->config, j) != (int)a; j++) {}
     if (j < j0 + nj) /* some pair of the range is on this axis */
@@ -3836,8 +3838,7 @@ POSENC_I_NOINLINE size_t posenc_i_rope_norm_fly(const posenc_i_backend *be, cons
                                                 const posenc_i_slot_plan *plan, int inverse, size_t b, size_t t,
                                                 const float *block, float *r, size_t room, size_t k0, size_t j0,
                                                 size_t nj) {
-  size_t naxes = posenc_i_rope_one_plane(rope, pos, b, t) ? 1 : posenc_i_rope_naxes(rope);
-  size_t D = rope->config.head_dim, used = 0, a, i, hd;
+  size_t naxes = posenc_i_rope_token_axes(rope, pos, b, t), D = rope->config.head_dim, used = 0, a, i, hd;
   float bufs[4 * POSENC_I_NORM_FLY_PAIRS + 16];
   float *const cbuf = posenc_i_align64(bufs), *const sbuf = cbuf + 2 * POSENC_I_NORM_FLY_PAIRS;
   const float *c = NULL, *s = NULL;
