@@ -3213,13 +3213,10 @@ POSENC_I_NOINLINE void posenc_i_rope_hf_rows(const posenc_rope *rope, const pose
     }
 }
 
-/* Rows for positions (list) or start.. (positions NULL) into out, rows stride_bytes apart, of
- * the h pairs from pair f_lo (a multiple of POSENC_CHUNK; a whole row: 0 and rope->pairs), laid
- * out as rows of h pairs; arguments already checked. A pair's values do not depend on the pairs
- * made with it. The exact mode runs the backend's sincos kernel. */
-static void posenc_i_rope_rows(const posenc_i_backend *be, const posenc_rope *rope,
-                               const posenc_rope_cache_spec *spec, int32_t start, const int32_t *positions,
-                               size_t n_rows, size_t f_lo, size_t h, unsigned char *out, size_t stride_bytes) {
+/* posenc_i_rope_rows for one segment of rows: a list, or start.. (positions NULL). */
+static void posenc_i_rope_rows_of(const posenc_i_backend *be, const posenc_rope *rope,
+                                  const posenc_rope_cache_spec *spec, int32_t start, const int32_t *positions,
+                                  size_t n_rows, size_t f_lo, size_t h, unsigned char *out, size_t stride_bytes) {
   size_t es = posenc_dtype_size(spec->dtype), r, f0;
   if (rope->config.hf_compat) {
     posenc_i_rope_hf_rows(rope, spec, start, positions, n_rows, f_lo, h, out, stride_bytes);
@@ -3260,6 +3257,42 @@ static void posenc_i_rope_rows(const posenc_i_backend *be, const posenc_rope *ro
       memcpy(row + h * es, row, h * es);
       memcpy(row + 3 * h * es, row + 2 * h * es, h * es);
     }
+}
+
+/* Rows for positions (list) or start.. (positions NULL) into out, rows stride_bytes apart, of
+ * the h pairs from pair f_lo (a multiple of POSENC_CHUNK; a whole row: 0 and rope->pairs), laid
+ * out as rows of h pairs; arguments already checked. A pair's values do not depend on the pairs
+ * made with it. The exact mode runs the backend's sincos kernel.
+ * A list is taken in segments: a position equal to the one before copies that row, and a run of
+ * consecutive positions is made as a range, one exact sin/cos per anchor instead of one per row
+ * (the same operations: a row's value is its anchor's walked to it either way). M-RoPE's image
+ * tokens repeat their temporal and row ids and count up their column ids. */
+static void posenc_i_rope_rows(const posenc_i_backend *be, const posenc_rope *rope,
+                               const posenc_rope_cache_spec *spec, int32_t start, const int32_t *positions,
+                               size_t n_rows, size_t f_lo, size_t h, unsigned char *out, size_t stride_bytes) {
+  const size_t row_bytes = (spec->layout == POSENC_ROPE_CACHE_FULL ? 4 : 2) * h * posenc_dtype_size(spec->dtype);
+  size_t r = 0, e;
+  if (!positions) {
+    posenc_i_rope_rows_of(be, rope, spec, start, NULL, n_rows, f_lo, h, out, stride_bytes);
+    return;
+  }
+  while (r < n_rows) {
+    if (r > 0 && positions[r] == positions[r - 1]) { /* the row before, again */
+      memcpy(out + r * stride_bytes, out + (r - 1) * stride_bytes, row_bytes);
+      r++;
+      continue;
+    }
+    for (e = r + 1; e < n_rows && (int64_t)positions[e] == (int64_t)positions[e - 1] + 1; e++) {}
+    if (e - r > 1) {
+      posenc_i_rope_rows_of(be, rope, spec, positions[r], NULL, e - r, f_lo, h, out + r * stride_bytes, stride_bytes);
+    } else { /* a list up to the next repeat or run */
+      while (e < n_rows && positions[e] != positions[e - 1] &&
+             !(e + 1 < n_rows && (int64_t)positions[e + 1] == (int64_t)positions[e] + 1))
+        e++;
+      posenc_i_rope_rows_of(be, rope, spec, 0, positions + r, e - r, f_lo, h, out + r * stride_bytes, stride_bytes);
+    }
+    r = e;
+  }
 }
 
 static posenc_status posenc_i_rope_cache_run(const posenc_i_backend *be, const posenc_rope *rope,
@@ -3944,12 +3977,10 @@ POSENC_I_FORCEINLINE void posenc_i_rope_fly_blocks(const posenc_i_backend *be, c
   }
   for (b = 0; b < B; b++) {
     for (t0 = 0; t0 < T; t0 += nt_max) {
-      size_t nt = T - t0 < nt_max ? T - t0 : nt_max, tt, a;
+      size_t nt = T - t0 < nt_max ? T - t0 : nt_max, a;
       for (a = 0; a < naxes; a++) {
         const int32_t *ids = pos->ids ? pos->ids + a * B * T + b * T + t0 : NULL;
-        int32_t start = ids ? ids[0] : (int32_t)((int64_t)pos->start + (int64_t)t0);
-        for (tt = 1; ids && tt < nt && (int64_t)ids[tt] == (int64_t)ids[0] + (int64_t)tt; tt++) {}
-        if (ids && tt == nt) ids = NULL; /* consecutive ids: the faster range recurrence */
+        const int32_t start = ids ? 0 : (int32_t)((int64_t)pos->start + (int64_t)t0);
         posenc_i_rope_rows(be, rope, &posenc_i_fly_spec, start, ids, nt, 0, h,
                            (unsigned char *)(block + a * nt * 2 * h), 2 * h * sizeof(float));
       }

@@ -1620,17 +1620,20 @@ static void test_mrope(void) {
           /* planes: all differ (image tokens); all equal (a text prompt, whose rows posenc makes
            * once for the three axes); mixed, each batch row a text token first, then every other;
            * t = h but not w */
-          for (eq = 0; eq < 4; eq++) {
+          for (eq = 0; eq < 5; eq++) {
             for (i = 0; i < 3 * B * T; i++) ids[i] = (int32_t)(lcg() % 1000u); /* t, h, w planes all differ */
             for (i = 0; eq && i < B * T; i++) {
               if (eq == 1 || (eq == 2 && i % T % 2 == 0)) ids[B * T + i] = ids[2 * B * T + i] = ids[i];
               if (eq == 3) ids[B * T + i] = ids[i];
+              if (eq == 4) { /* an image 2 wide: t repeated, h repeated by pairs, w counting up */
+                ids[i] = 900; ids[B * T + i] = 30 + (int32_t)(i / 2); ids[2 * B * T + i] = 31 + (int32_t)(i % 2);
+              }
             }
             if (!withc) ids[0] = 16777215;
             if (!withc && (eq == 1 || eq == 2)) ids[B * T] = ids[2 * B * T] = 16777215; /* token 0 stays text */
             sprintf(nm, "mrope %s %s %s%s, planes %s", m ? "interleaved" : "sections", si ? "gptj" : "neox",
                     posenc_dtype_name((posenc_dtype)dt), withc ? " cached" : "",
-                    eq == 0 ? "differ" : (eq == 1 ? "equal" : (eq == 2 ? "mixed" : "t = h")));
+                    eq == 0 ? "differ" : (eq == 1 ? "equal" : (eq == 2 ? "mixed" : (eq == 3 ? "t = h" : "image"))));
             free(run_rot(nm, rope, withc ? &cv : NULL, &pp, &q, &k, FWD, NULL, NULL));
             free(run_rot(nm, rope, withc ? &cv : NULL, &pp, &q, &k, INV, NULL, NULL));
             { /* decode: each batch row's one token */
@@ -1680,6 +1683,48 @@ static void test_mrope(void) {
       if (moved != (j >= 16 && j < 40)) ok = 0;
     }
     CHECK(ok, "Qwen2-VL: exactly pairs [16, 40) follow the h position");
+  }
+}
+
+/* posenc_rope_cache_rows takes a list in segments (a repeat copies the row before, a run of
+ * consecutive positions is made as a range): every row equal to that position's row made alone,
+ * in every layout and dtype with a row stride, the stride's gaps untouched; exact and HF
+ * frequencies. */
+static void test_rows_segments(void) {
+  static const int32_t list[] = {7, 7, 7, 8, 9, 10, 40, 3, 3, -2, -1, 0, 1, 31, 32, 33, 100, 5, 200, 201,
+                                 16777215, 16777215, -5, 64, 66, 68, 69, 69, 70, 2147483, 2147483};
+  const size_t n = sizeof list / sizeof list[0];
+  int hf, lay, dt;
+  for (hf = 0; hf < 2; hf++) {
+    posenc_rope_config c = posenc_rope_default(96);
+    rope_store rope_st;
+    posenc_rope *rope = &rope_st.rope;
+    c.hf_compat = hf;
+    CHECK(posenc_rope_init(rope, sizeof rope_st, &c) == POSENC_OK, "segments: init");
+    for (lay = 0; lay < 3; lay++)
+      for (dt = 0; dt < 3; dt++) {
+        posenc_rope_cache_spec sp, one;
+        size_t width = posenc_rope_cache_width(rope, (posenc_rope_cache_layout)lay), es, bytes = 0, k;
+        unsigned char *buf, row[4 * 64 * 4];
+        int bad = 0;
+        sp.layout = (posenc_rope_cache_layout)lay; sp.dtype = (posenc_dtype)dt; sp.row_stride = width + 5;
+        one = sp; one.row_stride = 0;
+        es = posenc_dtype_size(sp.dtype);
+        if (posenc_rope_cache_bytes(rope, &sp, n, &bytes) != POSENC_OK) { CHECK(0, "segments: bytes"); continue; }
+        buf = (unsigned char *)malloc(bytes + GUARD);
+        memset(buf, CANARY, bytes + GUARD);
+        CHECK(posenc_rope_cache_rows(rope, &sp, list, n, buf, bytes) == POSENC_OK, "segments: rows");
+        CHECK(tl_all_canary(buf + bytes, GUARD), "segments: wrote past the buffer (layout %d dtype %d)", lay, dt);
+        for (k = 0; k < n; k++) {
+          const unsigned char *got = buf + k * sp.row_stride * es;
+          CHECK(posenc_rope_cache_table(rope, &one, list[k], 1, row, sizeof row) == POSENC_OK, "segments: row alone");
+          if (memcmp(got, row, width * es) != 0) bad++;
+          if (k + 1 < n && !tl_all_canary(got + width * es, 5 * es)) bad++;
+        }
+        CHECK(bad == 0, "segments%s: layout %d dtype %d: %d rows differ from the row made alone (or a gap written)",
+              hf ? " (hf)" : "", lay, dt, bad);
+        free(buf);
+      }
   }
 }
 
@@ -2861,6 +2906,7 @@ int main(void) {
     test_streaming();
     test_mrope();
     test_step_rows();
+    test_rows_segments();
     test_reach_bound();
     test_decode_ranges();
     test_properties();
