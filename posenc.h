@@ -2329,7 +2329,8 @@ POSENC_API posenc_status posenc_isa_from_name(const char *name, posenc_isa *isa)
  *   any other compiler: plain accesses, so a program that makes its first posenc calls from
  *     several threads at once must call posenc_isa_active() once before starting them.
  * POSENC_I_ATOMIC(T) declares a variable; POSENC_I_LOAD/STORE access an int or an enum,
- * POSENC_I_LOAD_PTR/STORE_PTR a pointer. */
+ * POSENC_I_LOAD_PTR/STORE_PTR a pointer; POSENC_I_INSTALL_PTR(x, v) stores v where x is still
+ * NULL and gives what x held before (NULL: v went in). */
 #if defined(_MSC_VER)
 #  include <intrin.h>
 #  define POSENC_I_ATOMIC(T) T volatile
@@ -2337,29 +2338,45 @@ POSENC_API posenc_status posenc_isa_from_name(const char *name, posenc_isa *isa)
 #  define POSENC_I_STORE(x, v) ((void)_InterlockedExchange((long volatile *)&(x), (long)(v)))
 #  define POSENC_I_LOAD_PTR(x) _InterlockedCompareExchangePointer((void *volatile *)&(x), NULL, NULL)
 #  define POSENC_I_STORE_PTR(x, v) ((void)_InterlockedExchangePointer((void *volatile *)&(x), (void *)(v)))
+#  define POSENC_I_INSTALL_PTR(x, v) _InterlockedCompareExchangePointer((void *volatile *)&(x), (void *)(v), NULL)
 #elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__)
 #  include <stdatomic.h>
 #  define POSENC_I_ATOMIC(T) _Atomic(T)
 #  define POSENC_I_LOAD(x) atomic_load_explicit(&(x), memory_order_acquire)
 #  define POSENC_I_STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_release)
+#  define POSENC_I_CAS(x, e, v) atomic_compare_exchange_strong_explicit(&(x), &(e), (v), memory_order_acq_rel, \
+                                                                        memory_order_acquire)
 #elif defined(__GNUC__) || defined(__clang__)
 #  define POSENC_I_ATOMIC(T) T
 #  define POSENC_I_LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #  define POSENC_I_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+#  define POSENC_I_CAS(x, e, v) __atomic_compare_exchange_n(&(x), &(e), (v), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
 #else
 #  define POSENC_I_ATOMIC(T) T volatile
 #  define POSENC_I_LOAD(x) (x)
 #  define POSENC_I_STORE(x, v) ((x) = (v))
+#  define POSENC_I_CAS(x, e, v) ((x) == (e) ? ((x) = (v), 1) : ((e) = (x), 0))
 #endif
 #if !defined(POSENC_I_LOAD_PTR)
 #  define POSENC_I_LOAD_PTR POSENC_I_LOAD
 #  define POSENC_I_STORE_PTR POSENC_I_STORE
 #endif
 
-/* The active backend: selected once, on first use. Racing first calls compute the same answer. */
+/* The active backend: selected once, on first use. Racing first calls compute the same answer,
+ * and the first to install it wins: a posenc_isa_set made meanwhile is not overwritten. */
 static POSENC_I_ATOMIC(const posenc_i_backend *) posenc_i_active;
 static POSENC_I_ATOMIC(int) posenc_i_requested_state; /* 0 unset, 1 valid name, -1 unknown name */
 static POSENC_I_ATOMIC(int) posenc_i_requested_isa;   /* a posenc_isa */
+
+/* Installs b as the active backend where none is yet; gives the one that was (NULL: b went in). */
+static const posenc_i_backend *posenc_i_install_active(const posenc_i_backend *b) {
+#if defined(POSENC_I_INSTALL_PTR)
+  return (const posenc_i_backend *)POSENC_I_INSTALL_PTR(posenc_i_active, b);
+#else
+  const posenc_i_backend *expected = NULL;
+  return POSENC_I_CAS(posenc_i_active, expected, b) ? NULL : expected;
+#endif
+}
 
 /* The available backend of the highest priority (the first in the table among equals). */
 static posenc_isa posenc_i_best(void) {
@@ -2389,8 +2406,10 @@ static const posenc_i_backend *posenc_i_select(void) {
     POSENC_I_STORE(posenc_i_requested_isa, (int)want);
     POSENC_I_STORE(posenc_i_requested_state, req);
     b = posenc_i_backend_of(isa);
-    POSENC_I_STORE_PTR(posenc_i_active, b);
-    return b;
+    { /* only where none is yet: another thread's first use, or posenc_isa_set, may have come first */
+      const posenc_i_backend *before = posenc_i_install_active(b);
+      return before ? before : b;
+    }
   }
 }
 

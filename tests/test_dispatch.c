@@ -21,12 +21,51 @@ static void *first_use(void *arg) {
   return NULL;
 }
 
+#if defined(__unix__) || defined(__APPLE__)
+#  include <sys/wait.h>
+#  include <unistd.h>
+#  define HAVE_FORK 1
+
+static void *just_active(void *arg) {
+  (void)arg;
+  posenc_isa_active();
+  return NULL;
+}
+
+/* posenc_isa_set while two other threads make their first calls: the set must hold, whichever
+ * thread selects first (a first use that read no backend yet once overwrote it). Each run is a
+ * fresh process, so that its first use is still to come; returns the runs that lost the set. */
+static int set_races(int runs) {
+  int r, lost = 0;
+  for (r = 0; r < runs; r++) {
+    pid_t pid = fork();
+    int st = 0;
+    if (pid == 0) {
+      tl_thread t2[2];
+      int i, ok;
+      for (i = 0; i < 2; i++) tl_thread_start(&t2[i], just_active, NULL);
+      ok = posenc_isa_set(POSENC_ISA_SCALAR) == POSENC_OK;
+      for (i = 0; i < 2; i++) tl_thread_join(t2[i]);
+      _exit(ok && posenc_isa_active() == POSENC_ISA_SCALAR ? 0 : 7);
+    }
+    if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) lost++;
+  }
+  return lost;
+}
+#endif
+
 int main(void) {
   tl_thread th[NTHREADS];
   const char *expect = getenv("POSENC_EXPECT_ISA"), *env = getenv("POSENC_ISA");
   posenc_isa isa, req, best = POSENC_ISA_SCALAR;
   int k, state;
 
+#ifdef HAVE_FORK
+  { /* before this process's own first use: each run forks it */
+    int lost = set_races(200);
+    CHECK(lost == 0, "posenc_isa_set(scalar) was undone by another thread's first use in %d of 200 runs", lost);
+  }
+#endif
   /* first use happens in the threads, all at once */
   for (k = 0; k < NTHREADS; k++) CHECK(tl_thread_start(&th[k], first_use, (void *)(size_t)k) == 0, "thread %d", k);
   for (k = 0; k < NTHREADS; k++) tl_thread_join(th[k]);
