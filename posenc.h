@@ -1507,9 +1507,14 @@ POSENC_I_PRECISE_BEGIN
 #endif
 /* 16 and 32 (ISO/IEC TS 18661-3, GCC's C mode with AVX512-FP16, e.g. -march=sapphirerapids) widen
  * only _Float16, which posenc does not compute with: float and double stay as they are. */
+/* -1 (indeterminable) is also what GCC says on x86-64 with -mno-sse2, whose doubles then go
+ * through the x87: refused there, as the x87 is on i386. */
 #if defined(POSENC_I_FLT_EVAL_METHOD) && (POSENC_I_FLT_EVAL_METHOD != 0) && (POSENC_I_FLT_EVAL_METHOD != -1) && \
     (POSENC_I_FLT_EVAL_METHOD != 16) && (POSENC_I_FLT_EVAL_METHOD != 32)
 #  error "posenc needs IEEE arithmetic without excess precision (i386: -msse2 -mfpmath=sse; s390x with -std=c99: -fexcess-precision=fast)"
+#elif defined(POSENC_I_FLT_EVAL_METHOD) && POSENC_I_FLT_EVAL_METHOD == -1 && \
+    (defined(__x86_64__) || defined(__i386__)) && !defined(__SSE2_MATH__)
+#  error "posenc needs IEEE arithmetic without excess precision: doubles on the x87 (-mno-sse2 or -mfpmath=387); use -msse2 -mfpmath=sse"
 #endif
 
 #ifdef __cplusplus

@@ -36,6 +36,7 @@ UNSAFE = [
 ]
 CONTRACT_MSG = "add -ffp-contract=on after -ffast-math and define POSENC_FP_CONTRACT_ON"
 FIRST_MSG = "include posenc_simd.h first"
+EXCESS_MSG = "posenc needs IEEE arithmetic without excess precision"
 NO_PRAGMA_MSG = "clang ignores #pragma float_control on ARM, AArch64, RISC-V and WebAssembly"
 # What runs the programs the configured compiler builds (empty: they run here); set in main.
 WRAPPER = []
@@ -77,6 +78,9 @@ def builds(cc, family, x86, strict_fp, simd_flags):
                     CONTRACT_MSG if family == "clang" else None))
         out.append(("posenc_simd.h avx2+fma -Ofast -ffp-contract=on -DPOSENC_FP_CONTRACT_ON",
                     fma + ["-Ofast", "-ffp-contract=on", "-DPOSENC_FP_CONTRACT_ON"], None))
+    if x86 and family == "gcc":
+        # GCC says FLT_EVAL_METHOD -1 on x86-64 with -mno-sse2: doubles on the x87, refused
+        out.append(("posenc.h -O2 -mno-sse2 (x87 doubles)", ["-DTEST_FM_HEADER_ONLY", "-O2", "-mno-sse2"], EXCESS_MSG))
     # SIMDe first: its fast-math shortcuts are set, and under clang its functions carry the flags
     out.append(("SIMDe before posenc_simd.h, -O2 -ffast-math",
                 simd_flags + ["-include", "simde/x86/sse2.h", "-O2", "-ffast-math"], FIRST_MSG))
