@@ -291,7 +291,7 @@ typedef enum posenc_rope_mrope {
 typedef struct posenc_rope_config {
   size_t head_dim;               /* D: elements per head, >= 2 */
   size_t rotary_dim;             /* d: even, <= head_dim and POSENC_ROPE_MAX_DIM (512); 0 = head_dim */
-  double base;                   /* rope_theta, > 0 and <= 1e30 */
+  double base;                   /* rope_theta; finite, in [1e-30, 1e30] */
   posenc_rope_style style;
   posenc_rope_scaling scaling;
   double factor;                 /* s > 0 (linear, ntk, dynamic, yarn, llama3, longrope) */
@@ -1163,7 +1163,7 @@ typedef struct posenc_selftest_result {
  * nothing is run). */
 POSENC_API posenc_status posenc_selftest_report(posenc_selftest_result *result);
 /* The name of one check bit ("rounding", "contract", "reassoc", "values", "subnormals", "ftz",
- * "daz"), or "unknown" for anything else. */
+ * "daz", "f16"), or "unknown" for anything else. */
 POSENC_API const char *posenc_selftest_check_name(unsigned check);
 
 /* =============================================================================================

@@ -76,13 +76,17 @@ def scan(src):
             m = re.match(r'#\s*define\s+(\w+)(\([^)]*\))?[ \t]*([^\n/]*)', src[start:eol])
             if g:
                 items.append(Item('ifndef', g.group(1), line_of(start)))
-            elif m and src[start:eol].rstrip().endswith('\\') and not m.group(1).startswith('POSENC_I_'):
-                # a public macro over several lines (the internal ISA table is left out, with the
-                # enum it generates)
+            elif m and src[start:eol].rstrip().endswith('\\'):
+                # a macro over several lines: a public one is documented; an internal one is left
+                # out, but for the ISA table's names, which the posenc_isa enum is made of
                 while src[start:eol].rstrip().endswith('\\'):
                     eol = src.find('\n', eol + 1)
                     eol = n if eol < 0 else eol
-                items.append(Item('macro', (m.group(1), src[start:eol]), line_of(start)))
+                if not m.group(1).startswith('POSENC_I_'):
+                    items.append(Item('macro', (m.group(1), src[start:eol]), line_of(start)))
+                elif m.group(1) == 'POSENC_I_ISA_TABLE':
+                    names = re.findall(r'^\s*X\(\s*\w+\s*,\s*(\w+)\s*,', src[start:eol], re.M)
+                    items.append(Item('isa_table', names, line_of(start)))
             elif m:
                 cend = src.find('/*', start, eol)
                 trail = None
@@ -169,6 +173,21 @@ def parse_decl(text):
     return None
 
 
+def expand_isa_enum(text, names):
+    """An enum whose body expands the ISA table (and #defines, #undefs the macro it passes):
+    one enumerator a backend, in the table's order, as the preprocessor makes it."""
+    out = []
+    for line in text.split('\n'):
+        if re.match(r'\s*#\s*(define|undef)\b', line):
+            continue
+        m = re.match(r'(\s*)POSENC_I_ISA_TABLE\(\w+\)', line)
+        if m:
+            out += ['%sPOSENC_ISA_%s,' % (m.group(1), name) for name in names]
+            continue
+        out.append(line)
+    return '\n'.join(out)
+
+
 def build(src, path):
     """Sections of the public part, in header order, and the functions without a comment."""
     items = scan(public_part(src))
@@ -177,6 +196,7 @@ def build(src, path):
     doc = None          # a comment not yet used: it documents the next declaration
     group = None        # a function documented by a leading comment: the next ones share it
     guard = None        # the name of the last #ifndef: a #define under it can be overridden
+    isa_names = []      # the ISA table's backends, in order: the posenc_isa enumerators
     for k, it in enumerate(items):
         sec = sections[-1]
         if it.kind == 'blank':
@@ -192,6 +212,8 @@ def build(src, path):
                 doc, group = comment_lines(it.text), None
         elif it.kind == 'ifndef':
             guard = it.text
+        elif it.kind == 'isa_table':
+            isa_names = it.text
         elif it.kind == 'macro':  # documented like a declaration, by the comment above it
             name, code = it.text
             sec.entries.append(Entry('macro', [name], code, doc or [], it.line, None))
@@ -204,6 +226,8 @@ def build(src, path):
                     note += (' ' if note else '') + '(Overridable: define it before including posenc.h.)'
                 sec.macros.append((name, value, note))
         else:
+            if 'POSENC_I_ISA_TABLE(' in it.text:  # the enum the ISA table makes, written out
+                it.text = expand_isa_enum(it.text, isa_names)
             d = parse_decl(it.text)
             if not d:
                 continue
