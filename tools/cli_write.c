@@ -48,6 +48,7 @@
 #  include <unistd.h>
 #endif
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,11 +60,13 @@
 #  define fd_write(fd, data, size) _write(fd, data, (unsigned)(size))
 #  define fd_close _close
 #  define fd_sync _commit
+#  define fd_unlink _unlink
 #  define STDOUT_FD 1
 #else
 #  define fd_write write
 #  define fd_close close
 #  define fd_sync fsync
+#  define fd_unlink unlink
 #  define STDOUT_FD STDOUT_FILENO
 #endif
 #define WRITE_PIECE ((size_t)1 << 30)
@@ -400,6 +403,55 @@ static const char *last_separator(const char *path) {
   return last;
 }
 
+enum { MAX_OUTPUTS = 4 };
+
+/* ---- temporaries removed when a signal ends the program -------------------------------------- */
+
+/* The temporaries that exist now (created, not yet renamed or removed). A signal that ends the
+ * program (Ctrl-C, kill, a closed terminal) removes them first: an interrupted command leaves no
+ * temporary beside its outputs, which for a streamed bias block may hold gigabytes. Set after
+ * mkstemp has created the file (before, the name may still change), cleared after the rename or
+ * the removal (a removal of a name already renamed fails harmlessly). */
+static char *volatile live_temporaries[MAX_OUTPUTS];
+
+static void remove_temporaries_then_die(int sig) {
+  size_t i;
+  for (i = 0; i < MAX_OUTPUTS; i++) {
+    char *tmp = live_temporaries[i];
+    if (tmp) fd_unlink(tmp); /* async-signal-safe */
+  }
+  signal(sig, SIG_DFL); /* then die of the signal, as without the handler */
+  raise(sig);
+}
+
+/* The handler for the signals that end a program by default; a signal the caller ignores (nohup's
+ * SIGHUP, a background job's SIGINT) stays ignored. */
+static void watch_ending_signals(void) {
+  static const int sigs[] = {SIGINT, SIGTERM,
+#if defined(SIGHUP)
+                             SIGHUP,
+#endif
+#if defined(SIGBREAK)
+                             SIGBREAK,
+#endif
+  };
+  static int watching;
+  size_t i;
+  if (watching) return;
+  watching = 1;
+  for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+    if (signal(sigs[i], remove_temporaries_then_die) == SIG_IGN) signal(sigs[i], SIG_IGN);
+}
+
+static void track_temporary(char *tmp, int live) {
+  size_t i;
+  for (i = 0; i < MAX_OUTPUTS; i++)
+    if (live ? live_temporaries[i] == NULL : live_temporaries[i] == tmp) {
+      live_temporaries[i] = live ? tmp : NULL;
+      return;
+    }
+}
+
 /* "dir/.posenc-XXXXXX" for "dir/name": the same directory, so the rename cannot cross file
  * systems, and a hidden name that cannot exceed NAME_MAX however long "name" is. */
 static char *temp_template_beside(const char *path) {
@@ -430,15 +482,18 @@ static int write_temporary(struct target *t, const struct content *c) {
   char *tmp = temp_template_beside(t->file);
   int fd, rc;
   if (!tmp) return target_error(t, "out of memory");
+  watch_ending_signals();
   fd = open_temporary(tmp);
   if (fd < 0) {
     cli_error("cannot create a temporary file for %s: %s", quoted(t->path), strerror(errno));
     free(tmp);
     return -1;
   }
+  track_temporary(tmp, 1);
   if ((rc = fill_and_close(fd, t, c)) != WRITE_OK) { /* the old file stays as it was */
     int saved = errno;
     remove(tmp);
+    track_temporary(tmp, 0);
     free(tmp);
     return rc == WRITE_SOURCE ? -1 : target_error(t, strerror(saved));
   }
@@ -467,13 +522,12 @@ static int write_in_place(struct target *t, const struct content *c) {
 static void release_target(struct target *t) {
   if (t->fd >= 0) fd_close(t->fd);
   if (t->tmp) remove(t->tmp);
+  track_temporary(t->tmp, 0);
   free(t->tmp);
   free(t->file);
   t->fd = -1;
   t->tmp = t->file = NULL;
 }
-
-enum { MAX_OUTPUTS = 4 };
 
 /* The order keeps all-or-nothing as far as devices allow: every path is checked and every device
  * opened first, every regular output completed in its temporary, stdout written, and only then
@@ -511,6 +565,7 @@ static int write_contents(const char *const *paths, const struct content *conten
   for (i = 0; i < n_outputs && rc == 0; i++) {
     if (!targets[i].tmp) continue;
     if ((rc = replace_file(&targets[i])) != 0) break;
+    track_temporary(targets[i].tmp, 0);
     free(targets[i].tmp);
     targets[i].tmp = NULL;
   }

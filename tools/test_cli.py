@@ -731,6 +731,41 @@ BIG_STREAMS = [  # (name, args, output bytes): 64 MiB each
 ]
 
 
+def test_signal_removes_temporary(signame):
+    """A command killed by a signal while it streams into its temporary (Ctrl-C, kill, a closed
+    terminal) removes the temporary and dies of that signal; the output is not created. The
+    block is a terabyte: it is still streaming when the signal comes."""
+    import signal
+    import time
+    sig = getattr(signal, signame)
+    path = os.path.join(WORKDIR, 'interrupted.npy')
+    before = listing()
+
+    def default_signals():  # as from a terminal: the signal not ignored (a test runner may)
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, signal.SIG_DFL)
+    proc = subprocess.Popen([POSENC, 'alibi', 'bias', '--heads', '64', '--queries', '65536', '--keys', '65536',
+                             '-o', path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=default_signals)
+    try:
+        deadline, grown = time.monotonic() + 20, False
+        while time.monotonic() < deadline and not grown and proc.poll() is None:
+            time.sleep(0.02)
+            grown = any(n.startswith('.posenc-') and os.path.getsize(os.path.join(WORKDIR, n)) > (1 << 20)
+                        for n in os.listdir(WORKDIR))
+        assert grown, f'no temporary grew past 1 MiB (exit {proc.poll()})'
+        proc.send_signal(sig)
+        proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == -sig, f'exit {proc.returncode}, want death by {signame}: {proc.stderr.read()!r}'
+    proc.stderr.close()
+    assert listing() == before, f'left behind: {sorted(set(listing()) - set(before))}'
+    return f'{signame}: the temporary removed'
+
+
 def run_stream_cases(results, sanitized):
     for name, args, row_bytes, rows in stream_cases():
         results.case(f'chunked == one call: {name}', test_stream_chunks, args, row_bytes, rows)
@@ -740,6 +775,10 @@ def run_stream_cases(results, sanitized):
             results.case(f'streamed, peak RSS bounded: {name}', test_stream_peak_memory, args, size)
         if sys.platform.startswith('linux'):
             results.case(f'write error midway keeps the old file: {name}', test_stream_error_midway, args)
+    if os.name == 'posix' and not WRAPPER:  # the signals go to the tool itself, not to a wrapper
+        for signame in ('SIGINT', 'SIGTERM', 'SIGHUP'):
+            results.case(f'killed by {signame} while streaming: no temporary left', test_signal_removes_temporary,
+                         signame)
 
 
 def test_stdout_full():
