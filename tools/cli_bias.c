@@ -150,10 +150,14 @@ static int config_error(const struct bias_request *req, posenc_status st) {
     case LEAF_T5_BIAS:
       return cli_usage_error("--buckets %" PRIu32 " with --max-distance %" PRIu32 " (%s): %s", req->t5.num_buckets,
                              req->t5.max_distance, req->t5.bidirectional ? "bidirectional" : "causal",
-                             posenc_strerror(st));
+                             st != POSENC_ERR_DIM ? posenc_strerror(st)
+                             : req->t5.bidirectional ? "invalid dimension: the bucket count must be even, 4 to 1024"
+                                                     : "invalid dimension: the bucket count must be 2 to 1024");
     default:
       return cli_usage_error("--bucket-size %" PRIu32 " with --max-position %" PRIu32 ": %s", req->bucket_size,
-                             req->max_position, posenc_strerror(st));
+                             req->max_position,
+                             st != POSENC_ERR_DIM ? posenc_strerror(st)
+                                                  : "invalid dimension: the bucket size must be even, 4 to 65536");
   }
   return cli_usage_error("%s: %s", leaf_title(req->leaf), posenc_strerror(st));
 }
