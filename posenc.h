@@ -5141,10 +5141,10 @@ static void posenc_i_jacobi_rotate(double *a, size_t d, size_t p, size_t q) {
 /* Cyclic sweeps (p, q) in row order until a sweep rotates nothing. An entry is negligible when
  * a_pq^2 <= 2^-106 a_pp a_qq (relative to its diagonal, as Demmel and Veselic: small eigenvalues
  * keep their relative accuracy), or a_pq^2 <= 2^-106 max(a_ii)^2: below the rounding of the Gram
- * matrix's largest entries, where a rank-deficient table's null space is noise that the relative
- * test chased for up to all 64 sweeps (posenc analyze: 128 x 256, 3.9 s, now 1.0; 1024 x 384, 6.8
- * s, now 3.1; the values as before but in their last digits). At most 64 sweeps (quadratic
- * convergence needs far fewer). */
+ * matrix's largest entries. A rank-deficient table's null space is such noise, which the relative
+ * test alone chased for up to all 64 sweeps (posenc analyze of 128 x 256: 3.9 s, now 1.0; of
+ * 1024 x 384: 6.8 s, now 3.1; the values the same but in their last digits). At most 64 sweeps
+ * (quadratic convergence needs far fewer). */
 static void posenc_i_jacobi(double *a, size_t d) {
   int sweep;
   for (sweep = 0; sweep < 64; sweep++) {

@@ -60,13 +60,11 @@
 #  define fd_write(fd, data, size) _write(fd, data, (unsigned)(size))
 #  define fd_close _close
 #  define fd_sync _commit
-#  define fd_unlink _unlink
 #  define STDOUT_FD 1
 #else
 #  define fd_write write
 #  define fd_close close
 #  define fd_sync fsync
-#  define fd_unlink unlink
 #  define STDOUT_FD STDOUT_FILENO
 #endif
 #define WRITE_PIECE ((size_t)1 << 30)
@@ -414,33 +412,33 @@ enum { MAX_OUTPUTS = 4 };
  * the removal (a removal of a name already renamed fails harmlessly). */
 static char *volatile live_temporaries[MAX_OUTPUTS];
 
+/* POSIX only: Windows runs a Ctrl-C handler on a thread of its own while the temporary is still
+ * open, and an open file cannot be removed there (the C runtime opens it without
+ * FILE_SHARE_DELETE). */
+#if !defined(_WIN32)
 static void remove_temporaries_then_die(int sig) {
   size_t i;
   for (i = 0; i < MAX_OUTPUTS; i++) {
     char *tmp = live_temporaries[i];
-    if (tmp) fd_unlink(tmp); /* async-signal-safe */
+    if (tmp) unlink(tmp); /* async-signal-safe */
   }
   signal(sig, SIG_DFL); /* then die of the signal, as without the handler */
   raise(sig);
 }
+#endif
 
 /* The handler for the signals that end a program by default; a signal the caller ignores (nohup's
  * SIGHUP, a background job's SIGINT) stays ignored. */
 static void watch_ending_signals(void) {
-  static const int sigs[] = {SIGINT, SIGTERM,
-#if defined(SIGHUP)
-                             SIGHUP,
-#endif
-#if defined(SIGBREAK)
-                             SIGBREAK,
-#endif
-  };
+#if !defined(_WIN32)
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
   static int watching;
   size_t i;
   if (watching) return;
   watching = 1;
   for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
     if (signal(sigs[i], remove_temporaries_then_die) == SIG_IGN) signal(sigs[i], SIG_IGN);
+#endif
 }
 
 static void track_temporary(char *tmp, int live) {
