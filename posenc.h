@@ -1508,14 +1508,14 @@ POSENC_I_PRECISE_BEGIN
 #endif
 /* 16 and 32 (ISO/IEC TS 18661-3, GCC's C mode with AVX512-FP16, e.g. -march=sapphirerapids) widen
  * only _Float16, which posenc does not compute with: float and double stay as they are. */
-/* -1 (indeterminable) is also what GCC says on x86-64 with -mno-sse2, whose doubles then go
- * through the x87: refused there, as the x87 is on i386. */
+/* -1 (indeterminable) is also what GCC says on x86 where doubles may go through the x87
+ * (x86-64 with -mno-sse2 or -mfpmath=sse,387): refused there, as the x87 is on i386. */
 #if defined(POSENC_I_FLT_EVAL_METHOD) && (POSENC_I_FLT_EVAL_METHOD != 0) && (POSENC_I_FLT_EVAL_METHOD != -1) && \
     (POSENC_I_FLT_EVAL_METHOD != 16) && (POSENC_I_FLT_EVAL_METHOD != 32)
 #  error "posenc needs IEEE arithmetic without excess precision (i386: -msse2 -mfpmath=sse; s390x with -std=c99: -fexcess-precision=fast)"
 #elif defined(POSENC_I_FLT_EVAL_METHOD) && POSENC_I_FLT_EVAL_METHOD == -1 && \
-    (defined(__x86_64__) || defined(__i386__)) && !defined(__SSE2_MATH__)
-#  error "posenc needs IEEE arithmetic without excess precision: doubles on the x87 (-mno-sse2 or -mfpmath=387); use -msse2 -mfpmath=sse"
+    (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(__clang__)
+#  error "posenc needs IEEE arithmetic without excess precision: doubles on the x87 (-mno-sse2 or -mfpmath=sse,387); use -msse2 -mfpmath=sse"
 #endif
 
 #ifdef __cplusplus
@@ -2335,8 +2335,9 @@ POSENC_API posenc_status posenc_isa_from_name(const char *name, posenc_isa *isa)
  *   any other compiler: plain accesses, so a program that makes its first posenc calls from
  *     several threads at once must call posenc_isa_active() once before starting them.
  * POSENC_I_ATOMIC(T) declares a variable; POSENC_I_LOAD/STORE access an int or an enum,
- * POSENC_I_LOAD_PTR/STORE_PTR a pointer; POSENC_I_INSTALL_PTR(x, v) stores v where x is still
- * NULL and gives what x held before (NULL: v went in). */
+ * POSENC_I_LOAD_PTR/STORE_PTR a pointer. Installing a pointer where none is yet: MSVC's
+ * POSENC_I_INSTALL_PTR(x, v) gives what x held (NULL: v went in); the others' POSENC_I_CAS(x, e, v)
+ * is C11's compare-exchange (1: v went in; 0: e now holds x). */
 #if defined(_MSC_VER)
 #  include <intrin.h>
 #  define POSENC_I_ATOMIC(T) T volatile

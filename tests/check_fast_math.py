@@ -79,8 +79,9 @@ def builds(cc, family, x86, strict_fp, simd_flags):
         out.append(("posenc_simd.h avx2+fma -Ofast -ffp-contract=on -DPOSENC_FP_CONTRACT_ON",
                     fma + ["-Ofast", "-ffp-contract=on", "-DPOSENC_FP_CONTRACT_ON"], None))
     if x86 and family == "gcc":
-        # GCC says FLT_EVAL_METHOD -1 on x86-64 with -mno-sse2: doubles on the x87, refused
+        # GCC says FLT_EVAL_METHOD -1 where doubles may go through the x87: refused
         out.append(("posenc.h -O2 -mno-sse2 (x87 doubles)", ["-DTEST_FM_HEADER_ONLY", "-O2", "-mno-sse2"], EXCESS_MSG))
+        out.append(("posenc.h -O2 -mfpmath=sse,387", ["-DTEST_FM_HEADER_ONLY", "-O2", "-mfpmath=sse,387"], EXCESS_MSG))
     # SIMDe first: its fast-math shortcuts are set, and under clang its functions carry the flags
     out.append(("SIMDe before posenc_simd.h, -O2 -ffast-math",
                 simd_flags + ["-include", "simde/x86/sse2.h", "-O2", "-ffast-math"], FIRST_MSG))

@@ -157,7 +157,7 @@ static int config_error(const struct bias_request *req, posenc_status st) {
       return cli_usage_error("--bucket-size %" PRIu32 " with --max-position %" PRIu32 ": %s", req->bucket_size,
                              req->max_position,
                              st != POSENC_ERR_DIM ? posenc_strerror(st)
-                                                  : "invalid dimension: the bucket size must be even, 4 to 65536");
+                                                  : "invalid dimension: the bucket size must be 0 (none) or even, 4 to 65536");
   }
   return cli_usage_error("%s: %s", leaf_title(req->leaf), posenc_strerror(st));
 }

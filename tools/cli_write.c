@@ -416,28 +416,35 @@ static char *volatile live_temporaries[MAX_OUTPUTS];
  * open, and an open file cannot be removed there (the C runtime opens it without
  * FILE_SHARE_DELETE). */
 #if !defined(_WIN32)
+/* Installed with SA_RESETHAND and SA_NODEFER: the raise then dies of the signal at once, by its
+ * default action, as without the handler. */
 static void remove_temporaries_then_die(int sig) {
   size_t i;
   for (i = 0; i < MAX_OUTPUTS; i++) {
     char *tmp = live_temporaries[i];
     if (tmp) unlink(tmp); /* async-signal-safe */
   }
-  signal(sig, SIG_DFL); /* then die of the signal, as without the handler */
   raise(sig);
 }
 #endif
 
-/* The handler for the signals that end a program by default; a signal the caller ignores (nohup's
- * SIGHUP, a background job's SIGINT) stays ignored. */
+/* The handler for the signals that end a program by default: Ctrl-C, kill, a closed terminal, a
+ * reader that closed stdout's pipe, RLIMIT_FSIZE. A signal the caller ignores (nohup's SIGHUP, a
+ * background job's SIGINT) stays ignored: each is asked first, not replaced and put back. */
 static void watch_ending_signals(void) {
 #if !defined(_WIN32)
-  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ};
   static int watching;
+  struct sigaction old, act;
   size_t i;
   if (watching) return;
   watching = 1;
+  memset(&act, 0, sizeof act);
+  act.sa_handler = remove_temporaries_then_die;
+  sigemptyset(&act.sa_mask);
+  act.sa_flags = SA_RESETHAND | SA_NODEFER;
   for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-    if (signal(sigs[i], remove_temporaries_then_die) == SIG_IGN) signal(sigs[i], SIG_IGN);
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL) sigaction(sigs[i], &act, NULL);
 #endif
 }
 

@@ -731,10 +731,11 @@ BIG_STREAMS = [  # (name, args, output bytes): 64 MiB each
 ]
 
 
-def test_signal_removes_temporary(signame):
+def test_signal_removes_temporary(signame, ignored=None):
     """A command killed by a signal while it streams into its temporary (Ctrl-C, kill, a closed
-    terminal) removes the temporary and dies of that signal; the output is not created. The
-    block is a terabyte: it is still streaming when the signal comes."""
+    terminal, a closed pipe) removes the temporary and dies of that signal; the output is not
+    created. The block is a terabyte: it is still streaming when the signal comes. ignored: a
+    signal the command starts with ignored (nohup's SIGHUP), sent first: it must stay ignored."""
     import signal
     import time
     sig = getattr(signal, signame)
@@ -742,8 +743,10 @@ def test_signal_removes_temporary(signame):
     before = listing()
 
     def default_signals():  # as from a terminal: the signal not ignored (a test runner may)
-        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
             signal.signal(s, signal.SIG_DFL)
+        if ignored:
+            signal.signal(getattr(signal, ignored), signal.SIG_IGN)
     proc = subprocess.Popen([POSENC, 'alibi', 'bias', '--heads', '64', '--queries', '65536', '--keys', '65536',
                              '-o', path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             preexec_fn=default_signals)
@@ -754,6 +757,10 @@ def test_signal_removes_temporary(signame):
             grown = any(n.startswith('.posenc-') and os.path.getsize(os.path.join(WORKDIR, n)) > (1 << 20)
                         for n in os.listdir(WORKDIR))
         assert grown, f'no temporary grew past 1 MiB (exit {proc.poll()})'
+        if ignored:
+            proc.send_signal(getattr(signal, ignored))
+            time.sleep(0.3)
+            assert proc.poll() is None, f'{ignored}, which it started with ignored, ended it: exit {proc.returncode}'
         proc.send_signal(sig)
         proc.wait(timeout=20)
     finally:
@@ -776,9 +783,11 @@ def run_stream_cases(results, sanitized):
         if sys.platform.startswith('linux'):
             results.case(f'write error midway keeps the old file: {name}', test_stream_error_midway, args)
     if os.name == 'posix' and not WRAPPER:  # the signals go to the tool itself, not to a wrapper
-        for signame in ('SIGINT', 'SIGTERM', 'SIGHUP'):
+        for signame in ('SIGINT', 'SIGTERM', 'SIGHUP', 'SIGPIPE'):
             results.case(f'killed by {signame} while streaming: no temporary left', test_signal_removes_temporary,
                          signame)
+        results.case('SIGHUP ignored from the start stays ignored, then SIGTERM', test_signal_removes_temporary,
+                     'SIGTERM', 'SIGHUP')
 
 
 def test_stdout_full():
