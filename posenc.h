@@ -2335,9 +2335,9 @@ POSENC_API posenc_status posenc_isa_from_name(const char *name, posenc_isa *isa)
  *   any other compiler: plain accesses, so a program that makes its first posenc calls from
  *     several threads at once must call posenc_isa_active() once before starting them.
  * POSENC_I_ATOMIC(T) declares a variable; POSENC_I_LOAD/STORE access an int or an enum,
- * POSENC_I_LOAD_PTR/STORE_PTR a pointer. Installing a pointer where none is yet: MSVC's
- * POSENC_I_INSTALL_PTR(x, v) gives what x held (NULL: v went in); the others' POSENC_I_CAS(x, e, v)
- * is C11's compare-exchange (1: v went in; 0: e now holds x). */
+ * POSENC_I_LOAD_PTR/STORE_PTR a pointer, sequentially consistent (posenc_i_select needs a store
+ * then a load of another variable kept in that order; a compare-and-swap would do too, but GCC
+ * makes it a call to libgcc on aarch64, which the freestanding core must not need). */
 #if defined(_MSC_VER)
 #  include <intrin.h>
 #  define POSENC_I_ATOMIC(T) T volatile
@@ -2345,44 +2345,51 @@ POSENC_API posenc_status posenc_isa_from_name(const char *name, posenc_isa *isa)
 #  define POSENC_I_STORE(x, v) ((void)_InterlockedExchange((long volatile *)&(x), (long)(v)))
 #  define POSENC_I_LOAD_PTR(x) _InterlockedCompareExchangePointer((void *volatile *)&(x), NULL, NULL)
 #  define POSENC_I_STORE_PTR(x, v) ((void)_InterlockedExchangePointer((void *volatile *)&(x), (void *)(v)))
-#  define POSENC_I_INSTALL_PTR(x, v) _InterlockedCompareExchangePointer((void *volatile *)&(x), (void *)(v), NULL)
 #elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__)
 #  include <stdatomic.h>
 #  define POSENC_I_ATOMIC(T) _Atomic(T)
 #  define POSENC_I_LOAD(x) atomic_load_explicit(&(x), memory_order_acquire)
 #  define POSENC_I_STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_release)
-#  define POSENC_I_CAS(x, e, v) atomic_compare_exchange_strong_explicit(&(x), &(e), (v), memory_order_acq_rel, \
-                                                                        memory_order_acquire)
+#  define POSENC_I_LOAD_PTR(x) atomic_load_explicit(&(x), memory_order_seq_cst)
+#  define POSENC_I_STORE_PTR(x, v) atomic_store_explicit(&(x), (v), memory_order_seq_cst)
 #elif defined(__GNUC__) || defined(__clang__)
 #  define POSENC_I_ATOMIC(T) T
 #  define POSENC_I_LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #  define POSENC_I_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
-#  define POSENC_I_CAS(x, e, v) __atomic_compare_exchange_n(&(x), &(e), (v), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
+#  define POSENC_I_LOAD_PTR(x) __atomic_load_n(&(x), __ATOMIC_SEQ_CST)
+#  define POSENC_I_STORE_PTR(x, v) __atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST)
 #else
 #  define POSENC_I_ATOMIC(T) T volatile
 #  define POSENC_I_LOAD(x) (x)
 #  define POSENC_I_STORE(x, v) ((x) = (v))
-#  define POSENC_I_CAS(x, e, v) ((x) == (e) ? ((x) = (v), 1) : ((e) = (x), 0))
 #endif
 #if !defined(POSENC_I_LOAD_PTR)
 #  define POSENC_I_LOAD_PTR POSENC_I_LOAD
 #  define POSENC_I_STORE_PTR POSENC_I_STORE
 #endif
 
-/* The active backend: selected once, on first use. Racing first calls compute the same answer,
- * and the first to install it wins: a posenc_isa_set made meanwhile is not overwritten. */
+/* The active backend: selected once, on first use. Racing first calls compute the same answer.
+ * posenc_i_forced is what posenc_isa_set chose (NULL: none yet). */
 static POSENC_I_ATOMIC(const posenc_i_backend *) posenc_i_active;
+static POSENC_I_ATOMIC(const posenc_i_backend *) posenc_i_forced;
 static POSENC_I_ATOMIC(int) posenc_i_requested_state; /* 0 unset, 1 valid name, -1 unknown name */
 static POSENC_I_ATOMIC(int) posenc_i_requested_isa;   /* a posenc_isa */
 
-/* Installs b as the active backend where none is yet; gives the one that was (NULL: b went in). */
+/* A first use installs its choice b, then gives way to a posenc_isa_set, which stores posenc_i_forced
+ * and then posenc_i_active: a set whose stores came after this load of posenc_i_forced also comes
+ * after this store of posenc_i_active (both sequentially consistent), so it is never overwritten
+ * (a first use that read nothing yet once stored its choice over a set made meanwhile). */
 static const posenc_i_backend *posenc_i_install_active(const posenc_i_backend *b) {
-#if defined(POSENC_I_INSTALL_PTR)
-  return (const posenc_i_backend *)POSENC_I_INSTALL_PTR(posenc_i_active, b);
-#else
-  const posenc_i_backend *expected = NULL;
-  return POSENC_I_CAS(posenc_i_active, expected, b) ? NULL : expected;
-#endif
+  const posenc_i_backend *f, *g;
+  POSENC_I_STORE_PTR(posenc_i_active, b);
+  f = (const posenc_i_backend *)POSENC_I_LOAD_PTR(posenc_i_forced);
+  while (f) { /* a set came first: its choice again, until no other set comes meanwhile */
+    POSENC_I_STORE_PTR(posenc_i_active, f);
+    g = (const posenc_i_backend *)POSENC_I_LOAD_PTR(posenc_i_forced);
+    if (g == f) return f;
+    f = g;
+  }
+  return b;
 }
 
 /* The available backend of the highest priority (the first in the table among equals). */
@@ -2412,11 +2419,7 @@ static const posenc_i_backend *posenc_i_select(void) {
 #endif
     POSENC_I_STORE(posenc_i_requested_isa, (int)want);
     POSENC_I_STORE(posenc_i_requested_state, req);
-    b = posenc_i_backend_of(isa);
-    { /* only where none is yet: another thread's first use, or posenc_isa_set, may have come first */
-      const posenc_i_backend *before = posenc_i_install_active(b);
-      return before ? before : b;
-    }
+    return posenc_i_install_active(posenc_i_backend_of(isa));
   }
 }
 
@@ -2432,6 +2435,7 @@ POSENC_API posenc_status posenc_isa_set(posenc_isa isa) {
   posenc_i_select(); /* read POSENC_ISA first, so that it cannot override this call later */
   if (isa == POSENC_ISA_AUTO) isa = posenc_i_best();
   if (!posenc_isa_compiled(isa) || !posenc_isa_supported(isa)) return POSENC_ERR_ISA;
+  POSENC_I_STORE_PTR(posenc_i_forced, posenc_i_backend_of(isa)); /* first: posenc_i_install_active */
   POSENC_I_STORE_PTR(posenc_i_active, posenc_i_backend_of(isa));
   return POSENC_OK;
 }

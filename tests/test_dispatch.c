@@ -21,7 +21,7 @@ static void *first_use(void *arg) {
   return NULL;
 }
 
-#if defined(__unix__) || defined(__APPLE__)
+#if (defined(__unix__) || defined(__APPLE__)) && !defined(__wasi__) && !defined(__EMSCRIPTEN__)
 #  include <sys/wait.h>
 #  include <unistd.h>
 #  define HAVE_FORK 1
@@ -34,12 +34,14 @@ static void *just_active(void *arg) {
 
 /* posenc_isa_set while two other threads make their first calls: the set must hold, whichever
  * thread selects first (a first use that read no backend yet once overwrote it). Each run is a
- * fresh process, so that its first use is still to come; returns the runs that lost the set. */
+ * fresh process, so that its first use is still to come; returns the runs that lost the set, or
+ * -1 where fork fails (not run). */
 static int set_races(int runs) {
   int r, lost = 0;
   for (r = 0; r < runs; r++) {
     pid_t pid = fork();
     int st = 0;
+    if (pid < 0) return -1;
     if (pid == 0) {
       tl_thread t2[2];
       int i, ok;
@@ -48,7 +50,7 @@ static int set_races(int runs) {
       for (i = 0; i < 2; i++) tl_thread_join(t2[i]);
       _exit(ok && posenc_isa_active() == POSENC_ISA_SCALAR ? 0 : 7);
     }
-    if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) lost++;
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) lost++;
   }
   return lost;
 }
@@ -63,7 +65,8 @@ int main(void) {
 #ifdef HAVE_FORK
   { /* before this process's own first use: each run forks it */
     int lost = set_races(200);
-    CHECK(lost == 0, "posenc_isa_set(scalar) was undone by another thread's first use in %d of 200 runs", lost);
+    if (lost < 0) printf("posenc_isa_set racing a first use: not run (fork failed)\n");
+    else CHECK(lost == 0, "posenc_isa_set(scalar) was undone by another thread's first use in %d of 200 runs", lost);
   }
 #endif
   /* first use happens in the threads, all at once */
