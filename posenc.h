@@ -3162,10 +3162,15 @@ POSENC_API const float *posenc_rope_inv_freq_f32(const posenc_rope *rope) {
   return rope && posenc_i_rope_valid(rope) && rope->config.hf_compat ? posenc_i_rope_omega_f32(rope) : NULL;
 }
 
+/* Values in a cache row of h pairs: FULL repeats cos and sin. */
+static size_t posenc_i_cache_row_width(posenc_rope_cache_layout layout, size_t h) {
+  return layout == POSENC_ROPE_CACHE_FULL ? 4 * h : 2 * h;
+}
+
 POSENC_API size_t posenc_rope_cache_width(const posenc_rope *rope, posenc_rope_cache_layout layout) {
   if (!rope || !posenc_i_rope_valid(rope)) return 0;
   if ((unsigned)layout > POSENC_ROPE_CACHE_INTERLEAVED) return 0;
-  return layout == POSENC_ROPE_CACHE_FULL ? 4 * rope->pairs : 2 * rope->pairs;
+  return posenc_i_cache_row_width(layout, rope->pairs);
 }
 
 POSENC_API posenc_status posenc_rope_cache_bytes(const posenc_rope *rope, const posenc_rope_cache_spec *spec,
@@ -3300,7 +3305,7 @@ static void posenc_i_rope_rows_of(const posenc_i_backend *be, const posenc_rope 
 static void posenc_i_rope_rows(const posenc_i_backend *be, const posenc_rope *rope,
                                const posenc_rope_cache_spec *spec, int32_t start, const int32_t *positions,
                                size_t n_rows, size_t f_lo, size_t h, unsigned char *out, size_t stride_bytes) {
-  const size_t row_bytes = (spec->layout == POSENC_ROPE_CACHE_FULL ? 4 : 2) * h * posenc_dtype_size(spec->dtype);
+  const size_t row_bytes = posenc_i_cache_row_width(spec->layout, h) * posenc_dtype_size(spec->dtype);
   size_t r = 0, e;
   if (!positions) {
     posenc_i_rope_rows_of(be, rope, spec, start, NULL, n_rows, f_lo, h, out, stride_bytes);
@@ -5153,16 +5158,17 @@ static void posenc_i_jacobi_rotate(double *a, size_t d, size_t p, size_t q) {
 static void posenc_i_jacobi(double *a, size_t d) {
   int sweep;
   for (sweep = 0; sweep < 64; sweep++) {
+    const double eps2 = 1.232595164407831e-32; /* 2^-106 */
     int rotated = 0;
     size_t p, q;
     double dmax = 0.0, floor2;
     for (p = 0; p < d; p++) dmax = a[p * d + p] > dmax ? a[p * d + p] : dmax;
-    floor2 = 1.232595164407831e-32 * dmax * dmax;
+    floor2 = eps2 * dmax * dmax;
     for (p = 0; p + 1 < d; p++)
       for (q = p + 1; q < d; q++) {
         double apq = a[p * d + q];
         if (apq == 0.0) continue;
-        if (apq * apq <= 1.232595164407831e-32 * (a[p * d + p] * a[q * d + q]) || apq * apq <= floor2) continue;
+        if (apq * apq <= eps2 * (a[p * d + p] * a[q * d + q]) || apq * apq <= floor2) continue;
         posenc_i_jacobi_rotate(a, d, p, q);
         rotated = 1;
       }

@@ -526,8 +526,10 @@ static int write_in_place(struct target *t, const struct content *c) {
 
 static void release_target(struct target *t) {
   if (t->fd >= 0) fd_close(t->fd);
-  if (t->tmp) remove(t->tmp);
-  track_temporary(t->tmp, 0);
+  if (t->tmp) {
+    remove(t->tmp);
+    track_temporary(t->tmp, 0);
+  }
   free(t->tmp);
   free(t->file);
   t->fd = -1;
