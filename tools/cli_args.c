@@ -303,11 +303,16 @@ static int check_kind_options(const struct raw_args *args) {
 }
 
 int parse_argv(int argc, char **argv, struct raw_args *args) {
-  int i, rc = EXIT_SUCCESS;
+  int i, rc = EXIT_SUCCESS, options_ended = 0;
   memset(args, 0, sizeof *args);
   for (i = 1; i < argc && rc == EXIT_SUCCESS; i++) {
     const char *arg = argv[i];
-    rc = (arg[0] == '-' && arg[1] != '\0') ? take_option(argc, argv, &i, args) : take_word(arg, args);
+    if (!options_ended && strcmp(arg, "--") == 0) { /* POSIX's end of options */
+      options_ended = 1;
+      continue;
+    }
+    rc = (!options_ended && arg[0] == '-' && arg[1] != '\0') ? take_option(argc, argv, &i, args)
+                                                              : take_word(arg, args);
   }
   return rc ? rc : check_kind_options(args);
 }
@@ -329,11 +334,15 @@ static int parsed(enum option_id id, const char *text, enum parse_result result)
   return result == PARSE_OK ? EXIT_SUCCESS : bad_value(id, text, parse_result_text(result));
 }
 
-static int convert_count_text(enum option_id id, const char *text, size_t max, size_t *out) {
+static int convert_count_text(enum option_id id, const char *text, size_t min, size_t max, size_t *out) {
   size_t value;
   int rc = parsed(id, text, parse_size(text, &value));
   if (rc) return rc;
-  if (value == 0) return bad_value(id, text, "must be at least 1");
+  if (value < min) {
+    char why[48];
+    snprintf(why, sizeof why, "must be at least %zu", min);
+    return bad_value(id, text, why);
+  }
   if (value > max) return bad_value(id, text, "out of range");
   *out = value;
   return EXIT_SUCCESS;
@@ -341,11 +350,15 @@ static int convert_count_text(enum option_id id, const char *text, size_t max, s
 
 int convert_count(const struct raw_args *args, enum option_id id, size_t *out) {
   if (!args->value[id]) return missing_option(id, args->leaf);
-  return convert_count_text(id, args->value[id], SIZE_MAX, out);
+  return convert_count_text(id, args->value[id], 1, SIZE_MAX, out);
 }
 
 int convert_optional_count(const struct raw_args *args, enum option_id id, size_t max, size_t *out) {
-  return args->value[id] ? convert_count_text(id, args->value[id], max, out) : EXIT_SUCCESS;
+  return convert_optional_count_from(args, id, 1, max, out);
+}
+
+int convert_optional_count_from(const struct raw_args *args, enum option_id id, size_t min, size_t max, size_t *out) {
+  return args->value[id] ? convert_count_text(id, args->value[id], min, max, out) : EXIT_SUCCESS;
 }
 
 int convert_optional_double(const struct raw_args *args, enum option_id id, double *out) {

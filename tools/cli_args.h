@@ -96,6 +96,8 @@ int missing_option(enum option_id id, enum leaf leaf);
 int convert_count(const struct raw_args *args, enum option_id id, size_t *out);
 /* An optional count >= 1 that also fits max. */
 int convert_optional_count(const struct raw_args *args, enum option_id id, size_t max, size_t *out);
+/* An optional count >= min that also fits max. */
+int convert_optional_count_from(const struct raw_args *args, enum option_id id, size_t min, size_t max, size_t *out);
 /* An optional finite double at most max; positive: > 0, else >= 0. */
 int convert_optional_real(const struct raw_args *args, enum option_id id, int positive, double max,
                           double *out);

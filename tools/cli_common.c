@@ -1,6 +1,7 @@
 /* cli_common.c - error reporting and strings shared by the posenc tool's modules. */
 #include "cli_common.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,4 +81,14 @@ const char *quoted(const char *text) {
     snprintf(p, sizeof slots[0] - (size_t)(p - buf), "' (%zu bytes)", len);
   }
   return buf;
+}
+
+int cli_finish_stdout(void) {
+  int flush_failed;
+  errno = 0;
+  flush_failed = fflush(stdout) != 0;
+  if (!flush_failed && !ferror(stdout)) return EXIT_SUCCESS;
+  if (flush_failed && errno) cli_error("cannot write to standard output: %s", strerror(errno));
+  else cli_error("cannot write to standard output");
+  return EXIT_FAILURE;
 }

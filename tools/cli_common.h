@@ -40,6 +40,10 @@ int cli_usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
  * used in turn: up to 4 quoted() results may appear in one message. */
 const char *quoted(const char *text);
 
+/* Flushes stdout (text written with stdio): EXIT_SUCCESS, or EXIT_FAILURE after saying why it
+ * could not be written (stdio keeps a failed write's error until the flush). */
+int cli_finish_stdout(void);
+
 /* printf into a new string (release with free); NULL when out of memory. */
 char *format_new_string(const char *fmt, ...) CLI_PRINTF(1, 2);
 

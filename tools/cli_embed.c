@@ -470,10 +470,7 @@ int run_analyze(const struct analyze_request *req) {
   if (rc == EXIT_SUCCESS) rc = sinusoidal_spectrum(t.n_rows, t.dim, &s);
   if (rc == EXIT_SUCCESS) {
     print_analysis(&in, &t, &a, &s, req->top);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-      cli_error("cannot write to standard output");
-      rc = EXIT_FAILURE;
-    }
+    rc = cli_finish_stdout();
   }
   free(a.sigma);
   free(s.sigma);

@@ -245,7 +245,7 @@ static int convert_variant(const struct raw_args *args, struct rope_request *req
   size_t rotary = 0, i;
   *c = posenc_rope_default(0);
   req->head_dim_given = 0;
-  if ((rc = convert_optional_count(args, OPT_HEAD_DIM, SIZE_MAX, &req->head_dim_given)) ||
+  if ((rc = convert_optional_count_from(args, OPT_HEAD_DIM, 2, SIZE_MAX, &req->head_dim_given)) ||
       (rc = convert_optional_count(args, OPT_ROTARY_DIM, SIZE_MAX, &rotary)) ||
       (rc = convert_optional_double(args, OPT_BASE, &c->base)) ||
       (rc = convert_choice(args, OPT_STYLE, style_names, COUNT_OF(style_names),

@@ -61,6 +61,8 @@ static const char main_help[] =
   "                       else the best available): %s\n"
   "  -h, --help           show this help; 'posenc <command> --help' shows a command's\n"
   "  --version            print the version\n"
+  "  --                   the end of the options: what follows are words, even those that\n"
+  "                       start with '-' (posenc analyze -- -table.npy)\n"
   "\n"
   "Exit status: 0 success, 1 runtime error (I/O, a bad input file, memory, ISA not\n"
   "available here), "
@@ -498,15 +500,6 @@ static void print_env_request(void) {
     printf("POSENC_ISA: %s\n", quoted(env));
 }
 
-/* stdio buffers: a write error may only show when flushing. */
-static int finish_stdout(void) {
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    cli_error("cannot write to standard output");
-    return EXIT_FAILURE;
-  }
-  return EXIT_SUCCESS;
-}
-
 /* A failing self-test is a fact to report, not a failure to run info: it still exits 0. */
 static int run_info(const char *isa_option) {
   posenc_selftest_result report;
@@ -531,12 +524,12 @@ static int run_info(const char *isa_option) {
       if (report.failed & (1u << i)) printf(" %s", posenc_selftest_check_name(1u << i));
     printf("\nselftest normal values exact: %s\n", yes_no(report.normal_exact));
   }
-  return finish_stdout();
+  return cli_finish_stdout();
 }
 
 static int print_text(const char *text) {
   fputs(text, stdout);
-  return finish_stdout();
+  return cli_finish_stdout();
 }
 
 static int print_help(const struct raw_args *args) {
@@ -545,14 +538,14 @@ static int print_help(const struct raw_args *args) {
     case CMD_TABLE: return print_text(table_help);
     case CMD_ROPE:
       rope_help(args->leaf, stdout);
-      return finish_stdout();
+      return cli_finish_stdout();
     case CMD_EMBED: return print_text(embed_help);
     case CMD_ANALYZE: return print_text(analyze_help);
     case CMD_ALIBI: case CMD_T5: case CMD_DEBERTA: return print_text(bias_help_text(args->command));
     case CMD_NONE: case CMD_COUNT: break;
   }
   printf(main_help, isa_choices());
-  return finish_stdout();
+  return cli_finish_stdout();
 }
 
 /* ---- main ---------------------------------------------------------------------------------- */

@@ -798,6 +798,17 @@ def test_stdout_full():
     return proc.stderr.decode().strip()
 
 
+def test_text_stdout_full():
+    """Text through stdio (info, help): the flush's error is reported, with its reason where the C
+    library gives one (Wine's msvcrt leaves errno 0 for /dev/full)."""
+    for argv in (['info'], ['--help']):
+        with open('/dev/full', 'wb') as full:
+            proc = run(argv, stdout=full)
+        assert proc.returncode == 1, f'{argv}: exit {proc.returncode}'
+        assert_one_error_line(proc.stderr, 'cannot write to standard output' + ('' if WINDOWS_TOOL else ': '))
+    return proc.stderr.decode().strip()
+
+
 def test_no_leftovers():
     leftovers = [name for name in os.listdir(WORKDIR) if name.startswith('.posenc-')]
     assert not leftovers, f'temporary files left behind: {leftovers}'
@@ -1959,8 +1970,8 @@ ROPE_USAGE_ERRORS = [  # (argv, text the message must contain); run with -o FILE
     (['table', 'sinusoidal', '--positions', '4', '--dim', '8', '--head-dim', '8'], '--head-dim'),
     (['--head-dim', '8', 'rope', 'freqs'], '--head-dim'),
     (['--layout', 'half', 'rope', 'table', '--head-dim', '8', '--rows', '2'], '--layout'),
-    (['rope', 'freqs', '--head-dim', '1'], 'at least 2'),
-    (['rope', 'freqs', '--head-dim', '0'], '--head-dim'),
+    (['rope', 'freqs', '--head-dim', '1'], "--head-dim '1': must be at least 2"),
+    (['rope', 'freqs', '--head-dim', '0'], "--head-dim '0': must be at least 2"),
     (['rope', 'freqs', '--head-dim', 'x'], '--head-dim'),
     (['rope', 'freqs', '--head-dim', '7'], 'even'),
     (['rope', 'freqs', '--head-dim', '1024'], '512'),
@@ -2623,6 +2634,28 @@ def test_analyze_errors():
         assert_one_error_line(proc.stderr, needle)
 
 
+def test_end_of_options():
+    """'--' ends the options: a command may follow, and a path that starts with '-'."""
+    assert b'POSENC_ISA' in run_ok(['--', 'info'])
+    path = save_npy('-dash.npy', np.arange(12, dtype=np.float32).reshape(3, 4))
+    here = os.getcwd()
+    os.chdir(WORKDIR)
+    try:
+        dashed = run_ok(['analyze', '--top', '2', '--', '-dash.npy'])
+        unended = run(['analyze', '-dash.npy'])
+        twice = run(['analyze', '--', '--'])
+    finally:
+        os.chdir(here)
+    assert dashed.startswith(b'table: -dash.npy (3, 4)'), dashed[:40]
+    assert dashed.split(b'\n')[1:] == run_ok(['analyze', path, '--top', '2']).split(b'\n')[1:], \
+        'analyze -- -dash.npy read another table'
+    assert unended.returncode == 2, f'-dash.npy without --: exit {unended.returncode}'
+    assert_one_error_line(unended.stderr, "unknown option '-dash.npy'")
+    assert twice.returncode == 1, f'a second -- is a path: exit {twice.returncode}'
+    assert_one_error_line(twice.stderr, "'--'")
+    os.remove(path)
+
+
 def run_issue4_cases(results):
     for rule, n, d, base, min_ts in (('fairseq', 50, 16, 10000.0, None), ('fairseq', 7, 9, 100.0, None),
                                      ('t2t', 50, 16, 10000.0, None), ('t2t', 30, 12, 1e4, 2.0),
@@ -2646,6 +2679,7 @@ def run_issue4_cases(results):
     for name, array, top, rank in analyze_cases():
         results.case(f'analyze {name} vs numpy svd', test_analyze, name, array, top, rank)
     results.case('analyze: bad tables -> exit 1', test_analyze_errors)
+    results.case("'--' ends the options: posenc -- info, analyze -- -dash.npy", test_end_of_options)
     for args, needles in ((['--help'], ['embed', 'analyze', 'learned', 'sincos2d']),
                           (['embed', '--help'], ['--padding-id', '--oob', '--dropout', 'fairseq', 'cumsum']),
                           (['analyze', '--help'], ['rank', 'k90', 'entropy', '--top']),
@@ -3499,6 +3533,7 @@ def main():
                 results.case('out of memory -> exit 1', test_out_of_memory)
         if os.path.exists('/dev/full'):
             results.case('stdout write error -> exit 1', test_stdout_full)
+            results.case('stdio text to a full stdout -> exit 1 with the reason', test_text_stdout_full)
         run_stream_cases(results, sanitized)
         run_rope_cases(results, available)
         run_issue4_cases(results)
