@@ -11,8 +11,8 @@
  * Everywhere else just #include "posenc.h". Run-time dispatch over several ISAs: see README.
  *
  * Contracts (README has the details):
- *   - Every backend (scalar, SSE2, AVX2, AVX-512, NEON, WebAssembly SIMD128) returns the same bits
- *     for the same input.
+ *   - Every backend (scalar, SSE2, AVX2, AVX-512, AVX-512 BF16, NEON, WebAssembly SIMD128)
+ *     returns the same bits for the same input.
  *   - sin/cos tables are within 0.5 ulp(f32) + 1e-12 of the exact real value
  *     sin(p * base^(-2i/d)) for every |p| < 2^31 (see posenc_sinusoidal_table).
  *   - Bad input returns an error code; nothing is written then. Kernels never allocate,
@@ -1599,7 +1599,7 @@ POSENC_API const char *posenc_strerror(posenc_status status) {
     case POSENC_ERR_STRIDE: return "row stride is smaller than a row";
     case POSENC_ERR_ISA: return "ISA unknown, not compiled in, or not supported by this CPU";
     case POSENC_ERR_SELFTEST: return "self-test failed: this build or FP environment changes results";
-    case POSENC_ERR_DIM: return "invalid dimension or count (odd rotary dim, rotary dim above head dim, odd bucket count), or a rope not initialised where it is (copied or moved after posenc_rope_init)";
+    case POSENC_ERR_DIM: return "invalid dimension or count (a table dim with no frequency, odd rotary dim, rotary dim above head dim, odd bucket count), or a rope not initialised where it is (copied or moved after posenc_rope_init)";
     case POSENC_ERR_PARAM: return "a parameter is not finite or out of its range";
     case POSENC_ERR_ALIAS: return "buffers overlap or strides alias";
     case POSENC_ERR_PADDING: return "padding id or padding row out of range of the table";
