@@ -3236,7 +3236,7 @@ static void posenc_i_rope_store_row(unsigned char *row, const posenc_rope_cache_
  * callers. */
 POSENC_I_NOINLINE void posenc_i_rope_hf_rows(const posenc_rope *rope, const posenc_rope_cache_spec *spec,
                                              int32_t start, const int32_t *positions, size_t n_rows, size_t f_lo,
-                                             size_t h, unsigned char *out, size_t stride_bytes) {
+                                             size_t h, size_t width, unsigned char *out, size_t stride_bytes) {
   float c[POSENC_CHUNK], s[POSENC_CHUNK];
   size_t r, f0;
   for (r = 0; r < n_rows; r++)
@@ -3244,17 +3244,18 @@ POSENC_I_NOINLINE void posenc_i_rope_hf_rows(const posenc_rope *rope, const pose
       size_t nf = h - f0 < POSENC_CHUNK ? h - f0 : POSENC_CHUNK;
       posenc_i_rope_hf_row(rope, positions ? positions[r] : (int32_t)((int64_t)start + (int64_t)r), f_lo + f0, nf, c,
                            s);
-      posenc_i_rope_store_row(out + r * stride_bytes, spec, h, f0, nf, c, s);
+      posenc_i_rope_store_row(out + r * stride_bytes, spec, width, f0, nf, c, s);
     }
 }
 
 /* posenc_i_rope_rows for one segment of rows: a list, or start.. (positions NULL). */
 static void posenc_i_rope_rows_of(const posenc_i_backend *be, const posenc_rope *rope,
                                   const posenc_rope_cache_spec *spec, int32_t start, const int32_t *positions,
-                                  size_t n_rows, size_t f_lo, size_t h, unsigned char *out, size_t stride_bytes) {
+                                  size_t n_rows, size_t f_lo, size_t h, size_t width, unsigned char *out,
+                                  size_t stride_bytes) {
   size_t es = posenc_dtype_size(spec->dtype), r, f0;
   if (rope->config.hf_compat) {
-    posenc_i_rope_hf_rows(rope, spec, start, positions, n_rows, f_lo, h, out, stride_bytes);
+    posenc_i_rope_hf_rows(rope, spec, start, positions, n_rows, f_lo, h, width, out, stride_bytes);
     return;
   }
   for (f0 = 0; f0 < h; f0 += POSENC_GROUP * POSENC_CHUNK) {
@@ -3278,8 +3279,8 @@ static void posenc_i_rope_rows_of(const posenc_i_backend *be, const posenc_rope 
       job.out = out + 2 * f0 * es;
       job.cos_offset = (ptrdiff_t)es;
       job.pair_cols = (unsigned)(2 * nf);
-    } else { /* sin at (1 or 2)*h + f0, cos at f0 */
-      size_t sin_col = spec->layout == POSENC_ROPE_CACHE_HALF ? h : 2 * h;
+    } else { /* sin at (1 or 2)*width + f0, cos at f0 */
+      size_t sin_col = spec->layout == POSENC_ROPE_CACHE_HALF ? width : 2 * width;
       job.mode = POSENC_I_PLANAR;
       job.out = out + (sin_col + f0) * es;
       job.cos_offset = -(ptrdiff_t)(sin_col * es);
@@ -3289,14 +3290,28 @@ static void posenc_i_rope_rows_of(const posenc_i_backend *be, const posenc_rope 
   if (spec->layout == POSENC_ROPE_CACHE_FULL)
     for (r = 0; r < n_rows; r++) {
       unsigned char *row = out + r * stride_bytes;
-      memcpy(row + h * es, row, h * es);
-      memcpy(row + 3 * h * es, row + 2 * h * es, h * es);
+      memcpy(row + width * es, row, h * es);
+      memcpy(row + 3 * width * es, row + 2 * width * es, h * es);
     }
 }
 
+/* The h pairs of a row at src (laid out for width pairs, src at the first pair's cosine) to the
+ * same columns at dst. */
+static void posenc_i_rope_copy_pairs(unsigned char *dst, const unsigned char *src, const posenc_rope_cache_spec *spec,
+                                     size_t h, size_t width) {
+  size_t es = posenc_dtype_size(spec->dtype), part;
+  if (spec->layout == POSENC_ROPE_CACHE_INTERLEAVED) {
+    memcpy(dst, src, 2 * h * es);
+    return;
+  }
+  for (part = 0; part < (spec->layout == POSENC_ROPE_CACHE_FULL ? 4u : 2u); part++)
+    memcpy(dst + part * width * es, src + part * width * es, h * es);
+}
+
 /* Rows for positions (list) or start.. (positions NULL) into out, rows stride_bytes apart, of
- * the h pairs from pair f_lo (a multiple of POSENC_CHUNK; a whole row: 0 and rope->pairs), laid
- * out as rows of h pairs; arguments already checked. A pair's values do not depend on the pairs
+ * the h pairs from pair f_lo (a multiple of POSENC_CHUNK; a whole row: 0 and rope->pairs), in
+ * rows laid out for width pairs (h or more), out at the column of pair f_lo's cosine (the rest of
+ * a row is left alone); arguments already checked. A pair's values do not depend on the pairs
  * made with it. The exact mode runs the backend's sincos kernel.
  * A list is taken in segments: a position equal to the one before copies that row, and a run of
  * consecutive positions is made as a range, one exact sin/cos per anchor instead of one per row
@@ -3304,27 +3319,29 @@ static void posenc_i_rope_rows_of(const posenc_i_backend *be, const posenc_rope 
  * tokens repeat their temporal and row ids and count up their column ids. */
 static void posenc_i_rope_rows(const posenc_i_backend *be, const posenc_rope *rope,
                                const posenc_rope_cache_spec *spec, int32_t start, const int32_t *positions,
-                               size_t n_rows, size_t f_lo, size_t h, unsigned char *out, size_t stride_bytes) {
-  const size_t row_bytes = posenc_i_cache_row_width(spec->layout, h) * posenc_dtype_size(spec->dtype);
+                               size_t n_rows, size_t f_lo, size_t h, size_t width, unsigned char *out,
+                               size_t stride_bytes) {
   size_t r = 0, e;
   if (!positions) {
-    posenc_i_rope_rows_of(be, rope, spec, start, NULL, n_rows, f_lo, h, out, stride_bytes);
+    posenc_i_rope_rows_of(be, rope, spec, start, NULL, n_rows, f_lo, h, width, out, stride_bytes);
     return;
   }
   while (r < n_rows) {
     if (r > 0 && positions[r] == positions[r - 1]) { /* the row before, again */
-      memcpy(out + r * stride_bytes, out + (r - 1) * stride_bytes, row_bytes);
+      posenc_i_rope_copy_pairs(out + r * stride_bytes, out + (r - 1) * stride_bytes, spec, h, width);
       r++;
       continue;
     }
     for (e = r + 1; e < n_rows && (int64_t)positions[e] == (int64_t)positions[e - 1] + 1; e++) {}
     if (e - r > 1) {
-      posenc_i_rope_rows_of(be, rope, spec, positions[r], NULL, e - r, f_lo, h, out + r * stride_bytes, stride_bytes);
+      posenc_i_rope_rows_of(be, rope, spec, positions[r], NULL, e - r, f_lo, h, width, out + r * stride_bytes,
+                            stride_bytes);
     } else { /* a list up to the next repeat or run */
       while (e < n_rows && positions[e] != positions[e - 1] &&
              !(e + 1 < n_rows && (int64_t)positions[e + 1] == (int64_t)positions[e] + 1))
         e++;
-      posenc_i_rope_rows_of(be, rope, spec, 0, positions + r, e - r, f_lo, h, out + r * stride_bytes, stride_bytes);
+      posenc_i_rope_rows_of(be, rope, spec, 0, positions + r, e - r, f_lo, h, width, out + r * stride_bytes,
+                            stride_bytes);
     }
     r = e;
   }
@@ -3355,8 +3372,8 @@ static posenc_status posenc_i_rope_cache_run(const posenc_i_backend *be, const p
   for (r = 0; r < n_rows; r += tile) {
     size_t n = n_rows - r < tile ? n_rows - r : tile;
     posenc_i_rope_rows(be, rope, spec, positions ? 0 : (int32_t)((int64_t)start + (int64_t)r),
-                       positions ? positions + r : NULL, n, 0, rope->pairs, (unsigned char *)out + r * stride * es,
-                       stride * es);
+                       positions ? positions + r : NULL, n, 0, rope->pairs, rope->pairs,
+                       (unsigned char *)out + r * stride * es, stride * es);
   }
   return POSENC_OK;
 }
@@ -3527,6 +3544,25 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
   }
   if (cf->style == POSENC_ROPE_GPTJ && one_row) {
     posenc_i_rope_prepare_gptj(be, spec, rows[0], h, inverse, col, nj, cbuf, sbuf);
+    *c = cbuf; *s = sbuf;
+    return;
+  }
+  if (cf->mrope == POSENC_ROPE_MROPE_SECTIONS &&
+      (cf->style == POSENC_ROPE_GPTJ || spec->layout != POSENC_ROPE_CACHE_INTERLEAVED)) {
+    /* sections: a run of pairs on one axis at a time, as the plain paths take a row */
+    size_t jb;
+    for (j = j0; j < j0 + nj; j = jb) {
+      const int axis = posenc_i_mrope_axis(cf, j);
+      for (jb = j + 1; jb < j0 + nj && posenc_i_mrope_axis(cf, jb) == axis; jb++) {}
+      k = j - j0;
+      if (cf->style == POSENC_ROPE_GPTJ) {
+        posenc_i_rope_prepare_gptj(be, spec, rows[axis], h, inverse, col + k, jb - j, cbuf + 2 * k, sbuf + 2 * k);
+      } else {
+        size_t sin_col = spec->layout == POSENC_ROPE_CACHE_HALF ? h : 2 * h;
+        be->to_f32(rows[axis] + (col + k) * es, spec->dtype, cbuf + k, jb - j, 0);
+        be->to_f32(rows[axis] + (sin_col + col + k) * es, spec->dtype, sbuf + k, jb - j, inverse);
+      }
+    }
     *c = cbuf; *s = sbuf;
     return;
   }
@@ -3885,7 +3921,7 @@ POSENC_I_NOINLINE void posenc_i_rope_fly_range(const posenc_i_backend *be, const
   for (a = 0; a < naxes; a++) {
     for (j = j0; naxes > 1 && j < j0 + nj && posenc_i_mrope_axis(&rope->config, j) != (int)a; j++) {}
     if (j < j0 + nj) /* some pair of the range is on this axis */
-      posenc_i_rope_rows(be, rope, &posenc_i_fly_spec, posenc_i_rope_position(pos, a, b, t), NULL, 1, j0, nj,
+      posenc_i_rope_rows(be, rope, &posenc_i_fly_spec, posenc_i_rope_position(pos, a, b, t), NULL, 1, j0, nj, nj,
                          (unsigned char *)(block + a * 2 * nj), 0);
   }
 }
@@ -3995,6 +4031,23 @@ POSENC_I_NOINLINE void posenc_i_rope_fly_ranges(const posenc_i_backend *be, cons
       }
 }
 
+/* The pairs [*lo, *hi) of an axis's on-the-fly rows that a block's tokens read, in whole chunks:
+ * under M-RoPE's sections, axes 1 and 2 only their own sections' (the h and w axes of an image
+ * token); axis 0 all, for the tokens at one position on all three, which read it alone. */
+static void posenc_i_rope_axis_pairs(const posenc_rope *rope, size_t axis, size_t *lo, size_t *hi) {
+  const posenc_rope_config *cf = &rope->config;
+  size_t h = rope->pairs, first = 0, end = h;
+  if (axis > 0 && cf->mrope == POSENC_ROPE_MROPE_SECTIONS) {
+    first = axis == 1 ? cf->mrope_section[0] : (size_t)cf->mrope_section[0] + cf->mrope_section[1];
+    if (axis == 1) end = first + cf->mrope_section[1];
+    if (first > h) first = h;
+    if (end > h) end = h;
+  }
+  *lo = first / POSENC_CHUNK * POSENC_CHUNK;
+  *hi = first < end ? (end + POSENC_CHUNK - 1) / POSENC_CHUNK * POSENC_CHUNK : *lo;
+  if (*hi > h) *hi = h;
+}
+
 /* On the fly: blocks of tokens whose cos/sin rows fit in block (cap floats), then their
  * rotations; where a token's rows do not fit, posenc_i_rope_fly_ranges(_normed). */
 POSENC_I_FORCEINLINE void posenc_i_rope_fly_blocks(const posenc_i_backend *be, const posenc_rope *rope,
@@ -4016,8 +4069,11 @@ POSENC_I_FORCEINLINE void posenc_i_rope_fly_blocks(const posenc_i_backend *be, c
       for (a = 0; a < naxes; a++) {
         const int32_t *ids = pos->ids ? pos->ids + a * B * T + b * T + t0 : NULL;
         const int32_t start = ids ? 0 : (int32_t)((int64_t)pos->start + (int64_t)t0);
-        posenc_i_rope_rows(be, rope, &posenc_i_fly_spec, start, ids, nt, 0, h,
-                           (unsigned char *)(block + a * nt * 2 * h), 2 * h * sizeof(float));
+        size_t lo, hi;
+        posenc_i_rope_axis_pairs(rope, a, &lo, &hi);
+        if (hi > lo)
+          posenc_i_rope_rows(be, rope, &posenc_i_fly_spec, start, ids, nt, lo, hi - lo, h,
+                             (unsigned char *)(block + a * nt * 2 * h + lo), 2 * h * sizeof(float));
       }
       posenc_i_rope_tokens(be, rope, NULL, 0, pos, io, n, plan, inverse, b, t0, nt, block);
     }

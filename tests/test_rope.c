@@ -1592,15 +1592,18 @@ static void test_rotation_cached(void) {
   }
 }
 
-/* M-RoPE: Qwen2-VL sections {16, 24, 24} and Qwen3-VL interleaved {24, 20, 20}, d = 128. */
+/* M-RoPE: Qwen2-VL sections {16, 24, 24} and Qwen3-VL interleaved {24, 20, 20}, d = 128; on the
+ * fly, and from caches in each layout (f32 interleaved, bf16 half, f16 full). */
 static void test_mrope(void) {
   static const uint32_t secs[2][3] = {{16, 24, 24}, {24, 20, 20}};
+  static const posenc_rope_cache_layout cache_layout[4] = {HALF, INTL, HALF, FULL};
+  static const posenc_dtype cache_dtype[4] = {F32, F32, BF16, F16};
   int m, si, dt, withc, eq;
-  char nm[128];
+  char nm[160];
   for (m = 0; m < 2; m++)
     for (si = 0; si < 2; si++)
       for (dt = 0; dt < 3; dt++)
-        for (withc = 0; withc < 2; withc++) {
+        for (withc = 0; withc < 4; withc++) {
           posenc_rope_config c = posenc_rope_default(128);
           rope_store rope_st, plain_st;
           posenc_rope *rope = &rope_st.rope, *plain = &plain_st.rope;
@@ -1616,7 +1619,7 @@ static void test_mrope(void) {
           CHECK(posenc_rope_init(rope, sizeof rope_st, &c) == POSENC_OK, "mrope init");
           k = dense_view(tview_end(&q, B, T, 128), 2, T, 128, (posenc_dtype)dt);
           pp.ids = ids;
-          if (withc) data = make_cache(rope, INTL, F32, 0, 1000, &cv);
+          if (withc) data = make_cache(rope, cache_layout[withc], cache_dtype[withc], 0, 1000, &cv);
           /* planes: all differ (image tokens); all equal (a text prompt, whose rows posenc makes
            * once for the three axes); mixed, each batch row a text token first, then every other;
            * t = h but not w */
@@ -1631,8 +1634,10 @@ static void test_mrope(void) {
             }
             if (!withc) ids[0] = 16777215;
             if (!withc && (eq == 1 || eq == 2)) ids[B * T] = ids[2 * B * T] = 16777215; /* token 0 stays text */
-            sprintf(nm, "mrope %s %s %s%s, planes %s", m ? "interleaved" : "sections", si ? "gptj" : "neox",
-                    posenc_dtype_name((posenc_dtype)dt), withc ? " cached" : "",
+            sprintf(nm, "mrope %s %s %s%s%s%s, planes %s", m ? "interleaved" : "sections", si ? "gptj" : "neox",
+                    posenc_dtype_name((posenc_dtype)dt), withc ? " cached " : "",
+                    withc ? (cache_layout[withc] == HALF ? "half " : cache_layout[withc] == FULL ? "full " : "interleaved ") : "",
+                    withc ? posenc_dtype_name(cache_dtype[withc]) : "",
                     eq == 0 ? "differ" : (eq == 1 ? "equal" : (eq == 2 ? "mixed" : (eq == 3 ? "t = h" : "image"))));
             free(run_rot(nm, rope, withc ? &cv : NULL, &pp, &q, &k, FWD, NULL, NULL));
             free(run_rot(nm, rope, withc ? &cv : NULL, &pp, &q, &k, INV, NULL, NULL));
@@ -1655,7 +1660,7 @@ static void test_mrope(void) {
             posenc_rope_init(plain, sizeof plain_st, &c);
             a = run_rot("mrope text", rope, withc ? &cv : NULL, &pt, &q, &k, FWD, NULL, &nb);
             lcg_state = save;
-            b = run_rot("plain text", plain, NULL, &pt, &q, &k, FWD, NULL, NULL);
+            b = run_rot("plain text", plain, withc ? &cv : NULL, &pt, &q, &k, FWD, NULL, NULL);
             CHECK(memcmp(a, b, nb) == 0, "%s: text tokens differ from the plain rope", nm);
             free(a); free(b);
           }
