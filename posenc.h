@@ -1243,12 +1243,13 @@ typedef struct posenc_i_job {
 /* A small function inlined into its callers even where the optimizer would not: posenc_simd.h's
  * vocabulary (one instruction each, mostly), and the scalar kernels' per-value load and store
  * (clang at -O2 kept posenc_i_store out of line: a call and a dtype switch per value, 2.5x slower
- * than -O3 on wasm32). Not in unoptimised WebAssembly: there every inlined copy keeps locals of
- * its own, and V8 refuses a function with more than 50,000 (the simd128 rotate kernel had 311,581
- * at -O0). */
-#if (defined(__GNUC__) || defined(__clang__)) && !(defined(__wasm__) && !defined(__OPTIMIZE__))
+ * than -O3 on wasm32). Not unoptimised: there every inlined copy keeps locals of its own, so a
+ * kernel's frame took 1-2 MiB of stack (gcc -O0: AVX2's rotation 1.04 MiB; the largest frame is
+ * 8.7 KiB now, and the self-test, which crashed on a 1 MiB thread, fits 24 KiB), and V8 refused
+ * the simd128 rotate kernel (311,581 locals, over its 50,000). */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
 #  define POSENC_I_FORCEINLINE static inline __attribute__((always_inline))
-#elif defined(_MSC_VER)
+#elif defined(_MSC_VER) && !defined(__clang__) /* cl.exe's /Od does not inline, forced or not */
 #  define POSENC_I_FORCEINLINE static __forceinline
 #else
 #  define POSENC_I_FORCEINLINE static inline

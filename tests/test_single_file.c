@@ -4,7 +4,9 @@
  * compiler from fusing multiply-adds: those must reproduce the goldens.
  * Built with -ffast-math too, which posenc's pragmas keep out of its arithmetic: the goldens hold.
  * Built with POSENC_TEST_EXPECT_SELFTEST_FAIL (clang's -ffp-contract=fast, which no pragma
- * overrides), the self-test must report that the build changes results. */
+ * overrides), the self-test must report that the build changes results.
+ * Built with TEST_THREAD_KIB (POSIX threads), the checks run on a thread of that much stack: the
+ * -O0 builds, a debug build's stack, where every inlined copy of a helper keeps its own locals. */
 #if defined(TEST_WINDOWS_H_FIRST)
 /* A Windows program's usual first include: near and far (minwindef.h), small (rpcndr.h), min and
  * max are macros from here on */
@@ -14,7 +16,12 @@
 #include "posenc_simd.h"
 #include "golden_check.h"
 
-int main(void) {
+#if defined(TEST_THREAD_KIB)
+#  include <limits.h> /* PTHREAD_STACK_MIN */
+#  include <pthread.h>
+#endif
+
+static int run_checks(void) {
   posenc_isa isa = posenc_isa_active();
   int k;
   printf("single-file backend: %s\n", posenc_isa_name(isa));
@@ -34,3 +41,29 @@ int main(void) {
 #endif
   return tl_summary();
 }
+
+#if defined(TEST_THREAD_KIB)
+static void *checks_thread(void *result) {
+  *(int *)result = run_checks();
+  return NULL;
+}
+
+int main(void) {
+  pthread_attr_t attr;
+  pthread_t thread;
+  size_t bytes = (size_t)TEST_THREAD_KIB * 1024;
+  int result = 1;
+#if defined(PTHREAD_STACK_MIN)
+  if (bytes < (size_t)PTHREAD_STACK_MIN) bytes = (size_t)PTHREAD_STACK_MIN; /* aarch64's glibc: 128 KiB */
+#endif
+  printf("on a thread of %zu KiB of stack\n", bytes / 1024);
+  if (pthread_attr_init(&attr) != 0 || pthread_attr_setstacksize(&attr, bytes) != 0 ||
+      pthread_create(&thread, &attr, checks_thread, &result) != 0 || pthread_join(thread, NULL) != 0) {
+    printf("cannot run a thread of %zu KiB\n", bytes / 1024);
+    return 1;
+  }
+  return result;
+}
+#else
+int main(void) { return run_checks(); }
+#endif
