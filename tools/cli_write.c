@@ -428,12 +428,21 @@ static void remove_temporaries_then_die(int sig) {
 }
 #endif
 
-/* The handler for the signals that end a program by default: Ctrl-C, kill, a closed terminal, a
- * reader that closed stdout's pipe, RLIMIT_FSIZE. A signal the caller ignores (nohup's SIGHUP, a
- * background job's SIGINT) stays ignored: each is asked first, not replaced and put back. */
+/* The handler for the signals sent to end a program, whose default action ends it: Ctrl-C, kill,
+ * a closed terminal, a reader that closed stdout's pipe, RLIMIT_FSIZE and RLIMIT_CPU, timers,
+ * the user signals. A signal the caller ignores or handles (nohup's SIGHUP, a background job's
+ * SIGINT, a profiler's SIGPROF) is left as it is: each is asked first, not replaced and put back. */
 static void watch_ending_signals(void) {
 #if !defined(_WIN32)
-  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ};
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ, SIGXCPU, SIGALRM, SIGUSR1,
+                             SIGUSR2,
+#  if defined(SIGVTALRM)
+                             SIGVTALRM,
+#  endif
+#  if defined(SIGPROF)
+                             SIGPROF,
+#  endif
+  };
   static int watching;
   struct sigaction old, act;
   size_t i;

@@ -743,7 +743,7 @@ def test_signal_removes_temporary(signame, ignored=None):
     before = listing()
 
     def default_signals():  # as from a terminal: the signal not ignored (a test runner may)
-        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE, sig):
             signal.signal(s, signal.SIG_DFL)
         if ignored:
             signal.signal(getattr(signal, ignored), signal.SIG_IGN)
@@ -783,7 +783,7 @@ def run_stream_cases(results, sanitized):
         if sys.platform.startswith('linux'):
             results.case(f'write error midway keeps the old file: {name}', test_stream_error_midway, args)
     if os.name == 'posix' and not WRAPPER:  # the signals go to the tool itself, not to a wrapper
-        for signame in ('SIGINT', 'SIGTERM', 'SIGHUP', 'SIGPIPE'):
+        for signame in ('SIGINT', 'SIGTERM', 'SIGHUP', 'SIGPIPE', 'SIGXCPU', 'SIGUSR1'):
             results.case(f'killed by {signame} while streaming: no temporary left', test_signal_removes_temporary,
                          signame)
         results.case('SIGHUP ignored from the start stays ignored, then SIGTERM', test_signal_removes_temporary,
