@@ -1518,6 +1518,11 @@ POSENC_I_PRECISE_BEGIN
     (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(__clang__)
 #  error "posenc needs IEEE arithmetic without excess precision: doubles on the x87 (-mno-sse2 or -mfpmath=sse,387); use -msse2 -mfpmath=sse"
 #endif
+/* Double constants must stay double: GCC's -fsingle-precision-constant makes them float, which
+ * spoils every coefficient and split constant (the self-test fails), and no macro says so. A
+ * double constant cast to an integer is an integer constant expression that does: the array's
+ * size is negative, and its name the error's reason. */
+typedef char posenc_i_refuses_fsingle_precision_constant[(long)16777217.0 == 16777217L ? 1 : -1];
 
 #ifdef __cplusplus
 extern "C" {

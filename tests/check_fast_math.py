@@ -37,6 +37,7 @@ UNSAFE = [
 CONTRACT_MSG = "add -ffp-contract=on after -ffast-math and define POSENC_FP_CONTRACT_ON"
 FIRST_MSG = "include posenc_simd.h first"
 EXCESS_MSG = "posenc needs IEEE arithmetic without excess precision"
+SINGLE_MSG = "posenc_i_refuses_fsingle_precision_constant"
 NO_PRAGMA_MSG = "clang ignores #pragma float_control on ARM, AArch64, RISC-V and WebAssembly"
 # What runs the programs the configured compiler builds (empty: they run here); set in main.
 WRAPPER = []
@@ -82,6 +83,9 @@ def builds(cc, family, x86, strict_fp, simd_flags):
         # GCC says FLT_EVAL_METHOD -1 where doubles may go through the x87: refused
         out.append(("posenc.h -O2 -mno-sse2 (x87 doubles)", ["-DTEST_FM_HEADER_ONLY", "-O2", "-mno-sse2"], EXCESS_MSG))
         out.append(("posenc.h -O2 -mfpmath=sse,387", ["-DTEST_FM_HEADER_ONLY", "-O2", "-mfpmath=sse,387"], EXCESS_MSG))
+    if family == "gcc":  # double constants as float: no macro shows it, a constant expression does
+        out.append(("posenc.h -O2 -fsingle-precision-constant", ["-DTEST_FM_HEADER_ONLY", "-O2",
+                                                                 "-fsingle-precision-constant"], SINGLE_MSG))
     # SIMDe first: its fast-math shortcuts are set, and under clang its functions carry the flags
     out.append(("SIMDe before posenc_simd.h, -O2 -ffast-math",
                 simd_flags + ["-include", "simde/x86/sse2.h", "-O2", "-ffast-math"], FIRST_MSG))
