@@ -364,9 +364,12 @@ typedef struct posenc_rope {
  * constant expression: the header, rounded to 16 bytes, then per pair (rounded up to 16 pairs,
  * the kernels' chunk) the exact reduction's 4 parts, the step's sin and cos, omega in double and
  * HF's float32 omega. A multiple of 16, so that ropes laid back to back in one 16-byte-aligned
- * block (malloc's) are each aligned. posenc_rope_bytes gives the same for a config. */
+ * block (malloc's) are each aligned. posenc_rope_bytes gives the same for a config. d times
+ * sizeof(char), 1, is d as a size_t without a cast, which C++'s -Wold-style-cast would flag in
+ * the user's code. */
 #define POSENC_ROPE_BYTES(d) \
-  (((sizeof(posenc_rope) + 15) / 16) * 16 + (((size_t)(d) / 2 + 15) / 16) * 16 * (7 * sizeof(double) + sizeof(float)))
+  (((sizeof(posenc_rope) + 15) / 16) * 16 + \
+   (((d) * sizeof(char) / 2 + 15) / 16) * 16 * (7 * sizeof(double) + sizeof(float)))
 /* An anonymous union type holding a rope of rotary dims up to d, aligned for it: declare one on
  * the stack or static, and pass &x.rope and sizeof x to posenc_rope_init. */
 #define POSENC_ROPE_STORAGE(d) \
