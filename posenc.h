@@ -5290,11 +5290,11 @@ POSENC_API posenc_status posenc_spectrum(const posenc_table *table, double *work
   if (need == 0) return POSENC_ERR_OVERFLOW;
   if (work_count < need) return POSENC_ERR_BUFFER;
   {
-    const unsigned char *w = (const unsigned char *)work, *t = (const unsigned char *)table->data;
+    const unsigned char *w = (const unsigned char *)work, *data = (const unsigned char *)table->data;
     size_t wb = need * sizeof *work, tb = extent * posenc_dtype_size(table->dtype);
-    if (posenc_i_ranges_meet(w, wb, t, tb) ||
+    if (posenc_i_ranges_meet(w, wb, data, tb) ||
         (singular_values && (posenc_i_ranges_meet(w, wb, (const unsigned char *)singular_values, d * sizeof(double)) ||
-                             posenc_i_ranges_meet(t, tb, (const unsigned char *)singular_values, d * sizeof(double)) ||
+                             posenc_i_ranges_meet(data, tb, (const unsigned char *)singular_values, d * sizeof(double)) ||
                              posenc_i_ranges_meet((const unsigned char *)info, sizeof *info,
                                                   (const unsigned char *)singular_values, d * sizeof(double)))) ||
         posenc_i_ranges_meet(w, wb, (const unsigned char *)info, sizeof *info))
