@@ -1818,6 +1818,15 @@ static posenc_status posenc_i_strided_extent(size_t dim, size_t *n, size_t *st, 
   return POSENC_OK;
 }
 
+/* An output buffer of out_bytes for need: BUFFER where it is short, OVERFLOW where need bytes from
+ * out would run past the end of the address space (a pointer no buffer of out_bytes can have: the
+ * tensor views' extents are refused alike), else OK. */
+static posenc_status posenc_i_out_room(const void *out, size_t out_bytes, size_t need) {
+  if (out_bytes < need) return POSENC_ERR_BUFFER;
+  if ((uintptr_t)out > UINTPTR_MAX - (uintptr_t)need) return POSENC_ERR_OVERFLOW;
+  return POSENC_OK;
+}
+
 /* 1 if byte ranges [a, a+an) and [b, b+bn) meet: an output must not overwrite an input it reads. */
 static int posenc_i_ranges_meet(const unsigned char *a, size_t an, const unsigned char *b, size_t bn) {
   uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
@@ -2615,7 +2624,7 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
   if (!out) return POSENC_ERR_NULL;
   st = posenc_i_check_sinusoidal(pr, n_rows, &need, &plan);
   if (st != POSENC_OK) return st;
-  if (out_bytes < need) return POSENC_ERR_BUFFER;
+  if ((st = posenc_i_out_room(out, out_bytes, need)) != POSENC_OK) return st;
   /* later tiles read positions after earlier ones are written (n_rows <= need / 2: no overflow) */
   if (positions && posenc_i_ranges_meet((const unsigned char *)out, need, (const unsigned char *)positions,
                                         n_rows * sizeof *positions))
@@ -3365,7 +3374,7 @@ static posenc_status posenc_i_rope_cache_run(const posenc_i_backend *be, const p
   if (!out) return POSENC_ERR_NULL;
   st = posenc_i_rope_check_spec(rope, spec, n_rows, &need, &stride);
   if (st != POSENC_OK) return st;
-  if (out_bytes < need) return POSENC_ERR_BUFFER;
+  if ((st = posenc_i_out_room(out, out_bytes, need)) != POSENC_OK) return st;
   if (positions && posenc_i_ranges_meet((const unsigned char *)out, need, (const unsigned char *)positions,
                                         n_rows * sizeof *positions))
     return POSENC_ERR_ALIAS; /* n_rows * 4 <= need: no overflow */
@@ -4822,7 +4831,7 @@ static posenc_status posenc_i_tb_check_out(const void *out, size_t out_bytes, si
   *stride = row_stride ? row_stride : dim;
   if (*stride < dim) return POSENC_ERR_STRIDE;
   if (posenc_i_rows_span(n_rows, dim, *stride, *es, &need) != POSENC_OK) return POSENC_ERR_OVERFLOW;
-  return out_bytes < need ? POSENC_ERR_BUFFER : POSENC_OK;
+  return posenc_i_out_room(out, out_bytes, need);
 }
 
 /* Round to odd at 24 bits (f32 precision): truncate x toward zero to an f32, and set the last
@@ -4986,6 +4995,7 @@ POSENC_API posenc_status posenc_table_resize(const posenc_table *src, size_t new
                                              void *out, size_t out_bytes) {
   posenc_table t; /* *src is read whole here: it may lie anywhere, even inside out */
   size_t es, ses, sstride, stride, need, sneed, r, j, n;
+  posenc_status st;
   if (!src || !out) return POSENC_ERR_NULL;
   t = *src;
   src = &t;
@@ -5004,7 +5014,7 @@ POSENC_API posenc_status posenc_table_resize(const posenc_table *src, size_t new
   n = src->n_rows;
   /* the index arithmetic below: (2r+1)*n and r*(n-1) with r < new_rows, in 64 bits */
   if ((uint64_t)n > UINT64_MAX / 4 / (uint64_t)new_rows) return POSENC_ERR_OVERFLOW;
-  if (out_bytes < need) return POSENC_ERR_BUFFER;
+  if ((st = posenc_i_out_room(out, out_bytes, need)) != POSENC_OK) return st;
   if (posenc_i_ranges_meet((const unsigned char *)src->data, sneed, (const unsigned char *)out, need))
     return POSENC_ERR_ALIAS;
   for (r = 0; r < new_rows; r++) {
@@ -5122,7 +5132,7 @@ POSENC_API posenc_status posenc_sincos_2d(const posenc_sincos_2d_params *params,
   if (!out) return POSENC_ERR_NULL;
   st = posenc_i_tb_check_2d(params, &rows, &need, &half);
   if (st != POSENC_OK) return st;
-  if (out_bytes < need) return POSENC_ERR_BUFFER;
+  if ((st = posenc_i_out_room(out, out_bytes, need)) != POSENC_OK) return st;
   es = posenc_dtype_size(params->dtype);
   D = params->embed_dim; H = params->grid_h; W = params->grid_w;
   S = params->row_stride ? params->row_stride : D;

@@ -20,6 +20,8 @@
 #define F16 POSENC_DTYPE_F16
 #define BAD_DTYPE ((posenc_dtype)7)
 #define HUGE_SZ (SIZE_MAX / 2)
+/* An output pointer whose buffer would run past the end of the address space */
+#define TOP_PTR ((void *)(uintptr_t)(UINTPTR_MAX - 15))
 
 static union { double align; unsigned char b[1 << 15]; } g_mem;
 static unsigned char g_snap[sizeof g_mem.b];
@@ -96,6 +98,7 @@ static void test_sinusoidal(void) {
       continue;
     }
     SIN(POSENC_ERR_NULL, a.out = NULL);
+    SIN(POSENC_ERR_OVERFLOW, a.out = TOP_PTR);
     SIN(POSENC_ERR_BUFFER, a.bytes = 4 * 8 * 4 - 1);
     SIN(POSENC_ERR_BASE, s_sp.base = 0.0);
     SIN(POSENC_ERR_BASE, s_sp.base = -10000.0);
@@ -345,6 +348,7 @@ static void test_rope_cache(void) {
     RC(POSENC_ERR_OVERFLOW, a.n = HUGE_SZ);
     if (mode == 2) { RC(POSENC_ERR_NULL, a.bytes_out = NULL); continue; }
     RC(POSENC_ERR_NULL, a.out = NULL);
+    RC(POSENC_ERR_OVERFLOW, a.out = TOP_PTR);
     RC(POSENC_ERR_BUFFER, a.bytes = 4 * 8 * 4 - 1);
     RC(POSENC_ERR_BUFFER, s_spec.layout = POSENC_ROPE_CACHE_FULL);
     RC(POSENC_ERR_POSITION, a.rope = g_rope_far; a.start = 1);
@@ -679,6 +683,7 @@ static posenc_status index_run(index_args *a) {
 static void test_tables(void) {
   CASE(learned, POSENC_OK, (void)a);
   CASE(learned, POSENC_ERR_NULL, a.out = NULL);
+  CASE(learned, POSENC_ERR_OVERFLOW, a.out = TOP_PTR);
   CASE(learned, POSENC_ERR_SIZE, a.n = 0);
   CASE(learned, POSENC_ERR_SIZE, a.dim = 0);
   CASE(learned, POSENC_ERR_DTYPE, a.dt = BAD_DTYPE);
@@ -696,6 +701,7 @@ static void test_tables(void) {
   CASE(resize, POSENC_ERR_NULL, a.src = NULL);
   CASE(resize, POSENC_ERR_NULL, s_src.data = NULL);
   CASE(resize, POSENC_ERR_NULL, a.out = NULL);
+  CASE(resize, POSENC_ERR_OVERFLOW, a.out = TOP_PTR);
   CASE(resize, POSENC_ERR_SIZE, s_src.n_rows = 0);
   CASE(resize, POSENC_ERR_SIZE, s_src.dim = 0);
   CASE(resize, POSENC_ERR_SIZE, a.rows = 0);
@@ -713,6 +719,7 @@ static void test_tables(void) {
   CASE(index, POSENC_OK, (void)a);
   CASE(index, POSENC_OK, a.dt = F32; a.start = -INT32_MAX - 1; a.bytes = 32);
   CASE(index, POSENC_ERR_NULL, a.out = NULL);
+  CASE(index, POSENC_ERR_OVERFLOW, a.out = TOP_PTR);
   CASE(index, POSENC_ERR_SIZE, a.n = 0);
   CASE(index, POSENC_ERR_SIZE, a.dim = 0);
   CASE(index, POSENC_ERR_DTYPE, a.dt = BAD_DTYPE);
@@ -766,6 +773,7 @@ static void test_2d(void) {
       TD(POSENC_ERR_POSITION, s_2d.embed_dim = 4; s_2d.cls_token = 0; s_2d.grid_h = 1;
          s_2d.grid_w = (size_t)INT32_MAX + 2);
     if (!sizing) TD(POSENC_ERR_BUFFER, a.bytes = 7 * 8 * 4 - 1);
+    if (!sizing) TD(POSENC_ERR_OVERFLOW, a.out = TOP_PTR);
 #undef TD
   }
 }
