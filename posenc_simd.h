@@ -21,6 +21,17 @@
  * operations in the same order, never fused (contraction is switched off below), no division,
  * no subnormal operands. Needs SIMDe (Debian: libsimde-dev).
  */
+/* Once per translation unit (its kernels are the file's static functions), and in the file that
+ * compiles the implementation, before posenc.h: included after it, the implementation would have
+ * been compiled already, knowing no SIMD backend, and run scalar without a word. */
+#if defined(POSENC_I_SIMD_INCLUDED)
+#  error "posenc_simd.h is included twice in this translation unit (a unity build?): include it once per file"
+#else
+#define POSENC_I_SIMD_INCLUDED
+#if defined(POSENC_IMPLEMENTATION) && defined(POSENC_IMPLEMENTATION_DONE)
+#  error "include posenc_simd.h before posenc.h in the file that defines POSENC_IMPLEMENTATION: posenc.h's implementation was compiled already, without the SIMD backend"
+#endif
+
 #if !defined(POSENC_SIMD_AVX512BF16) && !defined(POSENC_SIMD_AVX512) && !defined(POSENC_SIMD_AVX2) && !defined(POSENC_SIMD_SSE2) && \
     !defined(POSENC_SIMD_NEON) && !defined(POSENC_SIMD_SIMD128)
 #  if defined(__wasm_simd128__) /* first: Emscripten's -msse2 emulation defines __SSE2__ too */
@@ -2046,3 +2057,5 @@ const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(si
 POSENC_I_PRECISE_END
 
 #endif /* POSENC_I_SIMD_ISA */
+
+#endif /* POSENC_I_SIMD_INCLUDED */

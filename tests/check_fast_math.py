@@ -37,6 +37,8 @@ UNSAFE = [
 CONTRACT_MSG = "add -ffp-contract=on after -ffast-math and define POSENC_FP_CONTRACT_ON"
 FIRST_MSG = "include posenc_simd.h first"
 EXCESS_MSG = "posenc needs IEEE arithmetic without excess precision"
+ORDER_MSG = "include posenc_simd.h before posenc.h"
+TWICE_MSG = "posenc_simd.h is included twice"
 SINGLE_MSG = "posenc_i_refuses_fsingle_precision_constant"
 NO_PRAGMA_MSG = "clang ignores #pragma float_control on ARM, AArch64, RISC-V and WebAssembly"
 # What runs the programs the configured compiler builds (empty: they run here); set in main.
@@ -86,6 +88,11 @@ def builds(cc, family, x86, strict_fp, simd_flags):
     if family == "gcc":  # double constants as float: no macro shows it, a constant expression does
         out.append(("posenc.h -O2 -fsingle-precision-constant", ["-DTEST_FM_HEADER_ONLY", "-O2",
                                                                  "-fsingle-precision-constant"], SINGLE_MSG))
+    # include order: the implementation compiled by posenc.h first knows no SIMD backend; twice
+    # in one file, every kernel is defined again
+    out.append(("posenc.h's implementation before posenc_simd.h",
+                simd_flags + ["-DPOSENC_IMPLEMENTATION", "-include", "posenc.h"], ORDER_MSG))
+    out.append(("posenc_simd.h twice", simd_flags + ["-include", "posenc_simd.h"], TWICE_MSG))
     # SIMDe first: its fast-math shortcuts are set, and under clang its functions carry the flags
     out.append(("SIMDe before posenc_simd.h, -O2 -ffast-math",
                 simd_flags + ["-include", "simde/x86/sse2.h", "-O2", "-ffast-math"], FIRST_MSG))
