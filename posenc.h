@@ -364,12 +364,17 @@ typedef struct posenc_rope {
  * constant expression: the header, rounded to 16 bytes, then per pair (rounded up to 16 pairs,
  * the kernels' chunk) the exact reduction's 4 parts, the step's sin and cos, omega in double and
  * HF's float32 omega. A multiple of 16, so that ropes laid back to back in one 16-byte-aligned
- * block (malloc's) are each aligned. posenc_rope_bytes gives the same for a config. d times
- * sizeof(char), 1, is d as a size_t without a cast, which C++'s -Wold-style-cast would flag in
- * the user's code. */
+ * block (malloc's) are each aligned. posenc_rope_bytes gives the same for a config. d becomes a
+ * size_t by C++'s static_cast in C++, where the user's -Wold-style-cast flags a C cast, and by a C
+ * cast in C (without one, an int d warns under -Wsign-conversion). */
+#ifdef __cplusplus
+#  define POSENC_I_AS_SIZE(x) static_cast<size_t>(x)
+#else
+#  define POSENC_I_AS_SIZE(x) ((size_t)(x))
+#endif
 #define POSENC_ROPE_BYTES(d) \
   (((sizeof(posenc_rope) + 15) / 16) * 16 + \
-   (((d) * sizeof(char) / 2 + 15) / 16) * 16 * (7 * sizeof(double) + sizeof(float)))
+   ((POSENC_I_AS_SIZE(d) / 2 + 15) / 16) * 16 * (7 * sizeof(double) + sizeof(float)))
 /* An anonymous union type holding a rope of rotary dims up to d, aligned for it: declare one on
  * the stack or static, and pass &x.rope and sizeof x to posenc_rope_init. */
 #define POSENC_ROPE_STORAGE(d) \
@@ -1521,11 +1526,12 @@ POSENC_I_PRECISE_BEGIN
     (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(__clang__)
 #  error "posenc needs IEEE arithmetic without excess precision: doubles on the x87 (-mno-sse2 or -mfpmath=sse,387); use -msse2 -mfpmath=sse"
 #endif
-/* Double constants must stay double: GCC's -fsingle-precision-constant makes them float, which
- * spoils every coefficient and split constant (the self-test fails), and no macro says so. A
- * double constant cast to an integer is an integer constant expression that does: the array's
- * size is negative, and its name the error's reason. */
-typedef char posenc_i_refuses_fsingle_precision_constant[(long)16777217.0 == 16777217L ? 1 : -1];
+/* Double constants must be 64-bit doubles: GCC's -fsingle-precision-constant makes them float
+ * (and a 32-bit double, as avr-gcc's -mdouble=32, is no better), which spoils every coefficient
+ * and split constant (the self-test fails), and no macro says so. A double constant cast to an
+ * integer is an integer constant expression that does: the array's size is negative, and its
+ * name the error's reason. */
+typedef char posenc_i_needs_64_bit_double_constants[(long)16777217.0 == 16777217L ? 1 : -1];
 
 #ifdef __cplusplus
 extern "C" {
@@ -3504,8 +3510,8 @@ static int posenc_i_mrope_axis(const posenc_rope_config *c, size_t j) {
   return 0;
 }
 
-/* GPT-J's expanded cos/sin of the nj pairs from column col of one cache row of h pairs (no
- * M-RoPE): read in place when the row is f32, else converted by the backend a chunk of pairs at a
+/* GPT-J's expanded cos/sin of the nj pairs from column col of one cache row of h pairs (one
+ * axis's: the plain rope's, or a run of M-RoPE section pairs): read in place when the row is f32, else converted by the backend a chunk of pairs at a
  * time. One pair at a time through posenc_i_load, the expansion took 40% of a decode step's time
  * (AVX2, 32 heads). Out of line: its chunk buffer is then on the stack only for GPT-J. */
 POSENC_I_NOINLINE void posenc_i_rope_prepare_gptj(const posenc_i_backend *be, const posenc_rope_cache_spec *spec,
@@ -3538,7 +3544,9 @@ POSENC_I_NOINLINE void posenc_i_rope_prepare_gptj(const posenc_i_backend *be, co
  * any layout and dtype (rows[axis], of h pairs, pair j0 at column col: a whole row's j0, or 0 in
  * on-the-fly rows made for these pairs alone); c[0] is pair j0's. NeoX f32 [cos|sin] rows read
  * forward from an aligned cache are used in place. One row for every axis (no M-RoPE, or a token
- * at one position on all three) takes the plain rope's paths; else pair by pair. */
+ * at one position on all three) takes the plain rope's paths; M-RoPE's sections take them a run
+ * of pairs on one axis at a time; else (the interleaved rule, or NeoX from an interleaved cache)
+ * pair by pair. */
 static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope *rope,
                                   const posenc_rope_cache_spec *spec, const unsigned char *const rows[3], size_t h,
                                   size_t col, int inverse, size_t j0, size_t nj, float *cbuf, float *sbuf,

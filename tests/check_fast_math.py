@@ -39,7 +39,7 @@ FIRST_MSG = "include posenc_simd.h first"
 EXCESS_MSG = "posenc needs IEEE arithmetic without excess precision"
 ORDER_MSG = "include posenc_simd.h before posenc.h"
 TWICE_MSG = "posenc_simd.h is included twice"
-SINGLE_MSG = "posenc_i_refuses_fsingle_precision_constant"
+SINGLE_MSG = "posenc_i_needs_64_bit_double_constants"
 NO_PRAGMA_MSG = "clang ignores #pragma float_control on ARM, AArch64, RISC-V and WebAssembly"
 # What runs the programs the configured compiler builds (empty: they run here); set in main.
 WRAPPER = []
