@@ -1,6 +1,6 @@
 /* posenc_simd.h - posenc's SIMD kernels: one source, instantiated once per ISA with SIMDe.
  *
- * Each inclusion instantiates one backend, chosen by a macro or by the compiler flags:
+ * Its inclusion instantiates one backend (once per file), chosen by a macro or by the compiler flags:
  *   POSENC_SIMD_AVX512 (needs -mavx512f -mavx512bw -mavx512dq -mavx512vl), POSENC_SIMD_AVX2
  *   (needs -mavx2; -mf16c for its f16 conversions), POSENC_SIMD_SSE2 (x86 with SSE2),
  *   POSENC_SIMD_NEON (aarch64, or armv7 with -mfpu=neon), POSENC_SIMD_SIMD128 (WebAssembly, needs
@@ -21,16 +21,11 @@
  * operations in the same order, never fused (contraction is switched off below), no division,
  * no subnormal operands. Needs SIMDe (Debian: libsimde-dev).
  */
-/* Once per translation unit (its kernels are the file's static functions), and in the file that
- * compiles the implementation, before posenc.h: included after it, the implementation would have
- * been compiled already, knowing no SIMD backend, and run scalar without a word. */
-#if defined(POSENC_I_SIMD_INCLUDED)
-#  error "posenc_simd.h is included twice in this translation unit (a unity build?): include it once per file"
+/* A backend once per translation unit: its kernels are the file's static functions. (Where the
+ * flags allow no backend, including it again is harmless.) */
+#if defined(POSENC_I_SIMD_ISA)
+#  error "posenc_simd.h is included twice in this translation unit (a unity build?): its backend is instantiated once per file"
 #else
-#define POSENC_I_SIMD_INCLUDED
-#if defined(POSENC_IMPLEMENTATION) && defined(POSENC_IMPLEMENTATION_DONE)
-#  error "include posenc_simd.h before posenc.h in the file that defines POSENC_IMPLEMENTATION: posenc.h's implementation was compiled already, without the SIMD backend"
-#endif
 
 #if !defined(POSENC_SIMD_AVX512BF16) && !defined(POSENC_SIMD_AVX512) && !defined(POSENC_SIMD_AVX2) && !defined(POSENC_SIMD_SSE2) && \
     !defined(POSENC_SIMD_NEON) && !defined(POSENC_SIMD_SIMD128)
@@ -106,6 +101,13 @@
 #  define POSENC_I_K(name) posenc_i_simd128_##name
 #  define POSENC_I_SIMD_BACKEND posenc_i_backend_simd128
 #  define POSENC_I_ISA_VBITS 128
+#endif
+
+/* In the file that compiles the implementation, before posenc.h: included after it, the
+ * implementation was compiled already, knowing no SIMD backend, and would run scalar without a
+ * word. */
+#if defined(POSENC_I_SIMD_ISA) && defined(POSENC_IMPLEMENTATION) && defined(POSENC_IMPLEMENTATION_DONE)
+#  error "include posenc_simd.h before posenc.h in the file that defines POSENC_IMPLEMENTATION: posenc.h's implementation was compiled already, without the SIMD backend"
 #endif
 
 #include "posenc.h"
@@ -2058,4 +2060,4 @@ POSENC_I_PRECISE_END
 
 #endif /* POSENC_I_SIMD_ISA */
 
-#endif /* POSENC_I_SIMD_INCLUDED */
+#endif /* a backend already instantiated in this file */

@@ -61,9 +61,10 @@ def cpu_flags():
     return set()
 
 
-def builds(cc, family, x86, strict_fp, simd_flags):
+def builds(cc, family, x86, strict_fp, simd_flags, backend):
     """(name, flags, expected error message or None) for one compiler. strict_fp: the target is
-    one where clang honours #pragma float_control. simd_flags: what the target's SIMD backend needs."""
+    one where clang honours #pragma float_control. simd_flags: what the target's SIMD backend needs;
+    backend: posenc_simd.h instantiates one with them (x86 with SSE2, NEON, WebAssembly)."""
     headers = [("posenc.h", ["-DTEST_FM_HEADER_ONLY"]), ("posenc_simd.h", simd_flags)]
     if x86 and {"avx2", "f16c"} <= cpu_flags():
         headers.append(("posenc_simd.h avx2", ["-mavx2", "-mf16c"]))
@@ -88,11 +89,11 @@ def builds(cc, family, x86, strict_fp, simd_flags):
     if family == "gcc":  # double constants as float: no macro shows it, a constant expression does
         out.append(("posenc.h -O2 -fsingle-precision-constant", ["-DTEST_FM_HEADER_ONLY", "-O2",
                                                                  "-fsingle-precision-constant"], SINGLE_MSG))
-    # include order: the implementation compiled by posenc.h first knows no SIMD backend; twice
-    # in one file, every kernel is defined again
-    out.append(("posenc.h's implementation before posenc_simd.h",
-                simd_flags + ["-DPOSENC_IMPLEMENTATION", "-include", "posenc.h"], ORDER_MSG))
-    out.append(("posenc_simd.h twice", simd_flags + ["-include", "posenc_simd.h"], TWICE_MSG))
+    if backend:  # include order: the implementation compiled by posenc.h first knows no SIMD
+        # backend; twice in one file, every kernel is defined again (without a backend, harmless)
+        out.append(("posenc.h's implementation before posenc_simd.h",
+                    simd_flags + ["-DPOSENC_IMPLEMENTATION", "-include", "posenc.h"], ORDER_MSG))
+        out.append(("posenc_simd.h twice", simd_flags + ["-include", "posenc_simd.h"], TWICE_MSG))
     # SIMDe first: its fast-math shortcuts are set, and under clang its functions carry the flags
     out.append(("SIMDe before posenc_simd.h, -O2 -ffast-math",
                 simd_flags + ["-include", "simde/x86/sse2.h", "-O2", "-ffast-math"], FIRST_MSG))
@@ -157,7 +158,8 @@ def main():
         x86 = "__x86_64__" in d or "__i386__" in d
         strict_fp = x86 or bool({"__powerpc__", "__s390x__"} & d)
         simd_flags = ["-msimd128"] if "__wasm__" in d else []
-        compilers.append((cc, family, version, x86, strict_fp, simd_flags))
+        backend = bool({"__SSE2__", "__ARM_NEON", "__ARM_NEON__", "__wasm__"} & d)
+        compilers.append((cc, family, version, x86, strict_fp, simd_flags, backend))
     ok = bad = 0
     with tempfile.TemporaryDirectory() as tmp:
         # the reference: the first compiler, no unsafe flag
@@ -170,8 +172,8 @@ def main():
         print(f"reference digest {reference} ({compilers[0][2]}, -O2, posenc.h)")
         jobs = []
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-            for cc, family, version, x86, strict_fp, simd_flags in compilers:
-                for tag, flags, want_error in builds(cc, family, x86, strict_fp, simd_flags):
+            for cc, family, version, x86, strict_fp, simd_flags, backend in compilers:
+                for tag, flags, want_error in builds(cc, family, x86, strict_fp, simd_flags, backend):
                     label = f"{family} {tag}"
                     jobs.append((label, pool.submit(build_and_run, cc, root, tmp, f"{family}_{tag}", flags,
                                                     want_error)))

@@ -1593,7 +1593,8 @@ static void test_rotation_cached(void) {
 }
 
 /* M-RoPE: Qwen2-VL sections {16, 24, 24} and Qwen3-VL interleaved {24, 20, 20}, d = 128; on the
- * fly, and from caches in each layout (f32 interleaved, bf16 half, f16 full). */
+ * fly, and from caches in each layout (f32 interleaved, bf16 half, f16 full); with bf16 tensors,
+ * in HF compatibility mode. */
 static void test_mrope(void) {
   static const uint32_t secs[2][3] = {{16, 24, 24}, {24, 20, 20}};
   static const posenc_rope_cache_layout cache_layout[4] = {HALF, INTL, HALF, FULL};
@@ -1614,6 +1615,7 @@ static void test_mrope(void) {
           posenc_rope_cache_view cv;
           void *data = NULL;
           c.base = m ? 5000000.0 : 1e6; c.style = (posenc_rope_style)si;
+          c.hf_compat = dt == 2; /* HF's float32 rows too: made a section's chunks at a time on the fly */
           c.mrope = m ? POSENC_ROPE_MROPE_INTERLEAVED : POSENC_ROPE_MROPE_SECTIONS;
           memcpy(c.mrope_section, secs[m], sizeof secs[m]);
           CHECK(posenc_rope_init(rope, sizeof rope_st, &c) == POSENC_OK, "mrope init");
@@ -1634,10 +1636,10 @@ static void test_mrope(void) {
             }
             if (!withc) ids[0] = 16777215;
             if (!withc && (eq == 1 || eq == 2)) ids[B * T] = ids[2 * B * T] = 16777215; /* token 0 stays text */
-            sprintf(nm, "mrope %s %s %s%s%s%s, planes %s", m ? "interleaved" : "sections", si ? "gptj" : "neox",
+            sprintf(nm, "mrope %s %s %s%s%s%s%s, planes %s", m ? "interleaved" : "sections", si ? "gptj" : "neox",
                     posenc_dtype_name((posenc_dtype)dt), withc ? " cached " : "",
                     withc ? (cache_layout[withc] == HALF ? "half " : cache_layout[withc] == FULL ? "full " : "interleaved ") : "",
-                    withc ? posenc_dtype_name(cache_dtype[withc]) : "",
+                    withc ? posenc_dtype_name(cache_dtype[withc]) : "", c.hf_compat ? " hf" : "",
                     eq == 0 ? "differ" : (eq == 1 ? "equal" : (eq == 2 ? "mixed" : (eq == 3 ? "t = h" : "image"))));
             free(run_rot(nm, rope, withc ? &cv : NULL, &pp, &q, &k, FWD, NULL, NULL));
             free(run_rot(nm, rope, withc ? &cv : NULL, &pp, &q, &k, INV, NULL, NULL));

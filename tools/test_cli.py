@@ -799,13 +799,15 @@ def test_stdout_full():
 
 
 def test_text_stdout_full():
-    """Text through stdio (info, help): the flush's error is reported, with its reason where the C
-    library gives one (Wine's msvcrt leaves errno 0 for /dev/full)."""
-    for argv in (['info'], ['--help']):
+    """Text through stdio (info, help, analyze): the flush's error is reported, with its reason
+    where the C library gives one (Wine's msvcrt leaves errno 0 for /dev/full)."""
+    table = save_npy('full_analyze.npy', np.eye(4, dtype=np.float32))
+    for argv in (['info'], ['--help'], ['analyze', table]):
         with open('/dev/full', 'wb') as full:
             proc = run(argv, stdout=full)
         assert proc.returncode == 1, f'{argv}: exit {proc.returncode}'
         assert_one_error_line(proc.stderr, 'cannot write to standard output' + ('' if WINDOWS_TOOL else ': '))
+    os.remove(table)
     return proc.stderr.decode().strip()
 
 
