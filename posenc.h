@@ -3540,6 +3540,29 @@ POSENC_I_NOINLINE void posenc_i_rope_prepare_gptj(const posenc_i_backend *be, co
   }
 }
 
+/* posenc_i_rope_prepare under M-RoPE's sections: a run of pairs on one axis at a time, as the
+ * plain paths take a row. Out of line: its locals are then not in the frame of every rotation. */
+POSENC_I_NOINLINE void posenc_i_rope_prepare_sections(const posenc_i_backend *be, const posenc_rope *rope,
+                                                      const posenc_rope_cache_spec *spec,
+                                                      const unsigned char *const rows[3], size_t h, size_t col,
+                                                      int inverse, size_t j0, size_t nj, float *cbuf, float *sbuf) {
+  const posenc_rope_config *cf = &rope->config;
+  const size_t es = posenc_dtype_size(spec->dtype);
+  size_t j, jb, k;
+  for (j = j0; j < j0 + nj; j = jb) {
+    const int axis = posenc_i_mrope_axis(cf, j);
+    for (jb = j + 1; jb < j0 + nj && posenc_i_mrope_axis(cf, jb) == axis; jb++) {}
+    k = j - j0;
+    if (cf->style == POSENC_ROPE_GPTJ) {
+      posenc_i_rope_prepare_gptj(be, spec, rows[axis], h, inverse, col + k, jb - j, cbuf + 2 * k, sbuf + 2 * k);
+    } else {
+      size_t sin_col = spec->layout == POSENC_ROPE_CACHE_HALF ? h : 2 * h;
+      be->to_f32(rows[axis] + (col + k) * es, spec->dtype, cbuf + k, jb - j, 0);
+      be->to_f32(rows[axis] + (sin_col + col + k) * es, spec->dtype, sbuf + k, jb - j, inverse);
+    }
+  }
+}
+
 /* The f32 cos/sin rows the kernel reads for pairs j0 .. j0+nj-1 of one token, from cache rows in
  * any layout and dtype (rows[axis], of h pairs, pair j0 at column col: a whole row's j0, or 0 in
  * on-the-fly rows made for these pairs alone); c[0] is pair j0's. NeoX f32 [cos|sin] rows read
@@ -3575,20 +3598,7 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
   }
   if (cf->mrope == POSENC_ROPE_MROPE_SECTIONS &&
       (cf->style == POSENC_ROPE_GPTJ || spec->layout != POSENC_ROPE_CACHE_INTERLEAVED)) {
-    /* sections: a run of pairs on one axis at a time, as the plain paths take a row */
-    size_t jb;
-    for (j = j0; j < j0 + nj; j = jb) {
-      const int axis = posenc_i_mrope_axis(cf, j);
-      for (jb = j + 1; jb < j0 + nj && posenc_i_mrope_axis(cf, jb) == axis; jb++) {}
-      k = j - j0;
-      if (cf->style == POSENC_ROPE_GPTJ) {
-        posenc_i_rope_prepare_gptj(be, spec, rows[axis], h, inverse, col + k, jb - j, cbuf + 2 * k, sbuf + 2 * k);
-      } else {
-        size_t sin_col = spec->layout == POSENC_ROPE_CACHE_HALF ? h : 2 * h;
-        be->to_f32(rows[axis] + (col + k) * es, spec->dtype, cbuf + k, jb - j, 0);
-        be->to_f32(rows[axis] + (sin_col + col + k) * es, spec->dtype, sbuf + k, jb - j, inverse);
-      }
-    }
+    posenc_i_rope_prepare_sections(be, rope, spec, rows, h, col, inverse, j0, nj, cbuf, sbuf);
     *c = cbuf; *s = sbuf;
     return;
   }
@@ -4074,6 +4084,22 @@ static void posenc_i_rope_axis_pairs(const posenc_rope *rope, size_t axis, size_
   if (*hi > h) *hi = h;
 }
 
+/* On-the-fly rows of tokens t0 .. t0+nt-1 of batch row b on one axis, into rows of all pairs at
+ * out (posenc_i_rope_axis_pairs's pairs of them). Not inlined: its locals are then not in the
+ * frame of the rotation that follows (48 bytes of every call's stack, gcc, x86-64). */
+POSENC_I_NOINLINE void posenc_i_rope_axis_rows(const posenc_i_backend *be, const posenc_rope *rope,
+                                               const posenc_rope_positions *pos, size_t axis, size_t b, size_t t0,
+                                               size_t nt, float *out) {
+  const size_t h = rope->pairs;
+  const int32_t *ids = pos->ids ? pos->ids + (axis * pos->batch + b) * pos->tokens + t0 : NULL;
+  const int32_t start = ids ? 0 : (int32_t)((int64_t)pos->start + (int64_t)t0);
+  size_t lo, hi;
+  posenc_i_rope_axis_pairs(rope, axis, &lo, &hi);
+  if (hi > lo)
+    posenc_i_rope_rows(be, rope, &posenc_i_fly_spec, start, ids, nt, lo, hi - lo, h, (unsigned char *)(out + lo),
+                       2 * h * sizeof(float));
+}
+
 /* On the fly: blocks of tokens whose cos/sin rows fit in block (cap floats), then their
  * rotations; where a token's rows do not fit, posenc_i_rope_fly_ranges(_normed). */
 POSENC_I_FORCEINLINE void posenc_i_rope_fly_blocks(const posenc_i_backend *be, const posenc_rope *rope,
@@ -4092,15 +4118,7 @@ POSENC_I_FORCEINLINE void posenc_i_rope_fly_blocks(const posenc_i_backend *be, c
   for (b = 0; b < B; b++) {
     for (t0 = 0; t0 < T; t0 += nt_max) {
       size_t nt = T - t0 < nt_max ? T - t0 : nt_max, a;
-      for (a = 0; a < naxes; a++) {
-        const int32_t *ids = pos->ids ? pos->ids + a * B * T + b * T + t0 : NULL;
-        const int32_t start = ids ? 0 : (int32_t)((int64_t)pos->start + (int64_t)t0);
-        size_t lo, hi;
-        posenc_i_rope_axis_pairs(rope, a, &lo, &hi);
-        if (hi > lo)
-          posenc_i_rope_rows(be, rope, &posenc_i_fly_spec, start, ids, nt, lo, hi - lo, h,
-                             (unsigned char *)(block + a * nt * 2 * h + lo), 2 * h * sizeof(float));
-      }
+      for (a = 0; a < naxes; a++) posenc_i_rope_axis_rows(be, rope, pos, a, b, t0, nt, block + a * nt * 2 * h);
       posenc_i_rope_tokens(be, rope, NULL, 0, pos, io, n, plan, inverse, b, t0, nt, block);
     }
   }
