@@ -3556,9 +3556,15 @@ POSENC_I_NOINLINE void posenc_i_rope_prepare_sections(const posenc_i_backend *be
     if (cf->style == POSENC_ROPE_GPTJ) {
       posenc_i_rope_prepare_gptj(be, spec, rows[axis], h, inverse, col + k, jb - j, cbuf + 2 * k, sbuf + 2 * k);
     } else {
-      size_t sin_col = spec->layout == POSENC_ROPE_CACHE_HALF ? h : 2 * h;
-      be->to_f32(rows[axis] + (col + k) * es, spec->dtype, cbuf + k, jb - j, 0);
-      be->to_f32(rows[axis] + (sin_col + col + k) * es, spec->dtype, sbuf + k, jb - j, inverse);
+      size_t sin_col = spec->layout == POSENC_ROPE_CACHE_HALF ? h : 2 * h, i;
+      if (spec->dtype == POSENC_DTYPE_F32) { /* on-the-fly rows: copied (no conversion's frame on the stack) */
+        memcpy(cbuf + k, rows[axis] + (col + k) * es, (jb - j) * es);
+        memcpy(sbuf + k, rows[axis] + (sin_col + col + k) * es, (jb - j) * es);
+        for (i = 0; inverse && i < jb - j; i++) sbuf[k + i] = -sbuf[k + i];
+      } else {
+        be->to_f32(rows[axis] + (col + k) * es, spec->dtype, cbuf + k, jb - j, 0);
+        be->to_f32(rows[axis] + (sin_col + col + k) * es, spec->dtype, sbuf + k, jb - j, inverse);
+      }
     }
   }
 }
