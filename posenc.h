@@ -3511,9 +3511,10 @@ static int posenc_i_mrope_axis(const posenc_rope_config *c, size_t j) {
 }
 
 /* GPT-J's expanded cos/sin of the nj pairs from column col of one cache row of h pairs (one
- * axis's: the plain rope's, or a run of M-RoPE section pairs): read in place when the row is f32, else converted by the backend a chunk of pairs at a
- * time. One pair at a time through posenc_i_load, the expansion took 40% of a decode step's time
- * (AVX2, 32 heads). Out of line: its chunk buffer is then on the stack only for GPT-J. */
+ * axis's: the plain rope's, or a run of M-RoPE section pairs): read in place when the row is f32,
+ * else converted by the backend a chunk of pairs at a time. One pair at a time through
+ * posenc_i_load, the expansion took 40% of a decode step's time (AVX2, 32 heads). Out of line:
+ * its chunk buffer is then on the stack only for GPT-J. */
 POSENC_I_NOINLINE void posenc_i_rope_prepare_gptj(const posenc_i_backend *be, const posenc_rope_cache_spec *spec,
                                                   const unsigned char *row, size_t h, int inverse, size_t col,
                                                   size_t nj, float *c2, float *s2) {

@@ -1,6 +1,6 @@
 /* posenc_simd.h - posenc's SIMD kernels: one source, instantiated once per ISA with SIMDe.
  *
- * Its inclusion instantiates one backend (once per file), chosen by a macro or by the compiler flags:
+ * Included once per file, it instantiates one backend, chosen by a macro or the compiler flags:
  *   POSENC_SIMD_AVX512 (needs -mavx512f -mavx512bw -mavx512dq -mavx512vl), POSENC_SIMD_AVX2
  *   (needs -mavx2; -mf16c for its f16 conversions), POSENC_SIMD_SSE2 (x86 with SSE2),
  *   POSENC_SIMD_NEON (aarch64, or armv7 with -mfpu=neon), POSENC_SIMD_SIMD128 (WebAssembly, needs
