@@ -1,7 +1,8 @@
 /* Backend selection: what is compiled, supported and active; POSENC_ISA; forcing by API; the
  * self-test on every backend; first use from many threads at once.
  * POSENC_EXPECT_ISA=<name> makes the test require that backend to be the one chosen
- * (the Nehalem setup uses it: AVX2 must not be picked on a CPU without it). */
+ * (the Nehalem setup uses it: AVX2 must not be picked on a CPU without it). With --env-set,
+ * POSENC_ISA must be in the environment: a runner that does not pass it on fails the test. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include "posenc.h"
@@ -56,11 +57,14 @@ static int set_races(int runs) {
 }
 #endif
 
-int main(void) {
+int main(int argc, char **argv) {
   tl_thread th[NTHREADS];
   const char *expect = getenv("POSENC_EXPECT_ISA"), *env = getenv("POSENC_ISA");
   posenc_isa isa, req, best = POSENC_ISA_SCALAR;
   int k, state;
+
+  if (argc > 1 && strcmp(argv[1], "--env-set") == 0)
+    CHECK(env != NULL, "POSENC_ISA is not in this program's environment: the runner did not pass it on");
 
 #ifdef HAVE_FORK
   { /* before this process's own first use: each run forks it */
