@@ -1469,9 +1469,11 @@ POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job);
 #endif /* POSENC_H */
 
 /* Fast-math flags that no pragma of this compiler undoes (see "Exact arithmetic" above): refused
- * in the files that compile posenc's arithmetic, the implementation and posenc_simd.h. */
-#if (defined(POSENC_IMPLEMENTATION) || defined(POSENC_I_SIMD_ISA)) && \
+ * in the files that compile posenc's arithmetic, the implementation and posenc_simd.h; once (this
+ * part is read at every inclusion, and posenc_simd.h includes posenc.h too). */
+#if (defined(POSENC_IMPLEMENTATION) || defined(POSENC_I_SIMD_ISA)) && !defined(POSENC_I_FAST_MATH_CHECKED) && \
     (defined(__FAST_MATH__) || (defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__))
+#  define POSENC_I_FAST_MATH_CHECKED
 #  if !defined(POSENC_I_PRECISE_PRAGMAS)
 #    error "posenc: compiled with -ffast-math or -ffinite-math-only (__FAST_MATH__, __FINITE_MATH_ONLY__) by a compiler whose float pragmas cannot undo them here (posenc needs GCC 5, MSVC, or clang 12 / Apple clang 13 targeting x86, PowerPC or SystemZ: clang ignores #pragma float_control on ARM, AArch64, RISC-V and WebAssembly): build posenc's implementation file without -ffast-math / -Ofast, or add -fno-fast-math for that file"
 #  elif defined(__clang__) && defined(__FAST_MATH__) && !defined(POSENC_FP_CONTRACT_ON) && \
