@@ -3144,10 +3144,10 @@ static posenc_status posenc_i_rope_check_spec(const posenc_rope *rope, const pos
 }
 
 /* 1 if *rope is as posenc_rope_init leaves it, as far as the kernels rely on it: the pair count
- * within the arrays and the head, every enum a kernel switches on within its range, a finite
- * attention factor, and a reach bound (max_omega) no smaller than the first frequency. A struct
- * with garbage in those fields (never initialised, or overwritten) is refused as ERR_DIM instead
- * of reaching a kernel. */
+ * within the arrays and the head, every enum a kernel switches on within its range, hf_compat
+ * matching the frequency array init filled, a finite attention factor, and a reach bound
+ * (max_omega) no smaller than the first frequency. A struct with garbage in those fields (never
+ * initialised, or overwritten) is refused as ERR_DIM instead of reaching a kernel. */
 static int posenc_i_rope_valid(const posenc_rope *rope) {
   const posenc_rope_config *c = &rope->config;
   size_t h = rope->pairs;
@@ -3157,9 +3157,14 @@ static int posenc_i_rope_valid(const posenc_rope *rope) {
   if ((unsigned)c->style > POSENC_ROPE_GPTJ || (unsigned)c->scaling > POSENC_ROPE_SCALING_LONGROPE ||
       (unsigned)c->mrope > POSENC_ROPE_MROPE_INTERLEAVED || (unsigned)c->hf_compat > 1)
     return 0;
-  /* which frequency array the kernels read must have been filled: init zeroes HF's float32 one
-   * unless hf_compat, and its first frequency is > 0 either way */
-  if (c->hf_compat ? !(posenc_i_rope_omega_f32(rope)[0] > 0.0f) : !(posenc_i_rope_u_parts(rope)[0] > 0.0)) return 0;
+  /* hf_compat must still be what init stored: init fills HF's float32 frequencies only with it
+   * (the first then > 0) and leaves them zero without it, so a flag flipped either way after init
+   * is refused here (the kernels would read zeros, or rotate by the exact frequencies where HF's
+   * were asked for). Without hf_compat the kernels read the exact frequencies' parts, whose first
+   * is > 0. */
+  if (c->hf_compat ? !(posenc_i_rope_omega_f32(rope)[0] > 0.0f)
+                   : (posenc_i_rope_omega_f32(rope)[0] != 0.0f || !(posenc_i_rope_u_parts(rope)[0] > 0.0)))
+    return 0;
   /* the reach check's bound: at least the first frequency, and finite (garbage; a plausible value
    * between the first frequency and the largest is no more caught than spoiled frequencies are) */
   if (!(rope->max_omega >= (c->hf_compat ? (double)posenc_i_rope_omega_f32(rope)[0] : posenc_i_rope_omega(rope)[0]) &&

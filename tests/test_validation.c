@@ -310,6 +310,13 @@ static posenc_rope *const g_rope = &g_rope_st.rope, *const g_rope_far = &g_rope_
 /* s_bad: g_rope's whole storage copied, and made to say where it now is (a rope refuses a copy of
  * itself as ERR_DIM: a case that spoils one field must get past that check to reach its own). */
 #define BAD_COPY (memcpy(&s_bad_st, &g_rope_st, sizeof s_bad_st), s_bad->self = s_bad)
+/* Re-inits s_bad with g_rope's config plus hf_compat; flip: then switches the flag off. */
+static void hf_rope_in_bad(int flip) {
+  posenc_rope_config c = g_rope->config;
+  c.hf_compat = 1;
+  CHECK(posenc_rope_init(s_bad, sizeof s_bad_st, &c) == POSENC_OK, "g_rope's config with hf_compat");
+  if (flip) s_bad->config.hf_compat = 0;
+}
 static posenc_rope_cache_spec s_spec;
 typedef struct { const posenc_rope *rope; const posenc_rope_cache_spec *spec; int32_t start;
                  const int32_t *pos; size_t n; void *out; size_t bytes; size_t *bytes_out;
@@ -398,6 +405,9 @@ static void test_rope_inv_freq(void) {
   for (i = 0; f && f32 && i < hf->pairs; i++)
     CHECK(fabs((double)f32[i] - f[i]) <= 1e-6 * f[i], "hf_compat float32 frequency %u: %.9g vs %.17g", (unsigned)i,
           (double)f32[i], f[i]);
+  hf->config.hf_compat = 0; /* switched off after init: the exact frequencies were not asked for */
+  CHECK(posenc_rope_inv_freq(hf) == NULL && posenc_rope_inv_freq_f32(hf) == NULL,
+        "inv_freq of a rope whose hf_compat was switched off");
 }
 
 /* ---- RoPE rotation ------------------------------------------------------------------------- */
@@ -461,6 +471,10 @@ static void test_rope_apply(void) {
      * and q came back unrotated with OK (found by fuzz_rope) */
     RA(POSENC_ERR_DIM, BAD_COPY; s_bad->config.hf_compat = 1; a.rope = s_bad);
     RA(POSENC_ERR_DIM, BAD_COPY; s_bad->config.hf_compat = -7; a.rope = s_bad);
+    /* and switched off in a rope made with it: the exact frequencies rotated q, not HF's float32
+     * ones, with OK (found by fuzz_rope) */
+    RA(POSENC_OK, hf_rope_in_bad(0); a.rope = s_bad);
+    RA(POSENC_ERR_DIM, hf_rope_in_bad(1); a.rope = s_bad);
     RA(POSENC_ERR_SIZE, s_rpos.batch = 0);
     RA(POSENC_ERR_SIZE, s_rpos.tokens = 0);
     RA(POSENC_ERR_SIZE, s_q.heads = 0);
