@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # CI stage: every libFuzzer target of fuzz/ (clang, ASan + UBSan, every backend against scalar) for
-# FUZZ_SECONDS (default 60) each, over a copy of its committed corpus (fuzz/corpus/TARGET, never
+# FUZZ_SECONDS (default 90) at most each, over a copy of its committed corpus (fuzz/corpus/TARGET, never
 # written to). A crash, leak, timeout or out-of-memory fails that target's check; its log tail and
 # the crashing input (base64) are shown. Executions and coverage are printed for every target.
 #   bash .ci/stage-fuzz.sh RESULTS_FILE
 # Each target runs a fixed number of inputs (below, 30-45 s each on CI's 2 cores) from a fixed
-# seed (FUZZ_SEED, default 1), FUZZ_SECONDS (90) at most: a CI result can be reproduced exactly,
-# and a landed commit does not turn red on a later run by chance. Fuzz with other seeds locally
+# seed (FUZZ_SEED, default 1), FUZZ_SECONDS (90) at most: a run that finishes its inputs within
+# that is repeated exactly by the same build and corpus on a CPU with the same backends. On one
+# with others (CI's machines differ) the coverage, and so the inputs the seed leads to, may
+# differ: a finding prints its input (base64). Fuzz with other seeds locally
 # and merge what they find into the corpus. About 3 min, and 1 to build. The corpus replay (suite fuzz-corpus) needs nothing
 # here: it runs in every meson build's tests, cross and Nehalem ones included.
 set -euo pipefail
