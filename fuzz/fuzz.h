@@ -638,10 +638,9 @@ static inline int fz_rope_reproducible(const posenc_rope *r) {
          a->head_dim == c->head_dim && a->rotary_dim == c->rotary_dim && a->style == c->style &&
          a->scaling == c->scaling && a->mrope == c->mrope && a->hf_compat == c->hf_compat &&
          memcmp(a->mrope_section, c->mrope_section, sizeof a->mrope_section) == 0 &&
-         /* the arrays after the header: parts, steps, omega (doubles), and with hf_compat HF's
-          * float32 omega, the last (posenc.h, POSENC_ROPE_BYTES) */
-         memcmp((const unsigned char *)again + head, (const unsigned char *)r + head,
-                POSENC_ROPE_BYTES(2 * h) - head - (c->hf_compat ? 0 : (h + 15) / 16 * 16 * sizeof(float))) == 0;
+         /* the arrays after the header: parts, steps, omega (doubles), and HF's float32 omega,
+          * the last (posenc.h, POSENC_ROPE_BYTES), which init leaves zero without hf_compat */
+         memcmp((const unsigned char *)again + head, (const unsigned char *)r + head, POSENC_ROPE_BYTES(2 * h) - head) == 0;
   free(again);
   return same;
 }
