@@ -1295,6 +1295,8 @@ typedef struct posenc_i_rot_job {
   size_t half;                  /* NEOX: lane j's partner is lane j + half (the rope's pairs) */
   int style;                    /* posenc_rope_style */
   int stream;                   /* 1: non-temporal stores allowed (the caller fences after its jobs) */
+  ptrdiff_t ahead;              /* 0, or where the next token's src lies from src (bytes): a SIMD
+                                   kernel asks for its lines in cache while it rotates this one's */
   const float *c, *s;
   /* QK-norm (posenc_rope_norm): NULL, or one scale r per head; element e of a head is then
    * fl32(fl32(x_e * r) * w_e) before the rotation, w_e = fl32(weight[e] + weight_bias) (bias
@@ -2580,7 +2582,8 @@ static void posenc_i_fill_parts(double *u, size_t nfreq, posenc_i_dd *u_run, pos
 }
 
 /* Outputs at least this large are written with non-temporal stores where the kernel can: they
- * would not stay in cache anyway, and skipping the read-for-ownership halves the memory traffic. */
+ * would not stay in cache anyway, and skipping the read-for-ownership halves the memory traffic.
+ * A RoPE input this large is read with its next token's lines asked for ahead (posenc_i_pass_job). */
 #ifndef POSENC_STREAM_MIN_BYTES
 #define POSENC_STREAM_MIN_BYTES ((size_t)4 << 20)
 #endif
@@ -3672,6 +3675,7 @@ typedef struct posenc_i_rot_io {
   unsigned char to_slots;  /* out is a KV cache array */
   unsigned char normed;    /* 1: QK-norm by norm first */
   unsigned char stream;    /* 1: a large output, written with non-temporal stores where aligned */
+  unsigned char prefetch;  /* 1: a large input; the rotation asks for the next token's lines */
 } posenc_i_rot_io;
 
 /* Where a token's slot lies in a KV cache array (posenc_kv_cache), in elements. */
@@ -3679,6 +3683,12 @@ typedef struct posenc_i_slot_plan {
   const int64_t *slots;    /* per token; NULL: the position */
   size_t block_size, slot_stride, block_stride;
 } posenc_i_slot_plan;
+
+/* Whether a pass's tensor of B x T tokens of `heads` heads of D elements of es bytes is large
+ * (POSENC_STREAM_MIN_BYTES): not in a core's cache. */
+static int posenc_i_rope_large(size_t heads, size_t es, size_t D, size_t B, size_t T) {
+  return (double)B * (double)T * (double)heads * (double)D * (double)es >= (double)POSENC_STREAM_MIN_BYTES;
+}
 
 /* Whether a pass's output is better written with non-temporal stores: it is large
  * (POSENC_STREAM_MIN_BYTES), so not read back from the cache, and the rotation's vector stores
@@ -3689,8 +3699,7 @@ typedef struct posenc_i_slot_plan {
  * whole vectors at every width). */
 static int posenc_i_rope_streams(const posenc_rope *rope, const posenc_i_rot_io *io, size_t B, size_t T) {
   const size_t D = rope->config.head_dim;
-  return 2 * rope->pairs == D && rope->pairs % 16 == 0 &&
-         (double)B * (double)T * (double)io->in.heads * (double)D * (double)io->out.es >= (double)POSENC_STREAM_MIN_BYTES;
+  return 2 * rope->pairs == D && rope->pairs % 16 == 0 && posenc_i_rope_large(io->in.heads, io->out.es, D, B, T);
 }
 
 /* Checks an input and its output tensor. The output is the input itself (in place: the same
@@ -3709,6 +3718,7 @@ static posenc_status posenc_i_rope_check_io(const posenc_rope_tensor *in, const 
   io->to_slots = 0;
   io->normed = 0;
   io->stream = 0; /* in place never streams; posenc_i_rope_inout decides for an output */
+  io->prefetch = (unsigned char)posenc_i_rope_large(io->in.heads, io->in.es, D, B, T);
   if (!io->in_place && posenc_i_ranges_meet(io->in.data, io->in.span, io->out.data, io->out.span))
     return POSENC_ERR_ALIAS;
   return POSENC_OK;
@@ -3845,10 +3855,13 @@ static unsigned char *posenc_i_pass_dst(const posenc_i_rot_io *io, const posenc_
 /* The layout of on-the-fly cos/sin rows (posenc_i_rope_fly's block). */
 static const posenc_rope_cache_spec posenc_i_fly_spec = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F32, 0};
 
-/* A rotation job for one token of a pass (src, dst: the token's first head), all its pairs from
- * pair 0; the caller narrows it to a range. */
+/* A rotation job for token t of a pass (src, dst: the token's first head), all its pairs from
+ * pair 0; the caller narrows it to a range. A large input's kernel asks for the next token's
+ * lines while it rotates these (a third more bandwidth from memory, bench_rope's prefill; from
+ * a core's cache it only costs: 10-30% at 1 MiB, none at 4). */
 static posenc_i_rot_job posenc_i_pass_job(const posenc_i_rot_io *io, const posenc_rope *rope,
-                                          const unsigned char *src, unsigned char *dst) {
+                                          const posenc_rope_positions *pos, size_t t, const unsigned char *src,
+                                          unsigned char *dst) {
   posenc_i_rot_job job;
   job.src = src;
   job.src_head_stride = (ptrdiff_t)(io->in.hs * io->in.es);
@@ -3862,6 +3875,7 @@ static posenc_i_rot_job posenc_i_pass_job(const posenc_i_rot_io *io, const posen
   job.c = job.s = NULL;
   job.norm_scale = NULL;
   job.stream = io->stream;
+  job.ahead = io->prefetch && t + 1 < pos->tokens ? (ptrdiff_t)(io->in.ts * io->in.es) : 0;
   job.scratch_c = job.scratch_s = NULL;
   return job;
 }
@@ -3917,7 +3931,7 @@ POSENC_I_FORCEINLINE void posenc_i_rope_tokens_in(const posenc_i_backend *be, co
         if (io[i].normed) continue; /* below, all ranges at once per group of heads */
         if (!(dst = posenc_i_pass_dst(&io[i], plan, pos, b, t))) continue; /* a padding token: no slot */
         if (io[i].rotate) {
-          posenc_i_rot_job job = posenc_i_pass_job(&io[i], rope, src + off * in->es, dst + off * io[i].out.es);
+          posenc_i_rot_job job = posenc_i_pass_job(&io[i], rope, pos, t, src + off * in->es, dst + off * io[i].out.es);
           job.pairs = nj;
           job.c = c; job.s = s;
           if (rope->config.style == POSENC_ROPE_NEOX) { /* NeoX's c and s use the buffers' first halves at most */
@@ -3936,7 +3950,7 @@ POSENC_I_FORCEINLINE void posenc_i_rope_tokens_in(const posenc_i_backend *be, co
       unsigned char *dst;
       posenc_i_rot_job job;
       if (!io[i].normed || !(dst = posenc_i_pass_dst(&io[i], plan, pos, b, t))) continue;
-      job = posenc_i_pass_job(&io[i], rope, in->data + (b * in->bs + t * in->ts) * in->es, dst);
+      job = posenc_i_pass_job(&io[i], rope, pos, t, in->data + (b * in->bs + t * in->ts) * in->es, dst);
       posenc_i_rotate_normed(be, rope, spec, rows, inverse, &job, &io[i].norm, D, cbuf, sbuf, c, s);
     }
   }
@@ -4008,7 +4022,7 @@ POSENC_I_NOINLINE size_t posenc_i_rope_norm_fly(const posenc_i_backend *be, cons
     posenc_i_rot_job job;
     if (!io[i].normed || !(dst = posenc_i_pass_dst(&io[i], plan, pos, b, t))) continue; /* padding: no slot */
     if (k0 >= in->heads) { k0 -= in->heads; continue; }
-    job = posenc_i_pass_job(&io[i], rope, src, dst);
+    job = posenc_i_pass_job(&io[i], rope, pos, t, src, dst);
     job.weight_bias = io[i].norm.weight_offset ? 1.0f : -0.0f;
     for (hd = k0, k0 = 0; hd < in->heads && used < room; hd += job.heads, used += job.heads) {
       const unsigned char *hsrc = src + (ptrdiff_t)hd * job.src_head_stride;
@@ -4371,6 +4385,7 @@ static posenc_status posenc_i_store_kv(const posenc_rope *rope, const posenc_rop
     io[n].to_slots = 1;
     io[n].normed = 0;
     io[n].stream = !i && posenc_i_rope_streams(rope, &io[n], B, T); /* V's copy stores plainly */
+    io[n].prefetch = (unsigned char)posenc_i_rope_large(io[n].in.heads, io[n].in.es, D, B, T);
     if (!i && (st = posenc_i_rope_check_norm(k_norm, &io[n])) != POSENC_OK) return st;
     n++;
   }

@@ -1277,6 +1277,26 @@ POSENC_I_FORCEINLINE void POSENC_I_K(convert_as)(const unsigned char *src, posen
   }
 }
 
+/* Asks for the cache lines of `bytes` (> 0) bytes at p: p's line, then each line that starts
+ * within them. */
+POSENC_I_FORCEINLINE void POSENC_I_K(prefetch_span)(const unsigned char *p, size_t bytes) {
+  size_t k;
+  v_prefetch(p);
+  for (k = 64 - (size_t)((uintptr_t)p % 64); k < bytes; k += 64) v_prefetch(p + k);
+}
+
+/* Asks for the lines that heads hd .. hd+ng-1 of the next token will read (job->ahead on): lanes
+ * 0 .. n-1 of each head and, NeoX, their partners. */
+POSENC_I_FORCEINLINE void POSENC_I_K(prefetch_heads)(const posenc_i_rot_job *job, size_t hd, size_t ng, size_t n,
+                                                size_t ses) {
+  size_t g;
+  for (g = 0; g < ng; g++) {
+    const unsigned char *p = job->src + (ptrdiff_t)(hd + g) * job->src_head_stride + job->ahead;
+    POSENC_I_K(prefetch_span)(p, n * ses);
+    if (job->style == POSENC_ROPE_NEOX) POSENC_I_K(prefetch_span)(p + job->half * ses, n * ses);
+  }
+}
+
 /* FLANES NeoX pairs: (x0, x1) -> (x0*c - x1*s, x1*c + x0*s), the scalar kernel's operations. */
 POSENC_I_FORCEINLINE void POSENC_I_K(neox)(const unsigned char *i0, const unsigned char *i1, unsigned char *o0,
                                       unsigned char *o1, vf_t cv, vf_t sv, posenc_dtype sdt, posenc_dtype ddt,
@@ -1333,6 +1353,7 @@ static void POSENC_I_K(rotate_bf16_eo)(const posenc_i_rot_job *job, size_t n) {
     for (hd = 0; hd < job->heads; hd++) {
       const unsigned char *in = job->src + (ptrdiff_t)hd * shs + j0 * 2;
       unsigned char *out = job->dst + (ptrdiff_t)hd * dhs + j0 * 2;
+      if (job->ahead && j0 == 0) POSENC_I_K(prefetch_heads)(job, hd, 1, job->pairs, 2);
       for (j = 0; j < m; j += block)
         POSENC_I_K(neox_bf16_eo)(in + j * 2, in + (h + j) * 2, out + j * 2, out + (h + j) * 2, vf_loadu(ce + j / 2),
                                  vf_loadu(co + j / 2), vf_loadu(se + j / 2), vf_loadu(so + j / 2));
@@ -1461,6 +1482,7 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, 
     side.src = src0 + (ptrdiff_t)hd * shs;
     side.dst = dst0 + (ptrdiff_t)hd * dhs;
     if (norm) nm.r = vf_set1(job->norm_scale[hd]);
+    if (job->ahead) POSENC_I_K(prefetch_heads)(job, hd, ng, n, ses);
     if (stream) {
       POSENC_I_UNROLL
       for (j = j_eo; j < nv; j += POSENC_I_FLANES)

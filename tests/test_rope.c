@@ -1386,6 +1386,56 @@ static void test_streaming(void) {
   run_streaming("store_kv rotary 64 of 128 f16 (ordinary stores)", NEOX, 64, F16, 2048, 16, 1);
 }
 
+/* Inputs of 4 MiB and more (POSENC_STREAM_MIN_BYTES): the rotation asks for the next token's
+ * lines while it rotates a token's (posenc_i_pass_job). That must not change a bit: a prefill of
+ * T tokens, in place, with or without a QK-norm, equals T calls of one token each, which are
+ * small and never prefetch. */
+static void run_large_input(const char *name, posenc_rope_style style, posenc_dtype dt, size_t T, int normed) {
+  enum { H = 8, D = 128 };
+  const size_t per_token = (size_t)H * D, es = posenc_dtype_size(dt), n = T * per_token;
+  rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, D, D, style, 10000.0);
+  unsigned char *x = (unsigned char *)malloc(n * es), *y = (unsigned char *)malloc(n * es);
+  float w[D];
+  posenc_rope_norm norm = {NULL, 1e-6f, 0};
+  size_t i, t, bad = 0;
+  if (!x || !y) {
+    printf("%s: not run (no %lu MiB to allocate)\n", name, (unsigned long)((2 * n * es) >> 20));
+    free(x); free(y);
+    return;
+  }
+  for (i = 0; i < D; i++) w[i] = 0.5f + (float)i / 64.0f;
+  norm.weight = w;
+  for (i = 0; i < n; i++) tl_store(x + i * es, dt, lcg_val());
+  memcpy(y, x, n * es);
+  {
+    posenc_rope_positions pp = {1, 0, NULL, 7};
+    posenc_rope_tensor xt = {NULL, F32, H, 0, 0, 0};
+    posenc_status st;
+    pp.tokens = T; xt.data = x; xt.dtype = dt;
+    st = normed ? posenc_rope_apply_norm(rope, NULL, &pp, &xt, &xt, &norm, NULL, NULL, NULL)
+                : posenc_rope_apply(rope, NULL, &pp, &xt, NULL, POSENC_ROPE_FORWARD);
+    CHECK(st == POSENC_OK, "%s: %s", name, posenc_strerror(st));
+  }
+  for (t = 0; t < T; t++) {
+    posenc_rope_positions p1 = {1, 1, NULL, 0};
+    posenc_rope_tensor yt = {NULL, F32, H, 0, 0, 0};
+    p1.start = (int32_t)(7 + t); yt.data = y + t * per_token * es; yt.dtype = dt;
+    if (normed) posenc_rope_apply_norm(rope, NULL, &p1, &yt, &yt, &norm, NULL, NULL, NULL);
+    else posenc_rope_apply(rope, NULL, &p1, &yt, NULL, POSENC_ROPE_FORWARD);
+  }
+  for (i = 0; i < n && !bad; i++) bad = memcmp(x + i * es, y + i * es, es) != 0;
+  CHECK(!bad, "%s [%s]: element %lu differs from one-token calls", name, posenc_isa_name(posenc_isa_active()),
+        (unsigned long)(i - 1));
+  free(x); free(y);
+}
+
+static void test_large_input(void) {
+  run_large_input("large input neox f32", NEOX, F32, 1024, 0);
+  run_large_input("large input gptj f32", GPTJ, F32, 1024, 0);
+  run_large_input("large input neox bf16", NEOX, BF16, 2048, 0);
+  run_large_input("large input neox f32, QK-norm", NEOX, F32, 1024, 1);
+}
+
 /* store_kv's errors: the status, and nothing written anywhere. */
 static void test_store_kv_errors(void) {
   rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, 32, 32, NEOX, 10000.0);
@@ -2911,6 +2961,7 @@ int main(void) {
     test_rotation_norm();
     test_store_kv();
     test_streaming();
+    test_large_input();
     test_mrope();
     test_step_rows();
     test_rows_segments();
