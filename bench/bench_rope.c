@@ -6,7 +6,9 @@
  *   prefill in-place rotation of Q = 4096 tokens x 32 heads x 128 (f32: 64 MiB), NeoX and GPT-J,
  *           cached and on the fly, against the same loop in plain C (scalar, -O3 and -O3 -mavx2,
  *           all reading the same f32 [cos | sin] cache) and against an in-place read-modify-write
- *           of the same bytes (x[i] *= a), the memory floor
+ *           of the same bytes (x[i] *= a), the memory floor (its fastest row: autovectorized, AVX2
+ *           intrinsics, or those asking for their lines 4 KiB ahead, as posenc asks for the next
+ *           token's)
  *   16-bit  the NeoX prefill in f16 and bf16 storage (32 MiB), with a cache in the tensor's
  *           dtype (HF, vLLM), with an f32 cache, and on the fly
  *   decode  1 token x 32 heads (Q) and 32 + 8 heads (Q, K), cached (8192-row f32 cache) and on
@@ -729,6 +731,11 @@ static void add_floors(bench_table *t, float *buf, size_t n) {
       x = add_method(t, "floor rmw avx2 intrinsics", run_floor, ROLE_FLOOR, -1);
       x->id = "rmw_avx2_intrin";
       x->rmw = rmw_intrin_avx2;
+      x->needs_avx2 = 1;
+      x->buf = buf; x->n = n; x->elems = (double)n; x->bytes = 2.0 * (double)n * 4.0;
+      x = add_method(t, "floor rmw avx2 intr. + prefetch", run_floor, ROLE_FLOOR, -1);
+      x->id = "rmw_avx2_intrin_prefetch";
+      x->rmw = rmw_intrin_avx2_prefetch;
       x->needs_avx2 = 1;
 #else
       continue;

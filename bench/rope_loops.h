@@ -35,6 +35,11 @@ ROPE_LOOPS_DECLARE(avx2)
 /* x[i] *= a with AVX2 intrinsics, 4 aligned vectors per iteration: n % 32 == 0, x 32-byte
  * aligned. The hand-written end of the read-modify-write floor. */
 void rmw_intrin_avx2(float *x, size_t n, float a);
+/* The same, asking for the lines RMW_PREFETCH_BYTES ahead of those it reads (_mm_prefetch). */
+#ifndef RMW_PREFETCH_BYTES
+#  define RMW_PREFETCH_BYTES 4096
+#endif
+void rmw_intrin_avx2_prefetch(float *x, size_t n, float a);
 #endif
 
 #endif /* BENCH_ROPE_LOOPS_H */
