@@ -92,9 +92,14 @@ static int state_init(state *s, size_t tokens, int32_t start) {
   s->cossin.data = table; s->cossin.n_rows = 4096; s->cossin.spec = sp;
   for (i = 0; i < nq; i++) s->q[i] = (float)((int)(i * 2654435761u % 511u) - 255) / 64.0f;
   for (i = 0; i < nk; i++) s->k[i] = (float)((int)(i * 40503u % 509u) - 254) / 64.0f;
+  /* Decode repeats its call 2000 times on the same Q and K, in place: weights other than 1 would
+   * compound (0.875 against 1.125: e^-500 after 2000 calls) and drive most elements subnormal,
+   * timing subnormal arithmetic (about 100 us a call instead of 1 on an Intel Xeon). So decode's
+   * weights are 1, which costs the same multiplies; the prefill's 4 repetitions keep Qwen-like
+   * weights. */
   for (i = 0; i < DIM; i++) {
-    s->wq[i] = 1.0f + (float)((int)(i * 7u % 17u) - 8) / 64.0f;
-    s->wk[i] = 1.0f + (float)((int)(i * 5u % 13u) - 6) / 64.0f;
+    s->wq[i] = tokens == 1 ? 1.0f : 1.0f + (float)((int)(i * 7u % 17u) - 8) / 64.0f;
+    s->wk[i] = tokens == 1 ? 1.0f : 1.0f + (float)((int)(i * 5u % 13u) - 6) / 64.0f;
   }
   reset_inputs(s);
   return 0;
