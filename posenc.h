@@ -492,7 +492,9 @@ typedef enum posenc_rope_direction {
  * that a NaN output's sign and payload may differ (a pair holding NaNs of both signs, or Inf).
  * Positions: on the fly, any int32 position; a negative one rotates by the negative angle (as
  * llama.cpp's K-shift does after a context shift), so FORWARD at -p is INVERSE at p. With a
- * cache, a position r rotates by its row r: a position must be in [0, n_rows).
+ * cache, a position r rotates by its row r: a position must be in [0, n_rows). A call whose
+ * tensors are 4 MiB or more in all (POSENC_PREFETCH_MIN_BYTES) asks for each next token's cache
+ * lines while it rotates a token's, as do posenc_rope_apply_out and the store_kv calls.
  * Errors: NULL, SIZE (batch, tokens, heads or the cache's n_rows 0), DIM, DTYPE, LAYOUT, STRIDE
  * (the cache's), OVERFLOW, PARAM (unknown direction), POSITION (with a cache: a position < 0 or
  * >= its n_rows; start + tokens - 1 past INT32_MAX; on the fly: |p| * omega beyond 2^50 quarter
@@ -1293,8 +1295,6 @@ typedef struct posenc_i_rot_job {
   size_t heads;
   size_t pairs;                 /* rotated here: a range of the rope's pairs, src and dst at its first */
   size_t half;                  /* NEOX: lane j's partner is lane j + half (the rope's pairs) */
-  int style;                    /* posenc_rope_style */
-  int stream;                   /* 1: non-temporal stores allowed (the caller fences after its jobs) */
   ptrdiff_t ahead;              /* 0, or where the next token's src lies from src (bytes): a SIMD
                                    kernel asks for its lines in cache while it rotates this one's */
   const float *c, *s;
@@ -1306,6 +1306,8 @@ typedef struct posenc_i_rot_job {
   const float *norm_weight;
   size_t tail_from, dim;
   float weight_bias;
+  unsigned char style;          /* posenc_rope_style; bytes beside weight_bias, where a pad was */
+  unsigned char stream;         /* 1: non-temporal stores allowed (the caller fences after its jobs) */
   /* NULL, or two buffers of POSENC_I_ROT_SCRATCH floats apart from c and s that the kernel may
    * overwrite (the bf16 NeoX kernel splits the cos/sin there into even and odd lanes) */
   float *scratch_c, *scratch_s;
@@ -2582,10 +2584,15 @@ static void posenc_i_fill_parts(double *u, size_t nfreq, posenc_i_dd *u_run, pos
 }
 
 /* Outputs at least this large are written with non-temporal stores where the kernel can: they
- * would not stay in cache anyway, and skipping the read-for-ownership halves the memory traffic.
- * A RoPE input this large is read with its next token's lines asked for ahead (posenc_i_pass_job). */
+ * would not stay in cache anyway, and skipping the read-for-ownership halves the memory traffic. */
 #ifndef POSENC_STREAM_MIN_BYTES
 #define POSENC_STREAM_MIN_BYTES ((size_t)4 << 20)
+#endif
+/* A RoPE call whose inputs are at least this large in all asks for each next token's lines while
+ * it rotates a token's (posenc_i_pass_job): they come from memory, which the prefetches hide,
+ * where from a core's cache they only cost. */
+#ifndef POSENC_PREFETCH_MIN_BYTES
+#define POSENC_PREFETCH_MIN_BYTES ((size_t)4 << 20)
 #endif
 
 /* Rows processed per pass over the frequency chunks: a tile of about 128 KiB stays in cache
@@ -3675,7 +3682,7 @@ typedef struct posenc_i_rot_io {
   unsigned char to_slots;  /* out is a KV cache array */
   unsigned char normed;    /* 1: QK-norm by norm first */
   unsigned char stream;    /* 1: a large output, written with non-temporal stores where aligned */
-  unsigned char prefetch;  /* 1: a large input; the rotation asks for the next token's lines */
+  unsigned char prefetch;  /* 1: a large call; the rotation asks for the next token's lines */
 } posenc_i_rot_io;
 
 /* Where a token's slot lies in a KV cache array (posenc_kv_cache), in elements. */
@@ -3684,10 +3691,9 @@ typedef struct posenc_i_slot_plan {
   size_t block_size, slot_stride, block_stride;
 } posenc_i_slot_plan;
 
-/* Whether a pass's tensor of B x T tokens of `heads` heads of D elements of es bytes is large
- * (POSENC_STREAM_MIN_BYTES): not in a core's cache. */
-static int posenc_i_rope_large(size_t heads, size_t es, size_t D, size_t B, size_t T) {
-  return (double)B * (double)T * (double)heads * (double)D * (double)es >= (double)POSENC_STREAM_MIN_BYTES;
+/* The bytes of a pass's tensor: B x T tokens of `heads` heads of D elements of es bytes. */
+static double posenc_i_rope_bytes(size_t heads, size_t es, size_t D, size_t B, size_t T) {
+  return (double)B * (double)T * (double)heads * (double)D * (double)es;
 }
 
 /* Whether a pass's output is better written with non-temporal stores: it is large
@@ -3699,7 +3705,17 @@ static int posenc_i_rope_large(size_t heads, size_t es, size_t D, size_t B, size
  * whole vectors at every width). */
 static int posenc_i_rope_streams(const posenc_rope *rope, const posenc_i_rot_io *io, size_t B, size_t T) {
   const size_t D = rope->config.head_dim;
-  return 2 * rope->pairs == D && rope->pairs % 16 == 0 && posenc_i_rope_large(io->in.heads, io->out.es, D, B, T);
+  return 2 * rope->pairs == D && rope->pairs % 16 == 0 &&
+         posenc_i_rope_bytes(io->in.heads, io->out.es, D, B, T) >= (double)POSENC_STREAM_MIN_BYTES;
+}
+
+/* Whether the rotations of a call whose passes read POSENC_PREFETCH_MIN_BYTES or more in all ask
+ * for each next token's lines (posenc_i_pass_job): sets every pass's prefetch. */
+static void posenc_i_rope_plan_prefetch(posenc_i_rot_io *io, size_t n, size_t D, size_t B, size_t T) {
+  double bytes = 0.0;
+  size_t i;
+  for (i = 0; i < n; i++) bytes += posenc_i_rope_bytes(io[i].in.heads, io[i].in.es, D, B, T);
+  for (i = 0; i < n; i++) io[i].prefetch = bytes >= (double)POSENC_PREFETCH_MIN_BYTES;
 }
 
 /* Checks an input and its output tensor. The output is the input itself (in place: the same
@@ -3718,7 +3734,7 @@ static posenc_status posenc_i_rope_check_io(const posenc_rope_tensor *in, const 
   io->to_slots = 0;
   io->normed = 0;
   io->stream = 0; /* in place never streams; posenc_i_rope_inout decides for an output */
-  io->prefetch = (unsigned char)posenc_i_rope_large(io->in.heads, io->in.es, D, B, T);
+  io->prefetch = 0; /* posenc_i_rope_plan_prefetch decides for the call */
   if (!io->in_place && posenc_i_ranges_meet(io->in.data, io->in.span, io->out.data, io->out.span))
     return POSENC_ERR_ALIAS;
   return POSENC_OK;
@@ -3855,13 +3871,21 @@ static unsigned char *posenc_i_pass_dst(const posenc_i_rot_io *io, const posenc_
 /* The layout of on-the-fly cos/sin rows (posenc_i_rope_fly's block). */
 static const posenc_rope_cache_spec posenc_i_fly_spec = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F32, 0};
 
-/* A rotation job for token t of a pass (src, dst: the token's first head), all its pairs from
- * pair 0; the caller narrows it to a range. A large input's kernel asks for the next token's
- * lines while it rotates these (a third more bandwidth from memory, bench_rope's prefill; from
- * a core's cache it only costs: 10-30% at 1 MiB, none at 4). */
+/* Where the token after (b, t) in the rotation's order (tokens of a batch row, then the next
+ * row's first) lies from (b, t) in a pass's input, in bytes; 0 after the last. */
+static ptrdiff_t posenc_i_next_token(const posenc_i_tview *in, const posenc_rope_positions *pos, size_t b, size_t t) {
+  if (t + 1 < pos->tokens) return (ptrdiff_t)(in->ts * in->es);
+  if (b + 1 < pos->batch) return (ptrdiff_t)(in->bs * in->es) - (ptrdiff_t)(t * in->ts * in->es);
+  return 0;
+}
+
+/* A rotation job for token (b, t) of a pass (src, dst: the token's first head), all its pairs
+ * from pair 0; the caller narrows it to a range. In a large call (io->prefetch) the kernel asks
+ * for the next token's lines while it rotates these: bench_rope's 64 MiB prefill ran a third
+ * faster; from a core's cache the prefetches only cost (10-30% of a 1 MiB prefill, none at 4). */
 static posenc_i_rot_job posenc_i_pass_job(const posenc_i_rot_io *io, const posenc_rope *rope,
-                                          const posenc_rope_positions *pos, size_t t, const unsigned char *src,
-                                          unsigned char *dst) {
+                                          const posenc_rope_positions *pos, size_t b, size_t t,
+                                          const unsigned char *src, unsigned char *dst) {
   posenc_i_rot_job job;
   job.src = src;
   job.src_head_stride = (ptrdiff_t)(io->in.hs * io->in.es);
@@ -3871,11 +3895,11 @@ static posenc_i_rot_job posenc_i_pass_job(const posenc_i_rot_io *io, const posen
   job.dst_dtype = io->out.dtype;
   job.heads = io->in.heads;
   job.pairs = job.half = rope->pairs;
-  job.style = rope->config.style;
+  job.style = (unsigned char)rope->config.style;
   job.c = job.s = NULL;
   job.norm_scale = NULL;
   job.stream = io->stream;
-  job.ahead = io->prefetch && t + 1 < pos->tokens ? (ptrdiff_t)(io->in.ts * io->in.es) : 0;
+  job.ahead = io->prefetch ? posenc_i_next_token(&io->in, pos, b, t) : 0;
   job.scratch_c = job.scratch_s = NULL;
   return job;
 }
@@ -3931,7 +3955,7 @@ POSENC_I_FORCEINLINE void posenc_i_rope_tokens_in(const posenc_i_backend *be, co
         if (io[i].normed) continue; /* below, all ranges at once per group of heads */
         if (!(dst = posenc_i_pass_dst(&io[i], plan, pos, b, t))) continue; /* a padding token: no slot */
         if (io[i].rotate) {
-          posenc_i_rot_job job = posenc_i_pass_job(&io[i], rope, pos, t, src + off * in->es, dst + off * io[i].out.es);
+          posenc_i_rot_job job = posenc_i_pass_job(&io[i], rope, pos, b, t, src + off * in->es, dst + off * io[i].out.es);
           job.pairs = nj;
           job.c = c; job.s = s;
           if (rope->config.style == POSENC_ROPE_NEOX) { /* NeoX's c and s use the buffers' first halves at most */
@@ -3950,7 +3974,7 @@ POSENC_I_FORCEINLINE void posenc_i_rope_tokens_in(const posenc_i_backend *be, co
       unsigned char *dst;
       posenc_i_rot_job job;
       if (!io[i].normed || !(dst = posenc_i_pass_dst(&io[i], plan, pos, b, t))) continue;
-      job = posenc_i_pass_job(&io[i], rope, pos, t, in->data + (b * in->bs + t * in->ts) * in->es, dst);
+      job = posenc_i_pass_job(&io[i], rope, pos, b, t, in->data + (b * in->bs + t * in->ts) * in->es, dst);
       posenc_i_rotate_normed(be, rope, spec, rows, inverse, &job, &io[i].norm, D, cbuf, sbuf, c, s);
     }
   }
@@ -4022,7 +4046,7 @@ POSENC_I_NOINLINE size_t posenc_i_rope_norm_fly(const posenc_i_backend *be, cons
     posenc_i_rot_job job;
     if (!io[i].normed || !(dst = posenc_i_pass_dst(&io[i], plan, pos, b, t))) continue; /* padding: no slot */
     if (k0 >= in->heads) { k0 -= in->heads; continue; }
-    job = posenc_i_pass_job(&io[i], rope, pos, t, src, dst);
+    job = posenc_i_pass_job(&io[i], rope, pos, b, t, src, dst);
     job.weight_bias = io[i].norm.weight_offset ? 1.0f : -0.0f;
     for (hd = k0, k0 = 0; hd < in->heads && used < room; hd += job.heads, used += job.heads) {
       const unsigned char *hsrc = src + (ptrdiff_t)hd * job.src_head_stride;
@@ -4277,6 +4301,7 @@ static posenc_status posenc_i_rope_inout(const posenc_i_backend *be, const posen
     if (norms && (st = posenc_i_rope_check_norm(norms[i], &io[i])) != POSENC_OK) return st;
     io[i].stream = !io[i].in_place && posenc_i_rope_streams(rope, &io[i], pos->batch, pos->tokens);
   }
+  posenc_i_rope_plan_prefetch(io, n, rope->config.head_dim, pos->batch, pos->tokens);
   return posenc_i_rope_run(be, rope, cache, pos, io, n, NULL, direction);
 }
 
@@ -4385,7 +4410,7 @@ static posenc_status posenc_i_store_kv(const posenc_rope *rope, const posenc_rop
     io[n].to_slots = 1;
     io[n].normed = 0;
     io[n].stream = !i && posenc_i_rope_streams(rope, &io[n], B, T); /* V's copy stores plainly */
-    io[n].prefetch = (unsigned char)posenc_i_rope_large(io[n].in.heads, io[n].in.es, D, B, T);
+    io[n].prefetch = 0;
     if (!i && (st = posenc_i_rope_check_norm(k_norm, &io[n])) != POSENC_OK) return st;
     n++;
   }
@@ -4402,6 +4427,7 @@ static posenc_status posenc_i_store_kv(const posenc_rope *rope, const posenc_rop
                                          io[i].out.span)))
         return POSENC_ERR_ALIAS;
   }
+  posenc_i_rope_plan_prefetch(io, n, D, B, T);
   return posenc_i_rope_run(posenc_i_select(), rope, cache, positions, io, n, &plan, POSENC_ROPE_FORWARD);
 }
 

@@ -278,7 +278,12 @@ extern "C" {
 #define vi_srli POSENC_I_MM(srli_epi32)
 #define vi_slli POSENC_I_MM(slli_epi32)
 #define v_sfence simde_mm_sfence
-#define v_prefetch(p) simde_mm_prefetch((const char *)(const void *)(p), SIMDE_MM_HINT_T0)
+#ifdef POSENC_TEST_PREFETCH /* a test's function, handed every address asked for (tests/test_prefetch.c) */
+void POSENC_TEST_PREFETCH(const void *p);
+#  define v_prefetch(p) POSENC_TEST_PREFETCH((const void *)(p))
+#else
+#  define v_prefetch(p) simde_mm_prefetch((const char *)(const void *)(p), SIMDE_MM_HINT_T0)
+#endif
 
 /* 32-bit lane products mod 2^32. Without native support, SIMDe 0.7.4's simde_mm256_mullo_epi32
  * and simde_mm512_mullo_epi32 multiply signed ints (undefined on overflow; UBSan reports it); its
@@ -1343,6 +1348,8 @@ static void POSENC_I_K(rotate_bf16_eo)(const posenc_i_rot_job *job, size_t n) {
   const ptrdiff_t shs = job->src_head_stride, dhs = job->dst_head_stride;
   float *const ce = job->scratch_c, *const co = ce + half, *const se = job->scratch_s, *const so = se + half;
   size_t j0, j, i, hd;
+  /* the next token's lines, whole heads (rotate_heads, which runs the lanes past n, then does not) */
+  if (job->ahead) POSENC_I_K(prefetch_heads)(job, 0, job->heads, job->pairs, 2);
   for (j0 = 0; j0 < n; j0 += POSENC_I_ROT_SCRATCH) {
     const size_t m = n - j0 < POSENC_I_ROT_SCRATCH ? n - j0 : POSENC_I_ROT_SCRATCH; /* a multiple of block */
     for (j = 0; j < m; j += block)
@@ -1353,7 +1360,6 @@ static void POSENC_I_K(rotate_bf16_eo)(const posenc_i_rot_job *job, size_t n) {
     for (hd = 0; hd < job->heads; hd++) {
       const unsigned char *in = job->src + (ptrdiff_t)hd * shs + j0 * 2;
       unsigned char *out = job->dst + (ptrdiff_t)hd * dhs + j0 * 2;
-      if (job->ahead && j0 == 0) POSENC_I_K(prefetch_heads)(job, hd, 1, job->pairs, 2);
       for (j = 0; j < m; j += block)
         POSENC_I_K(neox_bf16_eo)(in + j * 2, in + (h + j) * 2, out + j * 2, out + (h + j) * 2, vf_loadu(ce + j / 2),
                                  vf_loadu(co + j / 2), vf_loadu(se + j / 2), vf_loadu(so + j / 2));
@@ -1482,7 +1488,7 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, 
     side.src = src0 + (ptrdiff_t)hd * shs;
     side.dst = dst0 + (ptrdiff_t)hd * dhs;
     if (norm) nm.r = vf_set1(job->norm_scale[hd]);
-    if (job->ahead) POSENC_I_K(prefetch_heads)(job, hd, ng, n, ses);
+    if (job->ahead && !j_eo) POSENC_I_K(prefetch_heads)(job, hd, ng, n, ses);
     if (stream) {
       POSENC_I_UNROLL
       for (j = j_eo; j < nv; j += POSENC_I_FLANES)
