@@ -7,8 +7,8 @@
  *           cached and on the fly, against the same loop in plain C (scalar, -O3 and -O3 -mavx2,
  *           all reading the same f32 [cos | sin] cache) and against an in-place read-modify-write
  *           of the same bytes (x[i] *= a), the memory floor (its fastest row: autovectorized, AVX2
- *           intrinsics, or those asking for their lines 4 KiB ahead, as posenc asks for the next
- *           token's)
+ *           intrinsics, or those asking for their lines a fixed 4 KiB ahead; posenc asks for the
+ *           next token's, 16 KiB ahead here)
  *   16-bit  the NeoX prefill in f16 and bf16 storage (32 MiB), with a cache in the tensor's
  *           dtype (HF, vLLM), with an f32 cache, and on the fly
  *   decode  1 token x 32 heads (Q) and 32 + 8 heads (Q, K), cached (8192-row f32 cache) and on
@@ -714,10 +714,19 @@ static bench_method *add_loop(bench_table *t, const loop_variant *lv, const char
   return x;
 }
 
-/* The floors: x *= a in place over n floats of buf, autovectorized and with intrinsics. */
+/* The floors: x *= a in place over n floats of buf, autovectorized and with intrinsics (plain,
+ * and asking for lines ahead). */
 static void add_floors(bench_table *t, float *buf, size_t n) {
+#ifdef BENCH_HAVE_LOOPS_AVX2
+  static const struct { const char *name, *id; rmw_loop_fn rmw; } intrinsics[] = {
+    {"floor rmw avx2 intrinsics", "rmw_avx2_intrin", rmw_intrin_avx2},
+    {"floor rmw avx2 intr. + prefetch", "rmw_avx2_intrin_prefetch", rmw_intrin_avx2_prefetch}};
+  const size_t n_intrinsics = sizeof intrinsics / sizeof intrinsics[0];
+#else
+  const size_t n_intrinsics = 0;
+#endif
   size_t l;
-  for (l = 1; l <= N_LOOPS; l++) { /* loop variant 0 is scalar: no floor */
+  for (l = 1; l < N_LOOPS + n_intrinsics; l++) { /* loop variant 0 is scalar: no floor */
     bench_method *x;
     char name[40];
     if (l < N_LOOPS) {
@@ -728,17 +737,12 @@ static void add_floors(bench_table *t, float *buf, size_t n) {
       x->needs_avx2 = loop_variants[l].needs_avx2;
     } else {
 #ifdef BENCH_HAVE_LOOPS_AVX2
-      x = add_method(t, "floor rmw avx2 intrinsics", run_floor, ROLE_FLOOR, -1);
-      x->id = "rmw_avx2_intrin";
-      x->rmw = rmw_intrin_avx2;
-      x->needs_avx2 = 1;
-      x->buf = buf; x->n = n; x->elems = (double)n; x->bytes = 2.0 * (double)n * 4.0;
-      x = add_method(t, "floor rmw avx2 intr. + prefetch", run_floor, ROLE_FLOOR, -1);
-      x->id = "rmw_avx2_intrin_prefetch";
-      x->rmw = rmw_intrin_avx2_prefetch;
+      x = add_method(t, intrinsics[l - N_LOOPS].name, run_floor, ROLE_FLOOR, -1);
+      x->id = intrinsics[l - N_LOOPS].id;
+      x->rmw = intrinsics[l - N_LOOPS].rmw;
       x->needs_avx2 = 1;
 #else
-      continue;
+      continue; /* not reached: no intrinsics rows */
 #endif
     }
     x->buf = buf;
