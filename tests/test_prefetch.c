@@ -6,7 +6,9 @@
  *   - every address lies inside the call's input tensors (never a pointer past them);
  *   - a call reading POSENC_PREFETCH_MIN_BYTES or more asks for every line of the rotated lanes of
  *     every token but the first it rotates (the next token's, one token ahead), in each layout;
- *   - a smaller call, and the scalar backend, ask for nothing. */
+ *   - a smaller call, and a backend whose rotation is the scalar kernel (scalar; ARMv7's NEON, see
+ *     posenc_simd.h), ask for nothing.
+ * The sizes follow POSENC_PREFETCH_MIN_BYTES. */
 #define POSENC_TEST_PREFETCH record_prefetch
 #define POSENC_IMPLEMENTATION
 #include "posenc_simd.h"
@@ -40,11 +42,13 @@ void record_prefetch(const void *p) {
   n_outside++;
 }
 
-static void watch(size_t i, const void *base, size_t bytes) {
+/* Watches input i; 0 if there is no memory for its flags. */
+static int watch(size_t i, const void *base, size_t bytes) {
   w_in[i].base = (const unsigned char *)base;
   w_in[i].bytes = bytes;
   w_in[i].asked = (unsigned char *)calloc(bytes / 64 + 2, 1);
   if (i + 1 > n_watched) n_watched = i + 1;
+  return w_in[i].asked != NULL;
 }
 
 static void unwatch(void) {
@@ -80,24 +84,32 @@ static float *filled(size_t n) {
   return x;
 }
 
-/* posenc_rope_apply in place on a [B][T][H][D] tensor of dtype dt (head_major: [B][H][T][D]). */
+/* posenc_rope_apply in place on a [B][T][H][D] tensor of dtype dt (head_major: [B][H][T][D]); with
+ * out, posenc_rope_apply_out into an f16 [B][T][H][D + 64] tensor instead, which is not prefetched
+ * (its lines would count as outside the input). */
 static void case_apply(const char *name, posenc_rope_style style, posenc_dtype dt, size_t rot, size_t B, size_t T,
-                       size_t H, int head_major, int expect) {
+                       size_t H, int head_major, int out, int expect) {
   static POSENC_ROPE_STORAGE(256) st;
   posenc_rope_config cfg = posenc_rope_default(D);
   posenc_rope_positions pos = {0, 0, NULL, 3};
-  posenc_rope_tensor q = {NULL, POSENC_DTYPE_F32, 0, 0, 0, 0};
+  posenc_rope_tensor q = {NULL, POSENC_DTYPE_F32, 0, 0, 0, 0}, qo = {NULL, POSENC_DTYPE_F16, 0, 0, 0, 0};
   const size_t n = B * T * H * D, es = posenc_dtype_size(dt);
   float *x = filled(n * es / 4); /* 16-bit: values from the floats' bits (no bit is checked here) */
+  unsigned char *y = out ? (unsigned char *)malloc(B * T * H * (D + 64) * 2) : NULL;
   posenc_status s;
-  if (!x) { printf("%s: not run (no memory)\n", name); return; }
+  if (!x || (out && !y) || !watch(0, x, n * es)) {
+    printf("%s: not run (no memory)\n", name);
+    unwatch(); free(x); free(y);
+    return;
+  }
   cfg.style = style; cfg.rotary_dim = rot;
   CHECK(posenc_rope_init(&st.rope, sizeof st, &cfg) == POSENC_OK, "%s: init", name);
   pos.batch = B; pos.tokens = T;
   q.data = x; q.heads = H; q.dtype = dt;
   if (head_major) { q.head_stride = T * D; q.token_stride = D; q.batch_stride = H * T * D; }
-  watch(0, x, n * es);
-  s = posenc_rope_apply(&st.rope, NULL, &pos, &q, NULL, POSENC_ROPE_FORWARD);
+  qo.data = y; qo.heads = H; qo.head_stride = D + 64;
+  s = out ? posenc_rope_apply_out(&st.rope, NULL, &pos, &q, &qo, NULL, NULL, POSENC_ROPE_FORWARD)
+          : posenc_rope_apply(&st.rope, NULL, &pos, &q, NULL, POSENC_ROPE_FORWARD);
   CHECK(s == POSENC_OK, "%s: %s", name, posenc_strerror(s));
   CHECK(n_outside == 0, "%s: %lu of %lu prefetches outside the input", name, (unsigned long)n_outside,
         (unsigned long)n_asked);
@@ -111,7 +123,7 @@ static void case_apply(const char *name, posenc_rope_style style, posenc_dtype d
   }
   printf("%s: %lu prefetches\n", name, (unsigned long)n_asked);
   unwatch();
-  free(x);
+  free(x); free(y);
 }
 
 /* posenc_rope_store_kv_norm: Q in place with a QK-norm, K into slots of an f16 cache, V copied;
@@ -143,7 +155,11 @@ static void case_store_kv(int expect_prefetch, size_t T) {
   qn.weight = w;
   memset(&kv, 0, sizeof kv);
   kv.k = kc; kv.v = vc; kv.dtype = POSENC_DTYPE_F16; kv.heads = HK; kv.n_slots = T;
-  watch(0, q, T * HQ * D * 4); watch(1, k, T * HK * D * 4); watch(2, v, T * HK * D * 4);
+  if (!watch(0, q, T * HQ * D * 4) || !watch(1, k, T * HK * D * 4) || !watch(2, v, T * HK * D * 4)) {
+    printf("%s: not run (no memory)\n", name);
+    unwatch(); free(q); free(k); free(v); free(kc); free(vc); free(slots);
+    return;
+  }
   s = posenc_rope_store_kv_norm(&st.rope, NULL, &pos, &qt, &qn, &kt, NULL, &vt, &kv, slots);
   CHECK(s == POSENC_OK, "%s: %s", name, posenc_strerror(s));
   CHECK(n_outside == 0, "%s: %lu of %lu prefetches outside the inputs", name, (unsigned long)n_outside,
@@ -160,23 +176,25 @@ static void case_store_kv(int expect_prefetch, size_t T) {
 }
 
 int main(void) {
-  /* tokens of 8 heads of 128 f32 (4 KiB) that make POSENC_PREFETCH_MIN_BYTES */
-  const size_t big = (POSENC_PREFETCH_MIN_BYTES + 4095) / 4096;
-  const int simd = posenc_isa_active() != POSENC_ISA_SCALAR;
+  /* tokens of 8 heads of 128 f32 (4 KiB) that make POSENC_PREFETCH_MIN_BYTES; a small call a
+   * quarter of that */
+  const size_t big = (POSENC_PREFETCH_MIN_BYTES + 4095) / 4096, small = big / 4 ? big / 4 : 1;
+  const posenc_dtype f32 = POSENC_DTYPE_F32, f16 = POSENC_DTYPE_F16, bf16 = POSENC_DTYPE_BF16;
+  const posenc_rope_style neox = POSENC_ROPE_NEOX, gptj = POSENC_ROPE_GPTJ;
+  const int simd = posenc_i_select()->rotate != posenc_i_scalar_rotate;
   printf("backend: %s (%s)\n", posenc_isa_name(posenc_isa_active()),
-         simd ? "prefetches expected in large calls" : "scalar: no prefetch expected");
-  const posenc_dtype f32 = POSENC_DTYPE_F32;
-  case_apply("NeoX, one batch row", POSENC_ROPE_NEOX, f32, D, 1, big, 8, 0, simd);
-  case_apply("GPT-J, one batch row", POSENC_ROPE_GPTJ, f32, D, 1, big, 8, 0, simd);
-  case_apply("NeoX bf16 (even/odd lanes below 512 bits)", POSENC_ROPE_NEOX, POSENC_DTYPE_BF16, D, 1, 2 * big, 8, 0,
-             simd);
-  case_apply("GPT-J f16", POSENC_ROPE_GPTJ, POSENC_DTYPE_F16, D, 1, 2 * big, 8, 0, simd);
-  case_apply("NeoX, head-major [B][H][T][D]", POSENC_ROPE_NEOX, f32, D, 2, big / 2, 8, 1, simd);
-  case_apply("NeoX, batched decode (T = 1)", POSENC_ROPE_NEOX, f32, D, big, 1, 8, 0, simd);
-  case_apply("NeoX, rotary 96 of 128, batch 3", POSENC_ROPE_NEOX, f32, 96, 3, big / 3 + 1, 8, 0, simd);
-  case_apply("NeoX, small call", POSENC_ROPE_NEOX, f32, D, 1, 16, 8, 0, 0);
-  case_apply("NeoX, one token under the threshold", POSENC_ROPE_NEOX, f32, D, 1, big - 1, 8, 0, 0);
+         simd ? "prefetches expected in large calls" : "its rotation is the scalar kernel: no prefetch expected");
+  case_apply("NeoX, one batch row", neox, f32, D, 1, big, 8, 0, 0, simd);
+  case_apply("GPT-J, one batch row", gptj, f32, D, 1, big, 8, 0, 0, simd);
+  case_apply("NeoX bf16 (even/odd lanes below 512 bits)", neox, bf16, D, 1, 2 * big, 8, 0, 0, simd);
+  case_apply("GPT-J f16", gptj, f16, D, 1, 2 * big, 8, 0, 0, simd);
+  case_apply("NeoX, head-major [B][H][T][D]", neox, f32, D, 2, (big + 1) / 2, 8, 1, 0, simd);
+  case_apply("NeoX, batched decode (T = 1)", neox, f32, D, big, 1, 8, 0, 0, simd);
+  case_apply("NeoX, rotary 96 of 128, batch 3", neox, f32, 96, 3, big / 3 + 1, 8, 0, 0, simd);
+  case_apply("NeoX, apply_out head-major f32 -> padded f16", neox, f32, D, 2, (big + 1) / 2, 8, 1, 1, simd);
+  case_apply("NeoX, small call", neox, f32, D, 1, small, 8, 0, 0, 0);
+  if (big > 1) case_apply("NeoX, one token under the threshold", neox, f32, D, 1, big - 1, 8, 0, 0, 0);
   case_store_kv(simd, big); /* Q 6 heads (3/4 of the threshold) + K 2 + V 2 */
-  case_store_kv(0, 16);
+  case_store_kv(0, small);
   return tl_summary();
 }

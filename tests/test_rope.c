@@ -1386,10 +1386,10 @@ static void test_streaming(void) {
   run_streaming("store_kv rotary 64 of 128 f16 (ordinary stores)", NEOX, 64, F16, 2048, 16, 1);
 }
 
-/* Inputs of 4 MiB and more (POSENC_STREAM_MIN_BYTES): the rotation asks for the next token's
- * lines while it rotates a token's (posenc_i_pass_job). That must not change a bit: a prefill of
- * T tokens, in place, with or without a QK-norm, equals T calls of one token each, which are
- * small and never prefetch. */
+/* Calls of 4 MiB and more (POSENC_PREFETCH_MIN_BYTES, at its default): the rotation asks for the
+ * next token's lines while it rotates a token's (posenc_i_pass_job). That must not change a bit: a
+ * prefill of T tokens, in place, with or without a QK-norm, equals T calls of one token each,
+ * which never prefetch (tests/test_prefetch.c checks where the prefetches go). */
 static void run_large_input(const char *name, posenc_rope_style style, posenc_dtype dt, size_t T, int normed) {
   enum { H = 8, D = 128 };
   const size_t per_token = (size_t)H * D, es = posenc_dtype_size(dt), n = T * per_token;
