@@ -43,6 +43,14 @@ meson_tests() {
   done
 }
 
+# meson_suite DIR SETUP SUITE: only SUITE's tests of DIR under SETUP, recorded as that setup's run.
+# For a CPU model that only has to prove the dispatch (tests/meson.build, suite 'dispatch'): every
+# other test already ran each of its backends on a CPU that has them all.
+meson_suite() {
+  meson test -C "$1" --setup "$2" --suite "$3" --print-errorlogs || true
+  echo "meson $1:$2" >>"$results"
+}
+
 # check NAME COMMAND...: runs COMMAND with errexit on inside it (so a function's every step
 # counts); its output is shown only when it fails. One result line.
 check() {
