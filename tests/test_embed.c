@@ -80,8 +80,8 @@ typedef struct tbufs {
   posenc_embed_config cfg;
   posenc_embed_tokens tk;
   posenc_embed_tensor x, y;
-  unsigned char *xbuf, *ybuf, *yraw, *ref, *tab;
-  float *gtab, *gref;
+  unsigned char *xbuf, *x0, *ybuf, *yraw, *ref, *tab;  /* x0: x as made (an in-place call writes x) */
+  float *gtab, *gt0, *gref;                           /* gt0: grad_table as made */
   size_t xbytes, tabbytes, gtn, ts, bs;
   int32_t *ids, *pos;
   uint8_t *mk;
@@ -141,6 +141,8 @@ static void case_setup(const tcase *c, tbufs *s) {
     for (b = 0; b < c->B; b++) for (t = 0; t < c->T; t++) for (j = 0; j < c->D; j++)
       tl_store(s->xbuf + (b * bs + t * ts + j) * esz(c->xt), c->xt, rng_val());
   }
+  s->x0 = (unsigned char *)malloc(s->xbytes);
+  memcpy(s->x0, s->xbuf, s->xbytes);
   s->x.data = s->xbuf; s->x.dtype = c->xt;
   s->x.batch_stride = c->strided ? bs : 0; s->x.token_stride = c->strided ? ts : 0;
   s->y = s->x;
@@ -150,7 +152,7 @@ static void case_setup(const tcase *c, tbufs *s) {
 
 static void case_free(tbufs *s) {
   free(s->tab); free(s->ids); free(s->pos); free(s->mk); free(s->rp);
-  free(s->xbuf); free(s->yraw); free(s->ref); free(s->gtab); free(s->gref);
+  free(s->xbuf); free(s->x0); free(s->yraw); free(s->ref); free(s->gtab); free(s->gt0); free(s->gref);
 }
 
 /* P[pos][j] as the add reads it (table, clamped table, or sinusoidal row) */
@@ -190,45 +192,77 @@ static void ref_forward(const tcase *c, const tbufs *s, unsigned char *out, pose
   }
 }
 
-/* forward on the active backend vs the reference; returns XXH3 of y's span */
-static uint64_t run_forward(const tcase *c, const char *what) {
-  tbufs s;
+/* Where a case runs: on the active backend (the suite, run once per backend), or on every backend
+ * in turn with its inputs and reference made once (the outputs past 4 MiB, where making them took
+ * most of the test's time). */
+enum { ON_ACTIVE, ON_EVERY_BACKEND };
+
+/* The forward call on the active backend, from the inputs as made, against s->ref; returns XXH3
+ * of y's span. */
+static uint64_t forward_on_active(const tcase *c, tbufs *s, const char *what) {
+  const posenc_dtype yt = c->inplace ? c->xt : c->yt;
+  const size_t ybytes = ((c->B - 1) * s->bs + (c->T - 1) * s->ts + c->D) * esz(yt);
   posenc_status st;
-  uint64_t h;
-  size_t ybytes;
-  posenc_dtype yt = c->inplace ? c->xt : c->yt;
+  memcpy(s->xbuf, s->x0, s->xbytes);
+  memset(s->ybuf, CANARY, s->xbytes);
+  st = posenc_embed_forward(&s->cfg, &s->tk, &s->x, &s->y);
+  CHECK(st == POSENC_OK, "%s: forward status %d", what, (int)st);
+  CHECK(memcmp(s->y.data, s->ref, s->xbytes) == 0, "%s [%s]: forward differs from the reference", what,
+        posenc_isa_name(posenc_isa_active()));
+  return tl_xxh3_le(s->y.data, ybytes, esz(yt));
+}
+
+/* forward vs the reference (where: ON_ACTIVE or ON_EVERY_BACKEND); returns XXH3 of y's span */
+static uint64_t run_forward(const tcase *c, const char *what, int where) {
+  tbufs s;
+  uint64_t h = 0;
   case_setup(c, &s);
-  ybytes = ((c->B - 1) * s.bs + (c->T - 1) * s.ts + c->D) * esz(yt);
   memset(s.ybuf, CANARY, s.xbytes);
   memcpy(s.ref, c->inplace ? s.xbuf : s.ybuf, s.xbytes);
-  ref_forward(c, &s, s.ref, yt);
-  st = posenc_embed_forward(&s.cfg, &s.tk, &s.x, &s.y);
-  CHECK(st == POSENC_OK, "%s: forward status %d", what, (int)st);
-  CHECK(memcmp(s.y.data, s.ref, s.xbytes) == 0, "%s [%s]: forward differs from the reference", what,
-        posenc_isa_name(posenc_isa_active()));
-  h = tl_xxh3_le(s.y.data, ybytes, esz(yt));
+  ref_forward(c, &s, s.ref, c->inplace ? c->xt : c->yt);
+  if (where == ON_EVERY_BACKEND) {
+    BK_FOR_EACH(it) h = forward_on_active(c, &s, what);
+  } else {
+    h = forward_on_active(c, &s, what);
+  }
   case_free(&s);
   return h;
 }
 
-/* backward vs the reference; returns XXH3 of grad_x and (via *hg) of grad_table */
-static uint64_t run_backward(const tcase *c, const char *what, uint64_t *hg) {
-  tbufs s;
+/* The backward call on the active backend, from the inputs as made, against s->ref (grad_x) and
+ * s->gref (grad_table); returns XXH3 of grad_x and (via *hg) of grad_table. */
+static uint64_t backward_on_active(const tcase *c, tbufs *s, const char *what, uint64_t *hg) {
+  const posenc_dtype yt = c->inplace ? c->xt : c->yt;
+  const size_t gxbytes = ((c->B - 1) * s->bs + (c->T - 1) * s->ts + c->D) * esz(yt);
   posenc_status st;
+  memcpy(s->xbuf, s->x0, s->xbytes);
+  memset(s->ybuf, CANARY, s->xbytes);
+  if (s->gtab) memcpy(s->gtab, s->gt0, s->gtn * 4);
+  st = posenc_embed_backward(&s->cfg, &s->tk, &s->x, &s->y, s->gtab, c->strided ? c->D + 3 : 0);
+  CHECK(st == POSENC_OK, "%s: backward status %d", what, (int)st);
+  CHECK(memcmp(s->y.data, s->ref, s->xbytes) == 0, "%s [%s]: grad_x differs", what, posenc_isa_name(posenc_isa_active()));
+  if (s->gtab) CHECK(memcmp(s->gtab, s->gref, s->gtn * 4) == 0, "%s [%s]: grad_table differs", what,
+                     posenc_isa_name(posenc_isa_active()));
+  *hg = s->gtab ? tl_xxh3_le(s->gtab, s->gtn * 4, 4) : 0;
+  return tl_xxh3_le(s->y.data, gxbytes, esz(yt));
+}
+
+/* backward vs the reference (where: ON_ACTIVE or ON_EVERY_BACKEND); returns XXH3 of grad_x and
+ * (via *hg) of grad_table */
+static uint64_t run_backward(const tcase *c, const char *what, int where, uint64_t *hg) {
+  tbufs s;
   size_t b, t, j, trow;
   float row[4096];
   int tsrc;
-  uint64_t h;
-  size_t gxbytes;
+  uint64_t h = 0;
   posenc_dtype yt = c->inplace ? c->xt : c->yt;
   float ks = (float)(1.0 / (1.0 - c->p));
   case_setup(c, &s);
-  gxbytes = ((c->B - 1) * s.bs + (c->T - 1) * s.ts + c->D) * esz(yt);
   memset(s.ybuf, CANARY, s.xbytes);
   memcpy(s.ref, c->inplace ? s.xbuf : s.ybuf, s.xbytes);
   if (s.gtn) {
-    s.gtab = (float *)malloc(s.gtn * 4); s.gref = (float *)malloc(s.gtn * 4);
-    for (j = 0; j < s.gtn; j++) s.gtab[j] = s.gref[j] = rng_val();
+    s.gtab = (float *)malloc(s.gtn * 4); s.gt0 = (float *)malloc(s.gtn * 4); s.gref = (float *)malloc(s.gtn * 4);
+    for (j = 0; j < s.gtn; j++) s.gtab[j] = s.gt0[j] = s.gref[j] = rng_val();
   }
   for (b = 0; b < c->B; b++) for (t = 0; t < c->T; t++) {
     long long pos = s.rp[b * c->T + t];
@@ -246,13 +280,11 @@ static uint64_t run_backward(const tcase *c, const char *what, uint64_t *hg) {
       }
     }
   }
-  st = posenc_embed_backward(&s.cfg, &s.tk, &s.x, &s.y, s.gtab, c->strided ? c->D + 3 : 0);
-  CHECK(st == POSENC_OK, "%s: backward status %d", what, (int)st);
-  CHECK(memcmp(s.y.data, s.ref, s.xbytes) == 0, "%s [%s]: grad_x differs", what, posenc_isa_name(posenc_isa_active()));
-  if (s.gtab) CHECK(memcmp(s.gtab, s.gref, s.gtn * 4) == 0, "%s [%s]: grad_table differs", what,
-                    posenc_isa_name(posenc_isa_active()));
-  h = tl_xxh3_le(s.y.data, gxbytes, esz(yt));
-  *hg = s.gtab ? tl_xxh3_le(s.gtab, s.gtn * 4, 4) : 0;
+  if (where == ON_EVERY_BACKEND) {
+    BK_FOR_EACH(it) h = backward_on_active(c, &s, what, hg);
+  } else {
+    h = backward_on_active(c, &s, what, hg);
+  }
   case_free(&s);
   return h;
 }
@@ -263,6 +295,24 @@ static tcase base_case(void) {
   c.B = 3; c.T = 37; c.D = 67; c.n_rows = 64;
   c.mode = POSENC_POS_RANGE; c.xt = c.yt = c.pt = F32; c.sdt = F32;
   c.layout = POSENC_LAYOUT_INTERLEAVED; c.oob = POSENC_OOB_ERROR; c.pad = 1;
+  return c;
+}
+
+/* Sinusoidal rows in f32 with x and y of one dtype (the kernels' own loops for them), both layouts,
+ * odd D (the split layout's zero column, the interleaved one's lone sine), rows crossing anchors;
+ * cases 4 and 5: outputs past 4 MiB (the non-temporal stores of the fused add), one with dropout. */
+#define SINUS_F32_CASES 10
+static int sinus_f32_large(int k) { return k == 4 || k == 5; }
+static tcase sinus_f32_case(int k, char *what, size_t what_size) {
+  tcase c = base_case();
+  c.sinus_src = 1; c.n_rows = 0;
+  c.layout = (k & 1) ? POSENC_LAYOUT_SPLIT : POSENC_LAYOUT_INTERLEAVED;
+  c.sdt = F32; c.xt = c.yt = k < 6 ? F32 : k < 8 ? F16 : BF16;
+  c.D = k < 2 || k >= 6 ? (size_t)(77 + k) : k < 4 ? 130 : 1040; c.T = k < 4 || k >= 6 ? 70 : 1100; c.B = 1;
+  c.mode = POSENC_POS_RANGE; c.start = k < 2 || k >= 6 ? 29 : 0; c.mask = k == 2 || k == 8;
+  c.inplace = k == 3 || k == 7; c.p = k == 5 || k == 9 ? 0.25 : 0.0; c.seed = 11;
+  snprintf(what, what_size, "sinusoidal f32, x %s, %s D %zu T %zu", posenc_dtype_name(c.xt),
+           c.layout ? "split" : "interleaved", c.D, c.T);
   return c;
 }
 
@@ -283,11 +333,11 @@ static void suite(void) {
     c.p = ((xi + yi + pi) % 2) ? 0.3 : 0.0; c.seed = 7u + (uint64_t)m;
     snprintf(what, sizeof what, "mode %d x %s y %s P %s D %zu strided %d drop %.1f", m, posenc_dtype_name(c.xt),
              posenc_dtype_name(c.yt), posenc_dtype_name(c.pt), c.D, c.strided, c.p);
-    run_forward(&c, what);
-    run_backward(&c, what, &hg);
+    run_forward(&c, what, ON_ACTIVE);
+    run_backward(&c, what, ON_ACTIVE, &hg);
     c.inplace = 1;
-    run_forward(&c, what);
-    run_backward(&c, what, &hg);
+    run_forward(&c, what, ON_ACTIVE);
+    run_backward(&c, what, ON_ACTIVE, &hg);
   }
   /* sinusoidal source, both layouts, every dtype of rows, odd and wide D (several groups) */
   for (k = 0; k < 12; k++) {
@@ -303,46 +353,12 @@ static void suite(void) {
     c.strided = k % 3; c.inplace = k % 4 == 1;
     snprintf(what, sizeof what, "sinusoidal %s rows %s D %zu mode %d", c.layout ? "split" : "interleaved",
              posenc_dtype_name(c.sdt), c.D, (int)c.mode);
-    run_forward(&c, what);
-    run_backward(&c, what, &hg);
+    run_forward(&c, what, ON_ACTIVE);
+    run_backward(&c, what, ON_ACTIVE, &hg);
   }
-  /* an output past POSENC_STREAM_MIN_BYTES (4 MiB): the non-temporal stores */
-  {
-    tcase c = base_case();
-    c.B = 1; c.T = 1100; c.D = 1024; c.n_rows = 1100; c.mask = 1;
-    run_forward(&c, "large output (non-temporal stores)");
-    run_backward(&c, "large grad_x (non-temporal stores)", &hg);
-    c.p = 0.2; c.xt = c.yt = BF16; c.D = 2048; c.T = 1030; c.n_rows = 1030;
-    run_forward(&c, "large bf16 output, dropout (non-temporal stores)");
-  }
-  /* sinusoidal rows in f32 with x and y of one dtype (the kernels' own loops for them), both
-   * layouts, odd D (the split layout's zero column, the interleaved one's lone sine), rows crossing
-   * anchors; then outputs past 4 MiB (the non-temporal stores of the fused add), one with dropout */
-  for (k = 0; k < 10; k++) {
-    tcase c = base_case();
-    c.sinus_src = 1; c.n_rows = 0;
-    c.layout = (k & 1) ? POSENC_LAYOUT_SPLIT : POSENC_LAYOUT_INTERLEAVED;
-    c.sdt = F32; c.xt = c.yt = k < 6 ? F32 : k < 8 ? F16 : BF16;
-    c.D = k < 2 || k >= 6 ? (size_t)(77 + k) : k < 4 ? 130 : 1040; c.T = k < 4 || k >= 6 ? 70 : 1100; c.B = 1;
-    c.mode = POSENC_POS_RANGE; c.start = k < 2 || k >= 6 ? 29 : 0; c.mask = k == 2 || k == 8;
-    c.inplace = k == 3 || k == 7; c.p = k == 5 || k == 9 ? 0.25 : 0.0; c.seed = 11;
-    snprintf(what, sizeof what, "sinusoidal f32, x %s, %s D %zu T %zu", posenc_dtype_name(c.xt),
-             c.layout ? "split" : "interleaved", c.D, c.T);
-    run_forward(&c, what);
-  }
-  /* outputs past 4 MiB whose y (grad_x) is not aligned for the non-temporal stores: ordinary
-   * stores (a kernel streaming them anyway faults, where the ISA's stream stores want alignment);
-   * 4 to 32 bytes off, so that a check for less than the vector's alignment fails too; from a
-   * table (forward and backward) and from sinusoidal rows in both layouts */
-  for (k = 0; k < 6; k++) {
-    static const size_t yoffs[6] = {4, 8, 16, 32, 16, 32};
-    tcase c = base_case();
-    c.B = 1; c.T = 1100; c.D = 1040; c.n_rows = 1100; c.yoff = yoffs[k];
-    c.sinus_src = k >= 4; c.layout = k == 5 ? POSENC_LAYOUT_SPLIT : POSENC_LAYOUT_INTERLEAVED;
-    snprintf(what, sizeof what, "large output, y %zu bytes past 64, %s", c.yoff,
-             c.sinus_src ? (c.layout ? "sinusoidal split" : "sinusoidal interleaved") : "table");
-    run_forward(&c, what);
-    if (!c.sinus_src) run_backward(&c, what, &hg);
+  for (k = 0; k < SINUS_F32_CASES; k++) {
+    tcase c = sinus_f32_case(k, what, sizeof what);
+    if (!sinus_f32_large(k)) run_forward(&c, what, ON_ACTIVE);
   }
   /* OOB policies */
   for (k = 0; k < 4; k++) {
@@ -352,8 +368,42 @@ static void suite(void) {
     c.n_rows = 20; c.T = 50; c.D = k < 2 ? 9 : 40; c.start = 5; c.mask = 1;
     c.p = k == 3 ? 0.1 : 0.0;
     snprintf(what, sizeof what, "oob %d mode %d", (int)c.oob, (int)c.mode);
-    run_forward(&c, what);
-    run_backward(&c, what, &hg);
+    run_forward(&c, what, ON_ACTIVE);
+    run_backward(&c, what, ON_ACTIVE, &hg);
+  }
+}
+
+/* ---- outputs past POSENC_STREAM_MIN_BYTES (4 MiB), on every backend -------------------------- */
+static void large_outputs(void) {
+  char what[160];
+  int k;
+  uint64_t hg;
+  /* the non-temporal stores */
+  {
+    tcase c = base_case();
+    c.B = 1; c.T = 1100; c.D = 1024; c.n_rows = 1100; c.mask = 1;
+    run_forward(&c, "large output (non-temporal stores)", ON_EVERY_BACKEND);
+    run_backward(&c, "large grad_x (non-temporal stores)", ON_EVERY_BACKEND, &hg);
+    c.p = 0.2; c.xt = c.yt = BF16; c.D = 2048; c.T = 1030; c.n_rows = 1030;
+    run_forward(&c, "large bf16 output, dropout (non-temporal stores)", ON_EVERY_BACKEND);
+  }
+  for (k = 0; k < SINUS_F32_CASES; k++) {
+    tcase c = sinus_f32_case(k, what, sizeof what);
+    if (sinus_f32_large(k)) run_forward(&c, what, ON_EVERY_BACKEND);
+  }
+  /* y (grad_x) not aligned for the non-temporal stores: ordinary stores (a kernel streaming them
+   * anyway faults, where the ISA's stream stores want alignment); 4 to 32 bytes off, so that a
+   * check for less than the vector's alignment fails too; from a table (forward and backward) and
+   * from sinusoidal rows in both layouts */
+  for (k = 0; k < 6; k++) {
+    static const size_t yoffs[6] = {4, 8, 16, 32, 16, 32};
+    tcase c = base_case();
+    c.B = 1; c.T = 1100; c.D = 1040; c.n_rows = 1100; c.yoff = yoffs[k];
+    c.sinus_src = k >= 4; c.layout = k == 5 ? POSENC_LAYOUT_SPLIT : POSENC_LAYOUT_INTERLEAVED;
+    snprintf(what, sizeof what, "large output, y %zu bytes past 64, %s", c.yoff,
+             c.sinus_src ? (c.layout ? "sinusoidal split" : "sinusoidal interleaved") : "table");
+    run_forward(&c, what, ON_EVERY_BACKEND);
+    if (!c.sinus_src) run_backward(&c, what, ON_EVERY_BACKEND, &hg);
   }
 }
 
@@ -363,18 +413,18 @@ static void goldens(uint64_t *h) {
   tcase c = base_case();
   rng_state = 777u;
   c.B = 2; c.T = 41; c.D = 77; c.n_rows = 50; c.ids = 1;
-  h[0] = run_forward(&c, "golden f32");
+  h[0] = run_forward(&c, "golden f32", ON_ACTIVE);
   c.xt = c.yt = F16; c.pt = F32;
-  h[1] = run_forward(&c, "golden f16");
+  h[1] = run_forward(&c, "golden f16", ON_ACTIVE);
   c.xt = c.yt = c.pt = BF16;
-  h[2] = run_forward(&c, "golden bf16");
+  h[2] = run_forward(&c, "golden bf16", ON_ACTIVE);
   c = base_case(); c.B = 2; c.T = 41; c.D = 77; c.n_rows = 50; c.p = 0.25; c.seed = 42; c.mask = 1;
-  h[3] = run_forward(&c, "golden dropout");
-  h[4] = run_backward(&c, "golden backward", &h[5]);
+  h[3] = run_forward(&c, "golden dropout", ON_ACTIVE);
+  h[4] = run_backward(&c, "golden backward", ON_ACTIVE, &h[5]);
   c = base_case(); c.sinus_src = 1; c.n_rows = 0; c.D = 300; c.T = 45; c.B = 2; c.mode = POSENC_POS_CUMSUM; c.mask = 1;
-  h[6] = run_forward(&c, "golden sinusoidal");
+  h[6] = run_forward(&c, "golden sinusoidal", ON_ACTIVE);
   c.layout = POSENC_LAYOUT_SPLIT; c.D = 301; c.sdt = BF16; c.yt = BF16; c.p = 0.1;
-  h[7] = run_forward(&c, "golden sinusoidal split bf16 dropout");
+  h[7] = run_forward(&c, "golden sinusoidal split bf16 dropout", ON_ACTIVE);
 }
 static const char *const gold_names[N_GOLD] = {"forward f32", "forward f16", "forward bf16", "dropout",
                                                "backward grad_x", "backward grad_table", "sinusoidal",
@@ -693,6 +743,7 @@ int main(int argc, char **argv) {
       CHECK(h[i] == hs[i], "%s: golden %s differs from scalar", posenc_isa_name(it.isa), gold_names[i]);
     test_dropout();
   }
+  large_outputs();
   test_seed003();
   test_seed001();
   test_positions_scale();
