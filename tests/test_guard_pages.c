@@ -55,6 +55,8 @@ typedef struct gp_run {
   unsigned salt;                 /* GP_MISALIGNED: buffer i of the call starts 1 + (salt + i) % 3 bytes in */
   unsigned char *ptr[GP_ARENAS];
   size_t bytes[GP_ARENAS];
+  unsigned char *ro[GP_ARENAS];  /* GP_IN: the pages made read-only for the call ... */
+  size_t ro_bytes[GP_ARENAS];    /* ... and their bytes */
   int kind[GP_ARENAS];
   const void *src[GP_ARENAS];    /* INOUT: what the buffer held before the call */
   unsigned char extra[4096];     /* results the family reads out of scratch after the call */
@@ -129,12 +131,35 @@ static void arena_map(gp_arena *a, size_t bytes) {
   a->cap = cap;
 }
 
-static gp_arena rope_arena; /* the RoPE families' rope (rope_make) */
+/* The whole pages of arena a that bytes at p lie on (an empty buffer: p's page, none at the end):
+ * what a read-only input protects. Only those, not the arena: each page protected costs the
+ * system a TLB entry to flush, on every call (most of the test's time when it was the arena). */
+static unsigned char *span_pages(const gp_arena *a, const unsigned char *p, size_t bytes, size_t *len) {
+  const size_t page = page_size(), at = (size_t)(p - a->lo);
+  const size_t first = at / page * page;
+  size_t end = (at + bytes + page - 1) / page * page;
+  if (end < first + page) end = first + page;
+  if (end > a->cap) end = a->cap;
+  *len = end > first ? end - first : 0;
+  return a->lo + first;
+}
+
+/* The RoPE families' rope (rope_make): at the end of [0]'s arena, or at the start of [1]'s
+ * (GP_AT_START), and the config it was made for. */
+typedef struct rope_slot {
+  gp_arena arena;
+  posenc_rope *rope;             /* NULL: nothing made here yet */
+  size_t n;                      /* the config it was made for ... */
+  int partial;
+  posenc_rope_style style;
+  posenc_status status;          /* ... and what making it returned */
+} rope_slot;
+static rope_slot rope_slots[2];
 
 static void arenas_init(void) {
   int i;
   for (i = 0; i < GP_ARENAS; i++) arena_map(&arenas[i], GP_CAP + 3); /* + 3: a misaligned start */
-  arena_map(&rope_arena, POSENC_ROPE_BYTES(POSENC_ROPE_MAX_DIM));
+  for (i = 0; i < 2; i++) arena_map(&rope_slots[i].arena, POSENC_ROPE_BYTES(POSENC_ROPE_MAX_DIM));
 }
 
 static void pools_init(void) {
@@ -168,7 +193,10 @@ static unsigned char *gp_take_any(gp_run *r, size_t bytes, int kind, const void 
     p = r->place == GP_AT_END ? a->lo + a->cap - bytes : a->lo;
   if (kind == GP_OUT || kind == GP_SCRATCH) memset(p, TL_CANARY, bytes);
   else if (bytes) memcpy(p, src, bytes);
-  if (kind == GP_IN) pages_protect(a->lo, a->cap, GP_READ);
+  if (kind == GP_IN) {
+    r->ro[r->used] = span_pages(a, p, bytes, &r->ro_bytes[r->used]);
+    if (r->ro_bytes[r->used]) pages_protect(r->ro[r->used], r->ro_bytes[r->used], GP_READ);
+  }
   r->ptr[r->used] = p; r->bytes[r->used] = bytes; r->kind[r->used] = kind; r->src[r->used] = src;
   r->used++;
   return p;
@@ -214,7 +242,7 @@ static void gp_extra(gp_run *r, const void *v, size_t bytes) {
 static void gp_release(gp_run *r) {
   int i;
   for (i = 0; i < r->used; i++)
-    if (r->kind[i] == GP_IN) pages_protect(arenas[i].lo, arenas[i].cap, GP_READWRITE);
+    if (r->kind[i] == GP_IN && r->ro_bytes[i]) pages_protect(r->ro[i], r->ro_bytes[i], GP_READWRITE);
 }
 
 /* 1 if no output or in/out buffer changed. */
@@ -376,22 +404,33 @@ static posenc_rope *rope;
 
 /* rotary_dim = 2n (n pairs), head_dim = 2n or 2n + 3 (partial rotary, odd head_dim). The rope gets
  * exactly posenc_rope_bytes(cfg) of storage in an arena of its own, ending right before its
- * trailing guard page (starting right after the leading one when the call's buffers do), and is
- * read-only while the call runs: a kernel that reads past a small rope's arrays, or writes into
- * it, faults. */
+ * trailing guard page (starting right after the leading one when the call's buffers do: a second
+ * arena), and is read-only while the call runs: a kernel that reads past a small rope's arrays, or
+ * writes into it, faults. The rope an arena holds is read-only from the call that made it on, so
+ * a call for the same config finds it as made and uses it again: making it (exact frequencies in
+ * double-double) was most of a RoPE call's time under emulation. */
+
 static posenc_status rope_make(const gp_run *r, size_t n, int partial, posenc_rope_style style) {
+  rope_slot *slot = &rope_slots[r->place == GP_AT_START];
   posenc_rope_config cfg = posenc_rope_default(2 * n + (partial ? 3 : 0));
-  size_t bytes = 0;
-  posenc_status st;
+  size_t bytes = 0, ro_bytes;
+  unsigned char *ro;
+  if (slot->rope && slot->n == n && slot->partial == partial && slot->style == style) {
+    rope = slot->rope;
+    return slot->status;
+  }
   cfg.rotary_dim = 2 * n;
   cfg.style = style;
-  pages_protect(rope_arena.lo, rope_arena.cap, GP_READWRITE);
-  if ((st = posenc_rope_bytes(&cfg, &bytes)) != POSENC_OK) return st;
-  if (bytes > rope_arena.cap) die("the rope arena is too small");
-  rope = (posenc_rope *)(void *)(r->place == GP_AT_START ? rope_arena.lo : rope_arena.lo + rope_arena.cap - bytes);
-  st = posenc_rope_init(rope, bytes, &cfg);
-  pages_protect(rope_arena.lo, rope_arena.cap, GP_READ);
-  return st;
+  pages_protect(slot->arena.lo, slot->arena.cap, GP_READWRITE);
+  slot->n = n; slot->partial = partial; slot->style = style;
+  slot->status = posenc_rope_bytes(&cfg, &bytes);
+  if (bytes > slot->arena.cap) die("the rope arena is too small");
+  rope = slot->rope = (posenc_rope *)(void *)(r->place == GP_AT_START ? slot->arena.lo
+                                                                      : slot->arena.lo + slot->arena.cap - bytes);
+  if (slot->status == POSENC_OK) slot->status = posenc_rope_init(rope, bytes, &cfg);
+  ro = span_pages(&slot->arena, (const unsigned char *)rope, bytes, &ro_bytes);
+  if (ro_bytes) pages_protect(ro, ro_bytes, GP_READ);
+  return slot->status;
 }
 
 /* The factor lists rope_init and set_seq_len read: n = pairs (rotary_dim 2n); v: ggml freq_factors,
@@ -491,14 +530,20 @@ static posenc_status fam_rope_apply(gp_run *r, size_t n, unsigned v) {
   if (strided) gp_gaps(r, hd * esz(dt), (hd + 2) * esz(dt), 2 * 3 * q.heads); /* rows evenly spaced */
   k.data = gp_dinout(r, gp_vals(dt, span_k, v + 1), span_k * esz(dt));
   if (source) {
+    static size_t made_n = (size_t)-1; /* cache_src holds the cache of case (made_n, made_v) */
+    static unsigned made_v;
     size_t bytes = 0;
     cache.n_rows = gqa ? 41 : 33;
     cache.spec.layout = (posenc_rope_cache_layout)(source - 1);
     cache.spec.dtype = (posenc_dtype)((v / 2 + v / 24) % 3);
     cache.spec.row_stride = 0;
-    if (posenc_rope_cache_bytes(rope, &cache.spec, cache.n_rows, &bytes) != POSENC_OK || bytes > GP_CAP ||
-        posenc_rope_cache_table(rope, &cache.spec, 0, cache.n_rows, cache_src, bytes) != POSENC_OK)
-      die("cannot build a rope cache");
+    if (posenc_rope_cache_bytes(rope, &cache.spec, cache.n_rows, &bytes) != POSENC_OK || bytes > GP_CAP)
+      die("cannot size a rope cache");
+    if (made_n != n || made_v != v) { /* made once per case, not for each backend and placement */
+      if (posenc_rope_cache_table(rope, &cache.spec, 0, cache.n_rows, cache_src, bytes) != POSENC_OK)
+        die("cannot build a rope cache");
+      made_n = n; made_v = v;
+    }
     cache.data = gp_din(r, cache_src, bytes);
   }
   return posenc_rope_apply(rope, source ? &cache : NULL, &pos, &q, &k,
