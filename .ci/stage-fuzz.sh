@@ -4,12 +4,12 @@
 # written to). A crash, leak, timeout or out-of-memory fails that target's check; its log tail and
 # the crashing input (base64) are shown. Executions and coverage are printed for every target.
 #   bash .ci/stage-fuzz.sh RESULTS_FILE
-# Each target runs a fixed number of inputs (below, 30-45 s each on CI's 2 cores) from a fixed
+# Each target runs a fixed number of inputs (below, 30-45 s each on one of CI's 2 cores) from a fixed
 # seed (FUZZ_SEED, default 1), FUZZ_SECONDS (90) at most: a run that finishes its inputs within
 # that is repeated exactly by the same build and corpus on a CPU with the same backends. On one
 # with others (CI's machines differ) the coverage, and so the inputs the seed leads to, may
 # differ: a finding prints its input (base64). Fuzz with other seeds locally
-# and merge what they find into the corpus. About 3 min, and 1 to build. The corpus replay (suite fuzz-corpus) needs nothing
+# and merge what they find into the corpus. About 2 min (two targets at a time), and 1 to build. The corpus replay (suite fuzz-corpus) needs nothing
 # here: it runs in every meson build's tests, cross and Nehalem ones included.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,11 +44,25 @@ fuzz_one() {
     return 1
   }
 }
-for t in $targets; do
-  check "fuzz $t (${runs_of[$t]} inputs, seed $seed)" fuzz_one "$t"
-  runs=$(grep -h -m1 -o 'stat::number_of_executed_units: [0-9]*' "$work/$t.log" | cut -d' ' -f2)
-  echo "$t: $runs executions," \
-    "corpus $(ls "fuzz/corpus/$t" | wc -l) -> $(ls "$work/$t" | wc -l) inputs," \
-    "$(grep -o 'cov: [0-9]*' "$work/$t.log" | tail -1)"
+# Two targets at a time, one per core (a target is one process): the stage takes half the time,
+# and a target's inputs are the same whatever runs beside it (a fixed count from a fixed seed).
+# fuzz_start TARGET: fuzz_one in the background, its output and status kept for fuzz_result.
+fuzz_start() {
+  (if fuzz_one "$1"; then echo 0; else echo 1; fi >"$work/$1.status") >"$work/$1.out" 2>&1 &
+}
+fuzz_result() { cat "$work/$1.out"; return "$(cat "$work/$1.status")"; }
+set -- $targets
+while [ $# -gt 0 ]; do
+  pair=$1; shift
+  if [ $# -gt 0 ]; then pair="$pair $1"; shift; fi
+  for t in $pair; do fuzz_start "$t"; done
+  wait
+  for t in $pair; do
+    check "fuzz $t (${runs_of[$t]} inputs, seed $seed)" fuzz_result "$t"
+    runs=$(grep -h -m1 -o 'stat::number_of_executed_units: [0-9]*' "$work/$t.log" | cut -d' ' -f2)
+    echo "$t: $runs executions," \
+      "corpus $(ls "fuzz/corpus/$t" | wc -l) -> $(ls "$work/$t" | wc -l) inputs," \
+      "$(grep -o 'cov: [0-9]*' "$work/$t.log" | tail -1)"
+  done
 done
 rm -rf "$work"
