@@ -6,7 +6,8 @@ export DEBIAN_FRONTEND=noninteractive
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-step() { echo; echo "=== $*"; }
+# step TITLE: a heading, with the clock time (what each stage takes, read from the log).
+step() { echo; echo "=== $* [$(date +%T)]"; }
 
 # apt_install PACKAGE...: installs those not yet installed; apt's log is shown only on failure.
 apt_install() {
