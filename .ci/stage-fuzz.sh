@@ -10,7 +10,7 @@
 # with others (CI's machines differ) the coverage, and so the inputs the seed leads to, may
 # differ: a finding prints its input (base64). Fuzz with other seeds locally
 # and merge what they find into the corpus. About 2 min (two targets at a time), and 1 to build. The corpus replay (suite fuzz-corpus) needs nothing
-# here: it runs in every meson build's tests, cross and Nehalem ones included.
+# here: it runs in every meson build's tests, cross ones and x86-64's Nehalem run included.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results=$(realpath "${1:?usage: stage-fuzz.sh RESULTS_FILE}")
@@ -46,9 +46,10 @@ fuzz_one() {
 }
 # Two targets at a time, one per core (a target is one process): the stage takes half the time,
 # and a target's inputs are the same whatever runs beside it (a fixed count from a fixed seed).
-# fuzz_start TARGET: fuzz_one in the background, its output and status kept for fuzz_result.
+# fuzz_start TARGET: fuzz_one in the background (errexit on inside it, as check gives), its output
+# and exit status kept for fuzz_result.
 fuzz_start() {
-  (if fuzz_one "$1"; then echo 0; else echo 1; fi >"$work/$1.status") >"$work/$1.out" 2>&1 &
+  (set +e; (set -e; fuzz_one "$1"); echo $? >"$work/$1.status") >"$work/$1.out" 2>&1 &
 }
 fuzz_result() { cat "$work/$1.out"; return "$(cat "$work/$1.status")"; }
 set -- $targets
@@ -59,7 +60,7 @@ while [ $# -gt 0 ]; do
   wait
   for t in $pair; do
     check "fuzz $t (${runs_of[$t]} inputs, seed $seed)" fuzz_result "$t"
-    runs=$(grep -h -m1 -o 'stat::number_of_executed_units: [0-9]*' "$work/$t.log" | cut -d' ' -f2)
+    runs=$(grep -h -m1 -o 'stat::number_of_executed_units: [0-9]*' "$work/$t.log" | cut -d' ' -f2) || true
     echo "$t: $runs executions," \
       "corpus $(ls "fuzz/corpus/$t" | wc -l) -> $(ls "$work/$t" | wc -l) inputs," \
       "$(grep -o 'cov: [0-9]*' "$work/$t.log" | tail -1)"
