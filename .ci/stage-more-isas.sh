@@ -29,4 +29,5 @@ cross() {
 cross powerpc64le-linux-gnu
 cross s390x-linux-gnu
 cross i686-linux-gnu haswell
+step "i686 (qemu-user), setup nehalem: the dispatch suite"
 meson_suite build-i686-linux-gnu nehalem dispatch

@@ -206,7 +206,7 @@ static uint64_t forward_on_active(const tcase *c, tbufs *s, const char *what) {
   memcpy(s->xbuf, s->x0, s->xbytes);
   memset(s->ybuf, CANARY, s->xbytes);
   st = posenc_embed_forward(&s->cfg, &s->tk, &s->x, &s->y);
-  CHECK(st == POSENC_OK, "%s: forward status %d", what, (int)st);
+  CHECK(st == POSENC_OK, "%s [%s]: forward status %d", what, posenc_isa_name(posenc_isa_active()), (int)st);
   CHECK(memcmp(s->y.data, s->ref, s->xbytes) == 0, "%s [%s]: forward differs from the reference", what,
         posenc_isa_name(posenc_isa_active()));
   return tl_xxh3_le(s->y.data, ybytes, esz(yt));
@@ -239,7 +239,7 @@ static uint64_t backward_on_active(const tcase *c, tbufs *s, const char *what, u
   memset(s->ybuf, CANARY, s->xbytes);
   if (s->gtab) memcpy(s->gtab, s->gt0, s->gtn * 4);
   st = posenc_embed_backward(&s->cfg, &s->tk, &s->x, &s->y, s->gtab, c->strided ? c->D + 3 : 0);
-  CHECK(st == POSENC_OK, "%s: backward status %d", what, (int)st);
+  CHECK(st == POSENC_OK, "%s [%s]: backward status %d", what, posenc_isa_name(posenc_isa_active()), (int)st);
   CHECK(memcmp(s->y.data, s->ref, s->xbytes) == 0, "%s [%s]: grad_x differs", what, posenc_isa_name(posenc_isa_active()));
   if (s->gtab) CHECK(memcmp(s->gtab, s->gref, s->gtn * 4) == 0, "%s [%s]: grad_table differs", what,
                      posenc_isa_name(posenc_isa_active()));
