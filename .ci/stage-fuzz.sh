@@ -1,26 +1,27 @@
 #!/usr/bin/env bash
 # CI stage: every libFuzzer target of fuzz/ (clang, ASan + UBSan, every backend against scalar) for
-# FUZZ_SECONDS (default 90) at most each, over a copy of its committed corpus (fuzz/corpus/TARGET, never
+# FUZZ_SECONDS (default 180) at most each, over a copy of its committed corpus (fuzz/corpus/TARGET, never
 # written to). A crash, leak, timeout or out-of-memory fails that target's check; its log tail and
 # the crashing input (base64) are shown. Executions and coverage are printed for every target.
 #   bash .ci/stage-fuzz.sh RESULTS_FILE
-# Each target runs a fixed number of inputs (below, 30-45 s each on one of CI's 2 cores) from a fixed
-# seed (FUZZ_SEED, default 1), FUZZ_SECONDS (90) at most: a run that finishes its inputs within
-# that is repeated exactly by the same build and corpus on a CPU with the same backends. On one
-# with others (CI's machines differ) the coverage, and so the inputs the seed leads to, may
-# differ: a finding prints its input (base64). Fuzz with other seeds locally
-# and merge what they find into the corpus. About 2 min (two targets at a time), and 1 to build. The corpus replay (suite fuzz-corpus) needs nothing
-# here: it runs in every meson build's tests, cross ones and x86-64's Nehalem run included.
+# Each target runs a fixed number of inputs (below; 30-45 s each alone on CI's 2 cores, up to 90 s
+# two at a time) from a fixed seed (FUZZ_SEED, default 1), FUZZ_SECONDS (180) at most: a run that
+# finishes its inputs within that is repeated exactly by the same build and corpus on a CPU with
+# the same backends. On one with others (CI's machines differ) the coverage, and so the inputs the
+# seed leads to, may differ: a finding prints its input (base64). Fuzz with other seeds locally and
+# merge what they find into the corpus. About 3.5 min, two targets at a time, and 1 to build. The
+# corpus replay (suite fuzz-corpus) needs nothing here: it runs in every meson build's tests, cross
+# ones and x86-64's Nehalem run included.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results=$(realpath "${1:?usage: stage-fuzz.sh RESULTS_FILE}")
 . .ci/lib.sh
-seconds=${FUZZ_SECONDS:-90}
+seconds=${FUZZ_SECONDS:-180} # two at a time, fuzz_tables ran into a 90 s cap (56,785 inputs then)
 seed=${FUZZ_SEED:-1}
 dir=${FUZZ_BUILD:-build-fuzz}  # FUZZ_BUILD: another build directory
 work=$(mktemp -d)
 targets="fuzz_tables fuzz_rope fuzz_embed fuzz_bias fuzz_npy"
-# (fuzz_rope's former 150000 ran into the 90 s cap in a rehearsal: a time-capped run is not
+# (fuzz_rope's former 150000 ran into a 90 s cap in a rehearsal: a time-capped run is not
 # reproducible.)
 declare -A runs_of=([fuzz_tables]=60000 [fuzz_rope]=60000 [fuzz_embed]=60000 [fuzz_bias]=30000
                     [fuzz_npy]=2500000)
