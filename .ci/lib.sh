@@ -46,7 +46,7 @@ meson_tests() {
 
 # meson_suite DIR SETUP SUITE: only SUITE's tests of DIR under SETUP, recorded as that setup's run.
 # For a CPU model that only has to prove the dispatch (tests/meson.build, suite 'dispatch'): the
-# whole suite already ran on a CPU with AVX2, each test on every backend there, SSE2's included.
+# whole suite already ran on a CPU with AVX2, whose per-backend tests ran SSE2 there too.
 meson_suite() {
   meson test -C "$1" --setup "$2" --suite "$3" --print-errorlogs || true
   echo "meson $1:$2" >>"$results"

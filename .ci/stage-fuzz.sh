@@ -4,7 +4,7 @@
 # written to). A crash, leak, timeout or out-of-memory fails that target's check; its log tail and
 # the crashing input (base64) are shown. Executions and coverage are printed for every target.
 #   bash .ci/stage-fuzz.sh RESULTS_FILE
-# Each target runs a fixed number of inputs (below; 30-45 s each alone on CI's 2 cores, up to 90 s
+# Each target runs a fixed number of inputs (below; 30-45 s each alone on CI's 2 cores, about 95 s
 # two at a time) from a fixed seed (FUZZ_SEED, default 1), FUZZ_SECONDS (180) at most: a run that
 # finishes its inputs within that is repeated exactly by the same build and corpus on a CPU with
 # the same backends. On one with others (CI's machines differ) the coverage, and so the inputs the
@@ -62,6 +62,9 @@ while [ $# -gt 0 ]; do
   for t in $pair; do
     check "fuzz $t (${runs_of[$t]} inputs, seed $seed)" fuzz_result "$t"
     runs=$(grep -h -m1 -o 'stat::number_of_executed_units: [0-9]*' "$work/$t.log" | cut -d' ' -f2) || true
+    if [ -n "$runs" ] && [ "$runs" != "${runs_of[$t]}" ]; then
+      echo "warning: $t stopped at the $seconds s cap after $runs of its ${runs_of[$t]} inputs (not reproducible)"
+    fi
     echo "$t: $runs executions," \
       "corpus $(ls "fuzz/corpus/$t" | wc -l) -> $(ls "$work/$t" | wc -l) inputs," \
       "$(grep -o 'cov: [0-9]*' "$work/$t.log" | tail -1)"

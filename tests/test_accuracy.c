@@ -94,6 +94,6 @@ int main(void) {
          max_err_seen, max_excess_ulp_seen);
   CHECK(max_err_seen <= 1.5e-7, "issue requirement: max error %.3g <= 1.5e-7", max_err_seen);
   mpfr_free_cache();
-  printf("measured on the %s backend\n", posenc_isa_name(posenc_isa_active())); /* POSENC_ISA picks it */
+  tl_measured_on(posenc_isa_name(posenc_isa_active())); /* POSENC_ISA picks it */
   return tl_summary();
 }

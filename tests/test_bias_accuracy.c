@@ -402,6 +402,6 @@ int main(void) {
   test_deberta();
   test_txl();
   test_scales();
-  printf("measured on the %s backend\n", posenc_isa_name(posenc_isa_active())); /* POSENC_ISA picks it */
+  tl_measured_on(posenc_isa_name(posenc_isa_active())); /* POSENC_ISA picks it */
   return tl_summary();
 }

@@ -309,6 +309,6 @@ int main(void) {
   printf("max rotation error ratio over all cases: %.4g = %.4f * 2^-22 * max(1, A)\n", max_rot_ratio,
          max_rot_ratio / ldexp(1.0, -22));
   mpfr_free_cache();
-  printf("measured on the %s backend\n", posenc_isa_name(posenc_isa_active())); /* POSENC_ISA picks it */
+  tl_measured_on(posenc_isa_name(posenc_isa_active())); /* POSENC_ISA picks it */
   return tl_summary();
 }

@@ -324,6 +324,6 @@ int main(void) {
   test_2d();
   test_rules();
   mpfr_free_cache();
-  printf("measured on the %s backend\n", posenc_isa_name(posenc_isa_active())); /* POSENC_ISA picks it */
+  tl_measured_on(posenc_isa_name(posenc_isa_active())); /* POSENC_ISA picks it */
   return tl_summary();
 }

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -38,6 +39,15 @@ static inline int tl_t5_config(unsigned idx, uint32_t *num_buckets, uint32_t *ma
   if ((md ? md : e + 1) <= e) return 0;
   *num_buckets = nb; *max_distance = md ? md : e + 1; *bidirectional = bi;
   return 1;
+}
+
+/* The backend a test measured (posenc_isa_name of posenc_isa_active()): printed, and where
+ * POSENC_EXPECT_ISA is set it must be that one (a run meant for one backend, with POSENC_ISA lost on
+ * its way, would measure another and pass untested). */
+static inline void tl_measured_on(const char *isa) {
+  const char *expect = getenv("POSENC_EXPECT_ISA");
+  printf("measured on the %s backend\n", isa);
+  CHECK(!expect || strcmp(expect, isa) == 0, "POSENC_EXPECT_ISA=%s, measured %s", expect, isa);
 }
 
 static inline int tl_summary(void) {
