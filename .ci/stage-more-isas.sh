@@ -11,8 +11,8 @@
 #             dispatch suite on its Nehalem model (no AVX2: sse2 must be chosen). qemu's default
 #             model ('max') is Haswell's case again, so the stage skips that run.
 # Release builds in build-<triple>; cross builds compile tests lighter where emulation is slow
-# (tests/meson.build). About 11 minutes on 2 busy cores, toolchain install excluded (14 with
-# ppc64le's whole suite).
+# (tests/meson.build). About 8 minutes on 2 busy cores, toolchain install excluded (7 min 55 s in a
+# rehearsal; 14 min with ppc64le's whole suite and i686's on Nehalem, in one on a busier day).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results=$(realpath "${1:?usage: stage-more-isas.sh RESULTS_FILE}")

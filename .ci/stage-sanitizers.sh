@@ -14,7 +14,8 @@
 #    the same time, the CLI's processes under tools/test_cli.py, the first case of each check
 #    (setup valgrindcli: about 400 runs; all 1,530 took 13 minutes).
 # SAN_TSAN and SAN_NATIVE name other build directories.
-# About 6 minutes on 2 cores (TSan build and suite, then the two valgrind runs side by side).
+# About 8.5 minutes on 2 cores (a rehearsal: TSan's build and threaded tests 1 min 9 s, then the two
+# valgrind runs side by side 7 min 24 s, the CLI's 443 s of processes under memcheck the longest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results=$(realpath "${1:?usage: stage-sanitizers.sh RESULTS_FILE}")
