@@ -34,22 +34,18 @@ meson_build() {
 meson_tests() {
   local dir=$1 setup
   shift
-  if [ $# -eq 0 ]; then
-    meson test -C "$dir" --print-errorlogs || true
-    echo "meson $dir" >>"$results"
-  fi
-  for setup in "$@"; do
-    meson test -C "$dir" --setup "$setup" --print-errorlogs || true
-    echo "meson $dir:$setup" >>"$results"
-  done
+  if [ $# -eq 0 ]; then meson_subset "$dir" ""; fi
+  for setup in "$@"; do meson_subset "$dir" "$setup"; done
 }
 
-# meson_suite DIR SETUP SUITE: only SUITE's tests of DIR under SETUP, recorded as that setup's run.
-# For a CPU model that only has to prove the dispatch (tests/meson.build, suite 'dispatch'): the
-# whole suite already ran on a CPU with AVX2, whose per-backend tests ran SSE2 there too.
-meson_suite() {
-  meson test -C "$1" --setup "$2" --suite "$3" --print-errorlogs || true
-  echo "meson $1:$2" >>"$results"
+# meson_subset DIR SETUP [SELECTION...]: DIR's tests under SETUP ("" for none), those that meson
+# test's SELECTION picks (--suite S, --no-suite S; all without one), recorded as that run. For
+# example a CPU model that only has to prove the dispatch (suite 'dispatch', tests/meson.build).
+meson_subset() {
+  local dir=$1 setup=$2
+  shift 2
+  meson test -C "$dir" ${setup:+--setup "$setup"} "$@" --print-errorlogs || true
+  echo "meson $dir${setup:+:$setup}" >>"$results"
 }
 
 # check NAME COMMAND...: runs COMMAND with errexit on inside it (so a function's every step

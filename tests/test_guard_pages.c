@@ -409,7 +409,6 @@ static posenc_rope *rope;
  * writes into it, faults. The rope an arena holds is read-only from the call that made it on, so
  * a call for the same config finds it as made and uses it again: making it (exact frequencies in
  * double-double) was most of a RoPE call's time under emulation. */
-
 static posenc_status rope_make(const gp_run *r, size_t n, int partial, posenc_rope_style style) {
   rope_slot *slot = &rope_slots[r->place == GP_AT_START];
   posenc_rope_config cfg = posenc_rope_default(2 * n + (partial ? 3 : 0));
