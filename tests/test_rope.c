@@ -1213,6 +1213,16 @@ static void test_rotation_norm(void) {
     qn.weight = wq; qn.epsilon = 1e-6f; qn.weight_offset = 0;
     run_rot_out("norm cached decode 40 heads bf16", rope, &cv, &pp, &qi, &qo, NULL, NULL, FWD, &qn, NULL);
     free(cache);
+    /* rotary 256: a head's 128 pairs rotated 64 at a time (POSENC_I_ROPE_PAIRS), each range's
+     * cos/sin prepared after the head's scale */
+    rope = make_rope(&rope_st, 256, 256, GPTJ, 10000.0);
+    cache = make_cache(rope, HALF, F32, 0, 300, &cv);
+    qi = dense_view(0, 3, 1, 256, F16); qo = dense_view(0, 3, 1, 256, F32);
+    norm_weights(wq, 256, 1);
+    qn.weight_offset = 1;
+    run_rot_out("norm cached rotary 256 f16->f32 1+w", rope, &cv, &pp, &qi, &qo, NULL, NULL, FWD, &qn, NULL);
+    free(cache);
+    qn.weight_offset = 0;
     rope = make_rope(&rope_st, 8, 8, GPTJ, 10000.0);
     qi = dense_view(0, 3, 1, 8, F32);
     run_rot_out("norm head_dim 8", rope, NULL, &pp, &qi, &qi, NULL, NULL, FWD, &qn, NULL);
