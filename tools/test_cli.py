@@ -46,11 +46,16 @@ WORKDIR = ''  # scratch directory for this run
 WRAPPER = shlex.split(os.environ.get('POSENC_TEST_WRAPPER') or os.environ.get('MESON_EXE_WRAPPER', ''))
 # POSENC_TEST_WRAPPER_CASES=K (meson setup valgrindcli: 1): only the first K cases of each check
 # function run, under POSENC_TEST_WRAPPER; the plain and ASan builds' runs of this suite run them
-# all. Every kind of run is memchecked, in a quarter of the processes (memcheck starts in about
-# 0.45 s; the 268 usage-error cases go through one parser). (Running the rest without the wrapper
-# would not do: valgrind's CPU has no AVX-512, and the ISA cases' expectations come from it.)
+# all. Within such a case, a run of the tool goes under the wrapper only if its command line differs
+# from the case's runs before it in more than numbers and file names (command_shape), or its
+# environment differs: the rest repeat a path memcheck has seen with other values (ALiBi's 64 head
+# counts, one after another). Every kind of run is memchecked, in a sixth of the processes
+# (memcheck starts in about 0.6 s; the 268 usage-error cases go through one parser). (Running the
+# rest without the wrapper would not do: valgrind's CPU has no AVX-512, and the ISA cases'
+# expectations come from it.)
 WRAPPED_CASES = int(os.environ.get('POSENC_TEST_WRAPPER_CASES') or 0) if os.environ.get('POSENC_TEST_WRAPPER') else 0
-RUNS = [0]  # runs of the tool
+RUNS = [0, 0]  # runs of the tool, and of those under the wrapper
+CASE_SHAPES = None  # within a wrapped case: the command shapes run under the wrapper so far
 WINDOWS_TOOL = False  # the tool is a Windows program (set in main)
 
 
@@ -85,13 +90,37 @@ def wine_failed(proc):
     return WINDOWS_TOOL and proc.returncode != 0 and (not proc.stderr or b'Inconsistency detected by ld.so' in proc.stderr)
 
 
+def command_shape(args, env):
+    """What a run's command line leaves to the tool's paths: its words (subcommands, options, and
+    values such as 'split' or 'f16'), in any order, with each number, file name or other value
+    counted as '_' ('--isa=avx2' as '--isa avx2'); and its environment."""
+    words = []
+    for arg in args:
+        words += arg.split('=', 1) if arg.startswith('--') else [arg]
+    return tuple(sorted(w if re.fullmatch(r'-{0,2}[a-z][a-z0-9-]*', w) else '_' for w in words)), \
+        tuple(sorted((env or {}).items()))
+
+
+def wrapper_for(args, env):
+    """WRAPPER, or nothing for a run that repeats the shape of one before it in this case."""
+    if CASE_SHAPES is None:
+        return WRAPPER
+    shape = command_shape(args, env)
+    if shape in CASE_SHAPES:
+        return []
+    CASE_SHAPES.add(shape)
+    return WRAPPER
+
+
 def run(args, env=None, stdout=subprocess.PIPE, preexec_fn=None):
     full_env = dict(os.environ)
     full_env.pop('POSENC_ISA', None)  # tests set it explicitly when they need it
     full_env.update(env or {})
+    wrapper = wrapper_for(args, env)
     RUNS[0] += 1
+    RUNS[1] += bool(wrapper)
     for attempt in (1, 2):
-        proc = subprocess.run(WRAPPER + [POSENC] + list(args), stdout=stdout, stderr=subprocess.PIPE,
+        proc = subprocess.run(wrapper + [POSENC] + list(args), stdout=stdout, stderr=subprocess.PIPE,
                               env=full_env, timeout=120, preexec_fn=preexec_fn)
         if attempt == 2 or not wine_failed(proc):
             return proc
@@ -3448,9 +3477,11 @@ class Results:
 
     def case(self, name, fn, *args):
         self.cases_of[fn] = self.cases_of.get(fn, 0) + 1
+        global CASE_SHAPES
         if WRAPPED_CASES and self.cases_of[fn] > WRAPPED_CASES:
             self.left += 1
             return
+        CASE_SHAPES = set() if WRAPPED_CASES else None
         try:
             detail = fn(*args)
         except Exception as exc:  # any exception is a failed check, reported and counted
@@ -3461,6 +3492,8 @@ class Results:
         else:
             self.passed += 1
             print(f'ok   {name}' + (f'  [{detail}]' if detail else ''))
+        finally:
+            CASE_SHAPES = None
 
 
 def main():
@@ -3552,7 +3585,7 @@ def main():
             print(f'figure: Wine failed a run, run again: {retry}')
         if WRAPPED_CASES:
             first = 'the first case' if WRAPPED_CASES == 1 else f'the first {WRAPPED_CASES} cases'
-            print(f'figure: {first} of each check, {RUNS[0]} runs of the tool under'
+            print(f'figure: {first} of each check, {RUNS[0]} runs of the tool, {RUNS[1]} of them under'
                   f' {shlex.join(WRAPPER)}; {results.left} cases left to the runs without it')
     print(f'{results.passed} passed, {results.failed} failed')
     sys.exit(1 if results.failed else 0)
