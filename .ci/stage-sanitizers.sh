@@ -11,10 +11,11 @@
 #    (the fpenv tests: valgrind ignores FTZ/DAZ; the stack and guard-page tests) and the MPFR
 #    accuracy sweeps (suite mpfr: 13 minutes in MPFR on calls the other tests make too),
 #    test_dispatch's two POSENC_ISA runs (suite dispatch-env: test_dispatch's calls again) and the
-#    threaded tests (suite threads: their calls again, one thread at a time under valgrind), and,
-#    at the same time, the CLI's processes under tools/test_cli.py: the first case of each check,
-#    and in it each run whose command line is new to the case but for its values (setup
-#    valgrindcli: about 250 runs; all 1,530 took 13 minutes).
+#    threaded tests (suite threads, the engine example's threads too: their calls again, one
+#    thread at a time under valgrind) and suite small-block (test_rope with a 1 KiB block of RoPE
+#    rows), and, at the same time, the CLI's processes under tools/test_cli.py: the first case of
+#    each check, and in it each run whose command line is new to the case but for its values
+#    (setup valgrindcli: about 300 runs; all 1,530 took 13 minutes).
 # SAN_TSAN and SAN_NATIVE name other build directories.
 # About 8.5 minutes on 2 cores (a rehearsal: TSan's build and threaded tests 1 min 9 s, then the two
 # valgrind runs side by side 7 min 24 s, the CLI's 443 s of processes under memcheck the longest).

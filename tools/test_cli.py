@@ -22,6 +22,7 @@ The last line is "N passed, M failed"; the exit status is non-zero if anything f
 import ast
 import ctypes
 import ctypes.util
+import hashlib
 import io
 import math
 import os
@@ -47,12 +48,12 @@ WRAPPER = shlex.split(os.environ.get('POSENC_TEST_WRAPPER') or os.environ.get('M
 # POSENC_TEST_WRAPPER_CASES=K (meson setup valgrindcli: 1): only the first K cases of each check
 # function run, under POSENC_TEST_WRAPPER; the plain and ASan builds' runs of this suite run them
 # all. Within such a case, a run of the tool goes under the wrapper only if its command line differs
-# from the case's runs before it in more than numbers and file names (command_shape), or its
-# environment differs: the rest repeat a path memcheck has seen with other values (ALiBi's 64 head
-# counts, one after another). Every kind of run is memchecked, in a sixth of the processes
-# (memcheck starts in about 0.6 s; the 268 usage-error cases go through one parser). (Running the
-# rest without the wrapper would not do: valgrind's CPU has no AVX-512, and the ISA cases'
-# expectations come from it.)
+# from the case's runs before it in more than its values (command_shape: its words, the heads of
+# the files it names, its environment); the rest repeat a path memcheck has seen with other values
+# (ALiBi's 64 head counts, one after another) and run without it, in the same case. Every kind of
+# run is memchecked, in a fifth of the processes (memcheck starts in about 0.6 s; the 268
+# usage-error cases go through one parser). (The cases left out cannot run without the wrapper
+# instead: valgrind's CPU has no AVX-512, and the ISA cases' expectations come from it.)
 WRAPPED_CASES = int(os.environ.get('POSENC_TEST_WRAPPER_CASES') or 0) if os.environ.get('POSENC_TEST_WRAPPER') else 0
 RUNS = [0, 0]  # runs of the tool, and of those under the wrapper
 CASE_SHAPES = None  # within a wrapped case: the command shapes run under the wrapper so far
@@ -90,15 +91,33 @@ def wine_failed(proc):
     return WINDOWS_TOOL and proc.returncode != 0 and (not proc.stderr or b'Inconsistency detected by ld.so' in proc.stderr)
 
 
+def file_head(path):
+    """A file a command line names, as far as its contents can choose the tool's path: a digest of
+    its first 256 bytes (a .npy file's header: version, dtype, shape), 'other' for what is not a
+    regular file (a FIFO is not opened), 'none' where nothing is."""
+    if os.path.isfile(path):
+        with open(path, 'rb') as f:
+            return hashlib.sha1(f.read(256)).hexdigest()[:12]
+    return 'other' if os.path.lexists(path) else 'none'
+
+
 def command_shape(args, env):
-    """What a run's command line leaves to the tool's paths: its words (subcommands, options, and
-    values such as 'split' or 'f16'), in any order, with each number, file name or other value
-    counted as '_' ('--isa=avx2' as '--isa avx2'); and its environment."""
-    words = []
+    """What chooses a run's path through the tool: its words (subcommands, options, '-', and values
+    such as 'split' or 'f16'), in any order ('--isa=avx2' as '--isa avx2'); each file it names, by
+    its head (file_head) and by which of the command's files it is (an output named as the input);
+    any other value (a number, a name) as '_'; and its environment."""
+    words, files = [], []
     for arg in args:
-        words += arg.split('=', 1) if arg.startswith('--') else [arg]
-    return tuple(sorted(w if re.fullmatch(r'-{0,2}[a-z][a-z0-9-]*', w) else '_' for w in words)), \
-        tuple(sorted((env or {}).items()))
+        for w in arg.split('=', 1) if arg.startswith('--') else [arg]:
+            if w == '-' or re.fullmatch(r'-{0,2}[a-z][a-z0-9-]*', w):
+                words.append(w)
+            elif os.sep in w or (os.altsep and os.altsep in w):  # a file's name, there or not
+                if w not in files:
+                    files.append(w)
+                words.append(f'file{files.index(w)}:{file_head(w)}')
+            else:
+                words.append('_')
+    return tuple(sorted(words)), tuple(sorted((env or {}).items()))
 
 
 def wrapper_for(args, env):
@@ -3586,7 +3605,8 @@ def main():
         if WRAPPED_CASES:
             first = 'the first case' if WRAPPED_CASES == 1 else f'the first {WRAPPED_CASES} cases'
             print(f'figure: {first} of each check, {RUNS[0]} runs of the tool, {RUNS[1]} of them under'
-                  f' {shlex.join(WRAPPER)}; {results.left} cases left to the runs without it')
+                  f' {shlex.join(WRAPPER)}; {results.left} cases not run here (the plain and ASan builds'
+                  f' run them)')
     print(f'{results.passed} passed, {results.failed} failed')
     sys.exit(1 if results.failed else 0)
 
