@@ -17,8 +17,9 @@
 #    each check, and in it each run whose command line is new to the case but for its values
 #    (setup valgrindcli: about 300 runs; all 1,530 took 13 minutes).
 # SAN_TSAN and SAN_NATIVE name other build directories.
-# About 8.5 minutes on 2 cores (a rehearsal: TSan's build and threaded tests 1 min 9 s, then the two
-# valgrind runs side by side 7 min 24 s, the CLI's 443 s of processes under memcheck the longest).
+# About 5.5 minutes on 2 cores (TSan's build and threaded tests 1 min 9 s in a rehearsal; then the
+# valgrind runs side by side, 263 s here, the CLI's second shard the longest: 262 s, where its one
+# run of every check's first case took 443 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results=$(realpath "${1:?usage: stage-sanitizers.sh RESULTS_FILE}")
@@ -38,8 +39,17 @@ check "tsan threads x8" repeat_threads
 step "valgrind memcheck"
 native=${SAN_NATIVE:-build}
 if [ -f "$native/build.ninja" ]; then meson compile -C "$native" >/dev/null; else meson_build "$native"; fi
-meson test -C "$native" --setup valgrindcli --suite cli --no-rebuild --print-errorlogs >"$native/valgrindcli.out" 2>&1 &
-cli_job=$!
+# the CLI's checks in two shards beside the suite (POSENC_TEST_SHARD, tools/test_cli.py): one
+# process of memcheck runs would be the stage's longest pole. Each shard keeps a log of its own,
+# meson-logs/testlog-cliN-valgrindcli.json (meson appends the setup's name to --logbase).
+cli_jobs=()
+for shard in 0 1; do
+  POSENC_TEST_SHARD=$shard/2 meson test -C "$native" --setup valgrindcli --suite cli --no-rebuild \
+    --logbase "testlog-cli$shard" --print-errorlogs >"$native/valgrindcli$shard.out" 2>&1 &
+  cli_jobs+=($!)
+done
 meson_tests "$native" valgrind
-wait "$cli_job" || tail -60 "$native/valgrindcli.out"
-echo "meson $native:valgrindcli" >>"$results"
+for shard in 0 1; do
+  wait "${cli_jobs[$shard]}" || tail -60 "$native/valgrindcli$shard.out"
+  echo "meson $native:cli$shard-valgrindcli" >>"$results"
+done

@@ -55,6 +55,9 @@ WRAPPER = shlex.split(os.environ.get('POSENC_TEST_WRAPPER') or os.environ.get('M
 # usage-error cases go through one parser). (The cases left out cannot run without the wrapper
 # instead: valgrind's CPU has no AVX-512, and the ISA cases' expectations come from it.)
 WRAPPED_CASES = int(os.environ.get('POSENC_TEST_WRAPPER_CASES') or 0) if os.environ.get('POSENC_TEST_WRAPPER') else 0
+# POSENC_TEST_SHARD=I/N (.ci/stage-sanitizers.sh): only the checks whose place in the run's order is
+# I modulo N, so that N processes share the cases (memcheck's runs, on CI's two cores).
+SHARD = tuple(int(x) for x in os.environ['POSENC_TEST_SHARD'].split('/')) if os.environ.get('POSENC_TEST_SHARD') else (0, 1)
 RUNS = [0, 0]  # runs of the tool, and of those under the wrapper
 CASE_SHAPES = None  # within a wrapped case: the command shapes run under the wrapper so far
 WINDOWS_TOOL = False  # the tool is a Windows program (set in main)
@@ -3493,8 +3496,12 @@ class Results:
     def __init__(self):
         self.passed = self.failed = self.left = 0
         self.cases_of = {}  # check function -> its cases so far
+        self.order = {}  # check function -> its place in the run's order (POSENC_TEST_SHARD)
 
     def case(self, name, fn, *args):
+        place = self.order.setdefault(fn, len(self.order))
+        if place % SHARD[1] != SHARD[0]:  # another shard's check
+            return
         self.cases_of[fn] = self.cases_of.get(fn, 0) + 1
         global CASE_SHAPES
         if WRAPPED_CASES and self.cases_of[fn] > WRAPPED_CASES:
