@@ -14,8 +14,9 @@
 #    threaded tests (suite threads, the engine example's threads too: their calls again, one
 #    thread at a time under valgrind) and suite small-block (test_rope with a 1 KiB block of RoPE
 #    rows), and, at the same time, the CLI's processes under tools/test_cli.py: the first case of
-#    each check, and in it each run whose command line is new to the case but for its values
-#    (setup valgrindcli: about 300 runs; all 1,530 took 13 minutes).
+#    each check, and in it each run whose command line is new to the case but for its values (its
+#    words and the first bytes of its files) (setup valgrindcli: about 300 runs; all 1,530 took 13
+#    minutes), in two shards of every other check.
 # SAN_TSAN and SAN_NATIVE name other build directories.
 # About 5.5 minutes on 2 cores (TSan's build and threaded tests 1 min 9 s in a rehearsal; then the
 # valgrind runs side by side, 263 s here, the CLI's second shard the longest: 262 s, where its one
@@ -44,6 +45,7 @@ if [ -f "$native/build.ninja" ]; then meson compile -C "$native" >/dev/null; els
 # meson-logs/testlog-cliN-valgrindcli.json (meson appends the setup's name to --logbase).
 cli_jobs=()
 for shard in 0 1; do
+  rm -f "$native/meson-logs/testlog-cli$shard-valgrindcli".* # no earlier run's log is read as this one's
   POSENC_TEST_SHARD=$shard/2 meson test -C "$native" --setup valgrindcli --suite cli --no-rebuild \
     --logbase "testlog-cli$shard" --print-errorlogs >"$native/valgrindcli$shard.out" 2>&1 &
   cli_jobs+=($!)

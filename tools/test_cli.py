@@ -17,7 +17,11 @@ A Windows build of the tool (posenc.exe, run under Wine through MESON_EXE_WRAPPE
 Windows cannot do or does differently, each named in a "figure: not run" line: POSIX file kinds
 (FIFOs, symbolic links) and permission bits, arguments longer than Windows' 32,767-character
 command line, and the limits set with setrlimit.
-The last line is "N passed, M failed"; the exit status is non-zero if anything failed.
+POSENC_TEST_WRAPPER runs the tool under a command (valgrind; POSENC_TEST_WRAPPER_CASES, below),
+and POSENC_TEST_SHARD=I/N runs every Nth check, from the Ith (0-based), so that N processes share
+the checks.
+The last line is "N passed, M failed"; the exit status is non-zero if anything failed, or if
+nothing ran.
 """
 import ast
 import ctypes
@@ -56,8 +60,16 @@ WRAPPER = shlex.split(os.environ.get('POSENC_TEST_WRAPPER') or os.environ.get('M
 # instead: valgrind's CPU has no AVX-512, and the ISA cases' expectations come from it.)
 WRAPPED_CASES = int(os.environ.get('POSENC_TEST_WRAPPER_CASES') or 0) if os.environ.get('POSENC_TEST_WRAPPER') else 0
 # POSENC_TEST_SHARD=I/N (.ci/stage-sanitizers.sh): only the checks whose place in the run's order is
-# I modulo N, so that N processes share the cases (memcheck's runs, on CI's two cores).
-SHARD = tuple(int(x) for x in os.environ['POSENC_TEST_SHARD'].split('/')) if os.environ.get('POSENC_TEST_SHARD') else (0, 1)
+# I modulo N, so that N processes share the cases (memcheck's runs, on CI's two cores); the check
+# for leftover temporary files runs in every shard (each has its own directory).
+def parse_shard(text):
+    match = re.fullmatch(r'(\d+)/(\d+)', text or '0/1')
+    if not match or not int(match.group(1)) < int(match.group(2)):
+        sys.exit(f'POSENC_TEST_SHARD={text!r}: expected I/N with 0 <= I < N')
+    return int(match.group(1)), int(match.group(2))
+
+
+SHARD = parse_shard(os.environ.get('POSENC_TEST_SHARD'))
 RUNS = [0, 0]  # runs of the tool, and of those under the wrapper
 CASE_SHAPES = None  # within a wrapped case: the command shapes run under the wrapper so far
 WINDOWS_TOOL = False  # the tool is a Windows program (set in main)
@@ -99,8 +111,11 @@ def file_head(path):
     its first 256 bytes (a .npy file's header: version, dtype, shape), 'other' for what is not a
     regular file (a FIFO is not opened), 'none' where nothing is."""
     if os.path.isfile(path):
-        with open(path, 'rb') as f:
-            return hashlib.sha1(f.read(256)).hexdigest()[:12]
+        try:
+            with open(path, 'rb') as f:
+                return hashlib.sha1(f.read(256)).hexdigest()[:12]
+        except OSError:
+            return 'unreadable'
     return 'other' if os.path.lexists(path) else 'none'
 
 
@@ -112,7 +127,7 @@ def command_shape(args, env):
     words, files = [], []
     for arg in args:
         for w in arg.split('=', 1) if arg.startswith('--') else [arg]:
-            if w == '-' or re.fullmatch(r'-{0,2}[a-z][a-z0-9-]*', w):
+            if w in ('-', '--') or re.fullmatch(r'-{0,2}[a-z][a-z0-9-]*', w):
                 words.append(w)
             elif os.sep in w or (os.altsep and os.altsep in w):  # a file's name, there or not
                 if w not in files:
@@ -3498,9 +3513,9 @@ class Results:
         self.cases_of = {}  # check function -> its cases so far
         self.order = {}  # check function -> its place in the run's order (POSENC_TEST_SHARD)
 
-    def case(self, name, fn, *args):
+    def case(self, name, fn, *args, every_shard=False):
         place = self.order.setdefault(fn, len(self.order))
-        if place % SHARD[1] != SHARD[0]:  # another shard's check
+        if place % SHARD[1] != SHARD[0] and not every_shard:  # another shard's check
             return
         self.cases_of[fn] = self.cases_of.get(fn, 0) + 1
         global CASE_SHAPES
@@ -3604,18 +3619,21 @@ def main():
         for args, needle in long_input_cases():
             shown = shlex.join(a if len(a) < 40 else f'<{len(a)} characters>' for a in args)
             results.case(f'long input echoed short: {shown}', test_long_input_message, args, needle)
-        results.case('no temporary files left', test_no_leftovers)
+        results.case('no temporary files left', test_no_leftovers, every_shard=True)
         for note in NOTES:
             print(f'figure: not run: {note}')
         for retry in WINE_RETRIES:
             print(f'figure: Wine failed a run, run again: {retry}')
         if WRAPPED_CASES:
             first = 'the first case' if WRAPPED_CASES == 1 else f'the first {WRAPPED_CASES} cases'
-            print(f'figure: {first} of each check, {RUNS[0]} runs of the tool, {RUNS[1]} of them under'
-                  f' {shlex.join(WRAPPER)}; {results.left} cases not run here (the plain and ASan builds'
-                  f' run them)')
+            print(f'figure: {first} of each check, {RUNS[0]} runs of the tool (some while cases are set'
+                  f' up), {RUNS[1]} of them under {shlex.join(WRAPPER)}; {results.left} cases not run here'
+                  f' (the plain and ASan builds run them)')
+        if SHARD[1] > 1:
+            print(f'figure: shard {SHARD[0]}/{SHARD[1]}: {len(results.cases_of)} of the {len(results.order)}'
+                  f' checks')
     print(f'{results.passed} passed, {results.failed} failed')
-    sys.exit(1 if results.failed else 0)
+    sys.exit(1 if results.failed or not results.passed else 0)
 
 
 if __name__ == '__main__':
