@@ -12,8 +12,7 @@
 #             model ('max') is Haswell's case again, so the stage skips that run.
 # None runs suite small-block (tests/meson.build: the RoPE tests again with a 1 KiB block of rows,
 # which the native and ARM builds run). Release builds in build-<triple>; cross builds compile
-# tests lighter where emulation is slow
-# (tests/meson.build). About 8 minutes on 2 busy cores, toolchain install excluded (7 min 55 s in a
+# tests lighter where emulation is slow (tests/meson.build). About 8 minutes on 2 busy cores, toolchain install excluded (7 min 55 s in a
 # rehearsal; 14 min with ppc64le's whole suite and i686's on Nehalem, in one on a busier day).
 set -euo pipefail
 cd "$(dirname "$0")/.."
