@@ -6,9 +6,9 @@
 #             little-endian on riscv64 (.ci/run) and big-endian on s390x here (3.4 of its 7.4
 #             test-minutes);
 #   s390x     scalar backend, big-endian: the goldens hash a little-endian image of the outputs;
-#   i686      -msse2 -mfpmath=sse, SSE2 and AVX2 backends dispatched at run time: the whole suite on
-#             qemu's Haswell model (avx2 chosen; every test runs scalar, SSE2 and AVX2), and the
-#             dispatch suite on its Nehalem model (no AVX2: sse2 must be chosen). qemu's default
+#   i686      -msse2 -mfpmath=sse, SSE2 and AVX2 backends dispatched at run time: the suite on
+#             qemu's Haswell model (avx2 chosen; every test runs scalar, SSE2 and AVX2) but the
+#             sweeps and the threaded tests (tests/meson.build's i686 setups), and the dispatch suite on its Nehalem model (no AVX2: sse2 must be chosen). qemu's default
 #             model ('max') is Haswell's case again, so the stage skips that run.
 # None runs suite small-block (tests/meson.build: the RoPE tests again with a 1 KiB block of rows,
 # which the native and ARM builds run). Release builds in build-<triple>; cross builds compile
