@@ -18,6 +18,14 @@ apt_install() {
   rm -f "$log"
 }
 
+# stage_packages PACKAGE...: what a stage needs from Debian, installed (apt_install). With
+# PACKAGES_LIST=FILE set it only appends them to FILE and ends the stage: .ci/run collects every
+# stage's list that way and installs them all in the background during the quick start.
+stage_packages() {
+  if [ -n "${PACKAGES_LIST:-}" ]; then printf '%s\n' "$@" >>"$PACKAGES_LIST"; exit 0; fi
+  apt_install "$@"
+}
+
 # meson_build DIR [SETUP ARGS...]: a fresh build in DIR, compiled; the backends it got are shown.
 meson_build() {
   local dir=$1 log

@@ -15,7 +15,7 @@ out=$native/bench-smoke
 . .ci/lib.sh
 py=/usr/bin/python3  # Debian's, with python3-matplotlib (not a pyenv or venv one on PATH)
 
-apt_install python3 python3-matplotlib qemu-user
+stage_packages python3 python3-matplotlib qemu-user
 for b in "$native" "$aarch64"; do
   [ -x "$b/bench/bench_table" ] || { echo "stage-bench-smoke: $b/bench is not built"; exit 1; }
 done

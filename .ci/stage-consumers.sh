@@ -12,11 +12,11 @@ set -euo pipefail
 results=$(realpath "$1")
 cd "$(dirname "$0")/.."
 . .ci/lib.sh
-work=$(mktemp -d)
 
 # posenc's own meson setup also configures its tests and tool (xxhash, MPFR, NumPy).
-apt_install gcc g++ make cmake pkg-config meson ninja-build python3 python3-numpy \
+stage_packages gcc g++ make cmake pkg-config meson ninja-build python3 python3-numpy \
   libsimde-dev libxxhash-dev libmpfr-dev gcc-i686-linux-gnu libc6-dev-i386-cross qemu-user
+work=$(mktemp -d)
 
 # A clean copy: what git tracks and what it would track (so that uncommitted work is tested too).
 src=$work/posenc

@@ -10,7 +10,7 @@ results=$(realpath "${1:?usage: stage-cortex-m.sh RESULTS_FILE}")
 . .ci/lib.sh
 
 step "Cortex-M: toolchain and qemu-system-arm"
-apt_install meson libsimde-dev libxxhash-dev gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+stage_packages meson libsimde-dev libxxhash-dev gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 
 for cpu in cortex-m4 cortex-m55; do
   step "Cortex-M: $cpu (qemu-system-arm, semihosting)"

@@ -29,7 +29,7 @@ dir=${COV_BUILD:-build-cov}
 floor=${COV_MIN_LINES:-99.0}
 start=$SECONDS
 
-apt_install gcc g++ gcovr meson ninja-build pkg-config libsimde-dev libxxhash-dev libmpfr-dev python3 python3-numpy
+stage_packages gcc g++ gcovr meson ninja-build pkg-config libsimde-dev libxxhash-dev libmpfr-dev python3 python3-numpy
 
 step "coverage build (gcc -O0, -Db_coverage=true) and its tests"
 meson_build "$dir" -Dbuildtype=debug -Db_coverage=true \

@@ -19,14 +19,14 @@ results=$(realpath "${1:?usage: stage-fuzz.sh RESULTS_FILE}")
 seconds=${FUZZ_SECONDS:-180} # two at a time, fuzz_tables ran into a 90 s cap (56,785 inputs then)
 seed=${FUZZ_SEED:-1}
 dir=${FUZZ_BUILD:-build-fuzz}  # FUZZ_BUILD: another build directory
-work=$(mktemp -d)
 targets="fuzz_tables fuzz_rope fuzz_embed fuzz_bias fuzz_npy"
 # (fuzz_rope's former 150000 ran into a 90 s cap in a rehearsal: a time-capped run is not
 # reproducible.)
 declare -A runs_of=([fuzz_tables]=60000 [fuzz_rope]=60000 [fuzz_embed]=60000 [fuzz_bias]=30000
                     [fuzz_npy]=2500000)
 
-apt_install clang libclang-rt-dev meson ninja-build libsimde-dev libxxhash-dev python3-numpy libmpfr-dev
+stage_packages clang libclang-rt-dev meson ninja-build libsimde-dev libxxhash-dev python3-numpy libmpfr-dev
+work=$(mktemp -d)
 
 step "fuzz build (clang, -Dfuzz=true): only the fuzz targets"
 rm -rf "$dir"

@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 results=$(realpath "${1:?usage: stage-more-isas.sh RESULTS_FILE}")
 . .ci/lib.sh
 
-apt_install meson ninja-build libsimde-dev libxxhash-dev qemu-user \
+stage_packages meson ninja-build libsimde-dev libxxhash-dev qemu-user \
   gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross \
   gcc-s390x-linux-gnu libc6-dev-s390x-cross \
   gcc-i686-linux-gnu g++-i686-linux-gnu libc6-dev-i386-cross

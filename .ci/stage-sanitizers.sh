@@ -27,7 +27,7 @@ results=$(realpath "${1:?usage: stage-sanitizers.sh RESULTS_FILE}")
 . .ci/lib.sh
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
-apt_install gcc g++ meson ninja-build pkg-config libsimde-dev libxxhash-dev libmpfr-dev python3 python3-numpy \
+stage_packages gcc g++ meson ninja-build pkg-config libsimde-dev libxxhash-dev libmpfr-dev python3 python3-numpy \
   valgrind clang libclang-rt-dev
 
 step "ThreadSanitizer (clang): the tests that start threads"

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 results=$(realpath "${1:?usage: stage-wasm.sh RESULTS_FILE}")
 . .ci/lib.sh
 
-apt_install meson ninja-build libsimde-dev libxxhash-dev python3 clang lld llvm wasi-libc libclang-rt-dev-wasm32 \
+stage_packages meson ninja-build libsimde-dev libxxhash-dev python3 clang lld llvm wasi-libc libclang-rt-dev-wasm32 \
   libc++-14-dev-wasm32 libc++abi-14-dev-wasm32 emscripten
 command -v node >/dev/null || apt_install nodejs
 # Debian's emcc runs its JavaScript optimizer with node modules from /usr/share/nodejs, which a

@@ -23,7 +23,7 @@ since() { echo "($(( $(date +%s) - $1 )) s)"; }
 
 t=$(date +%s)
 # clang-cl comes with clang-tools-14 and llvm-lib with llvm-14 (neither with clang alone).
-apt_install meson ninja-build libsimde-dev libxxhash-dev python3-numpy gcc g++ qemu-user \
+stage_packages meson ninja-build libsimde-dev libxxhash-dev python3-numpy gcc g++ qemu-user \
   gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine wine64 \
   clang-14 clang-tools-14 llvm-14 lld libwine-dev
 echo "toolchains installed $(since "$t")"
