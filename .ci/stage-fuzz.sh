@@ -19,7 +19,7 @@ results=$(realpath "${1:?usage: stage-fuzz.sh RESULTS_FILE}")
 seconds=${FUZZ_SECONDS:-180} # two at a time, fuzz_tables ran into a 90 s cap (56,785 inputs then)
 seed=${FUZZ_SEED:-1}
 dir=${FUZZ_BUILD:-build-fuzz}  # FUZZ_BUILD: another build directory
-targets="fuzz_tables fuzz_rope fuzz_embed fuzz_bias fuzz_npy"
+targets="fuzz_tables fuzz_rope fuzz_bias fuzz_embed fuzz_npy"  # the longest first
 # (fuzz_rope's former 150000 ran into a 90 s cap in a rehearsal: a time-capped run is not
 # reproducible.)
 declare -A runs_of=([fuzz_tables]=60000 [fuzz_rope]=60000 [fuzz_embed]=60000 [fuzz_bias]=30000
@@ -46,29 +46,31 @@ fuzz_one() {
     return 1
   }
 }
-# Two targets at a time, one per core (a target is one process): the stage takes half the time,
-# and a target's inputs are the same whatever runs beside it (a fixed count from a fixed seed).
+# Two targets at a time, one per core (a target is one process), each core taking the next target
+# as soon as its last one ends (the longest first: pairs that waited for each other idled a core
+# for a third of the stage). A target's inputs are the same whatever runs beside it (a fixed
+# count from a fixed seed).
 # fuzz_start TARGET: fuzz_one in the background (errexit on inside it, as check gives), its output
 # and exit status kept for fuzz_result.
 fuzz_start() {
   (set +e; (set -e; fuzz_one "$1"); echo $? >"$work/$1.status") >"$work/$1.out" 2>&1 &
 }
 fuzz_result() { cat "$work/$1.out"; return "$(cat "$work/$1.status")"; }
-set -- $targets
-while [ $# -gt 0 ]; do
-  pair=$1; shift
-  if [ $# -gt 0 ]; then pair="$pair $1"; shift; fi
-  for t in $pair; do fuzz_start "$t"; done
-  wait
-  for t in $pair; do
-    check "fuzz $t (${runs_of[$t]} inputs, seed $seed)" fuzz_result "$t"
-    runs=$(grep -h -m1 -o 'stat::number_of_executed_units: [0-9]*' "$work/$t.log" | cut -d' ' -f2) || true
-    if [ -n "$runs" ] && [ "$runs" != "${runs_of[$t]}" ]; then
-      echo "warning: $t stopped at the $seconds s cap after $runs of its ${runs_of[$t]} inputs (not reproducible)"
-    fi
-    echo "$t: $runs executions," \
-      "corpus $(ls "fuzz/corpus/$t" | wc -l) -> $(ls "$work/$t" | wc -l) inputs," \
-      "$(grep -o 'cov: [0-9]*' "$work/$t.log" | tail -1)"
-  done
+running=0
+for t in $targets; do
+  if [ $running -ge 2 ]; then wait -n; running=$((running - 1)); fi
+  fuzz_start "$t"
+  running=$((running + 1))
+done
+wait
+for t in $targets; do
+  check "fuzz $t (${runs_of[$t]} inputs, seed $seed)" fuzz_result "$t"
+  runs=$(grep -h -m1 -o 'stat::number_of_executed_units: [0-9]*' "$work/$t.log" | cut -d' ' -f2) || true
+  if [ -n "$runs" ] && [ "$runs" != "${runs_of[$t]}" ]; then
+    echo "warning: $t stopped at the $seconds s cap after $runs of its ${runs_of[$t]} inputs (not reproducible)"
+  fi
+  echo "$t: $runs executions," \
+    "corpus $(ls "fuzz/corpus/$t" | wc -l) -> $(ls "$work/$t" | wc -l) inputs," \
+    "$(grep -o 'cov: [0-9]*' "$work/$t.log" | tail -1)"
 done
 rm -rf "$work"
