@@ -27,14 +27,27 @@ stage_packages() {
 }
 
 # meson_build DIR [SETUP ARGS...]: a fresh build in DIR, compiled; the backends it got are shown.
+# With BUILD_SUITES="SUITE..." only the programs those suites' tests run are built (and what they
+# link): run them with meson_subset DIR SETUP --no-rebuild --suite SUITE...
 meson_build() {
-  local dir=$1 log
+  local dir=$1 log programs
   shift
   log=$(mktemp)
   rm -rf "$dir"
   meson setup "$dir" "$@" >"$log" 2>&1 || { cat "$log"; exit 1; }
   grep -A1 "^  posenc" "$log" | tail -1 || true
-  meson compile -C "$dir" >"$log" 2>&1 || { tail -40 "$log"; exit 1; }
+  if [ -n "${BUILD_SUITES:-}" ]; then
+    programs=$(meson introspect --tests "$dir" | python3 -c '
+import json, os, sys
+build, suites = os.path.realpath(sys.argv[1]), set(sys.argv[2:])
+for test in json.load(sys.stdin):  # suites are named "project:suite"
+    program = os.path.realpath(test["cmd"][0])
+    if suites & {s.rpartition(":")[2] for s in test["suite"]} and program.startswith(build + os.sep):
+        print(os.path.relpath(program, build))' "$dir" $BUILD_SUITES | sort -u)
+    ninja -C "$dir" $programs >"$log" 2>&1 || { tail -40 "$log"; exit 1; }
+  else
+    meson compile -C "$dir" >"$log" 2>&1 || { tail -40 "$log"; exit 1; }
+  fi
   rm -f "$log"
 }
 
