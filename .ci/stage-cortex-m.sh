@@ -2,7 +2,8 @@
 # CI stage: posenc's test firmware on bare-metal Cortex-M4 (MPS2 AN386) and Cortex-M55 (MPS3 AN547)
 # under qemu-system-arm, built with arm-none-eabi-gcc and newlib (cross/cortex-m*.ini, firmware/).
 #   bash .ci/stage-cortex-m.sh RESULTS_FILE      (from the repository root)
-# About 4-5 minutes on 2 cores after the install (~211 MB); bias on the M4 takes 2.5 of them.
+# About 3.5 minutes on 2 cores after the install (~211 MB; 3 min 19 s in a rehearsal, bias on the
+# M4 96 s of it, beside its other tests on the other core).
 # Then the README's footprint table is checked (tools/footprint.py, about 30 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."

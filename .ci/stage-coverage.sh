@@ -19,8 +19,8 @@
 # coverage stays at or above COV_MIN_LINES (default 99.0; measured 99.5%). posenc_simd.h's
 # branch figure is low by construction: at -O0, SIMDe's emulation macros expanded on its lines
 # (a switch over the immediate, per-lane loops) count as its branches. Read its line figure.
-# COV_BUILD names another build directory. 2.5 to 4 minutes on 2 cores (2 min 24 s in a rehearsal
-# on a slow day: build and tests; 3 min 48 s before the guard-page and stack tests were left out).
+# COV_BUILD names another build directory. About 2 minutes on 2 cores (2 min 1 s in a rehearsal:
+# build and tests; 3 min 48 s before the guard-page and stack tests were left out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results=$(realpath "${1:?usage: stage-coverage.sh RESULTS_FILE}")

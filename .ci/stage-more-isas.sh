@@ -13,8 +13,9 @@
 #             default model ('max') is Haswell's case again, so the stage skips that run.
 # None runs suite small-block (tests/meson.build: the RoPE tests again with a 1 KiB block of rows,
 # which the native and ARM builds run). Release builds in build-<triple>; cross builds compile
-# tests lighter where emulation is slow (tests/meson.build). About 8 minutes on 2 busy cores, toolchain install excluded (7 min 55 s in a
-# rehearsal; 14 min with ppc64le's whole suite and i686's on Nehalem, in one on a busier day).
+# tests lighter where emulation is slow (tests/meson.build). About 7 minutes on 2 busy cores,
+# toolchain install excluded (6 min 47 s in a rehearsal, i686 2 min 47 s of it, before ppc64le and
+# i686 ran the stack test again; 9 min 31 s with i686's sweeps and threaded tests, on a slower day).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results=$(realpath "${1:?usage: stage-more-isas.sh RESULTS_FILE}")

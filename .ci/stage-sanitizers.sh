@@ -18,9 +18,9 @@
 #    words and the first bytes of its files) (setup valgrindcli: about 300 runs; all 1,530 took 13
 #    minutes), in two shards of every other check.
 # SAN_TSAN and SAN_NATIVE name other build directories.
-# About 5-6 minutes on 2 cores (a rehearsal on a slow day: TSan's build and threaded tests 1 min
-# 24 s, then the valgrind runs side by side 4 min 36 s, where they took 7 min 24 s before the CLI's
-# runs were narrowed and sharded: its one run of every check's first case took 443 s).
+# About 5 minutes on 2 cores (a rehearsal: TSan's build and threaded tests 53 s, then the valgrind
+# runs side by side 4 min 12 s, where they took 7 min 24 s before the CLI's runs were narrowed and
+# sharded: its one run of every check's first case took 443 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results=$(realpath "${1:?usage: stage-sanitizers.sh RESULTS_FILE}")
