@@ -14,7 +14,8 @@ apt_install() {
   local log
   dpkg -s "$@" >/dev/null 2>&1 && return 0
   log=$(mktemp)
-  as_root apt-get install -y -q --no-install-recommends "$@" >"$log" 2>&1 || { cat "$log"; exit 1; }
+  as_root apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "$@" >"$log" 2>&1 ||
+    { cat "$log"; exit 1; }
   rm -f "$log"
 }
 
@@ -28,7 +29,8 @@ stage_packages() {
 
 # meson_build DIR [SETUP ARGS...]: a fresh build in DIR, compiled; the backends it got are shown.
 # With BUILD_SUITES="SUITE..." only the programs those suites' tests run are built (and what they
-# link): run them with meson_subset DIR SETUP --no-rebuild --suite SUITE...
+# link; not a test's other dependencies, which the suites it is used for have none of): run them
+# with meson_subset DIR SETUP --no-rebuild --suite SUITE...
 meson_build() {
   local dir=$1 log programs
   shift
@@ -44,6 +46,7 @@ for test in json.load(sys.stdin):  # suites are named "project:suite"
     program = os.path.realpath(test["cmd"][0])
     if suites & {s.rpartition(":")[2] for s in test["suite"]} and program.startswith(build + os.sep):
         print(os.path.relpath(program, build))' "$dir" $BUILD_SUITES | sort -u)
+    [ -n "$programs" ] || { echo "meson_build: no test programs in suites $BUILD_SUITES"; exit 1; }
     ninja -C "$dir" $programs >"$log" 2>&1 || { tail -40 "$log"; exit 1; }
   else
     meson compile -C "$dir" >"$log" 2>&1 || { tail -40 "$log"; exit 1; }
