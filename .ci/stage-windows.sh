@@ -2,14 +2,15 @@
 # CI stage: Windows x64, built here and run under Wine, against the same goldens as Linux.
 #   bash .ci/stage-windows.sh RESULTS_FILE
 #   MinGW-w64 (cross/x86_64-w64-mingw32.ini): everything built (library, tests, examples, benches,
-#     CLI) but the single-file hostile-flag variants, which its GCC ran natively, warnings as errors; every meson test under Wine, the CLI suite included; then the
+#     CLI), warnings as errors, but the single-file hostile-flag variants (the native build of the
+#     same GCC 12 runs them); every meson test under Wine, the CLI suite included; then the
 #     dispatch suite with Wine itself under qemu-x86_64 -cpu Nehalem (no AVX: sse2 must be chosen,
 #     and its self-test passes: every kernel family).
 #   clang-cl in MSVC mode (cross/x86_64-windows-clang-cl.ini: _MSC_VER, no __GNUC__, so posenc's
-#     cl.exe code paths), with Wine's C library: everything built; every meson test under Wine but
-#     the CLI suite (Wine's <stdlib.h> has EXIT_FAILURE -1, the suite wants exit status 1); then a
-#     header-only program built without meson (C and C++, /W4 /WX, /arch:AVX2): it must choose
-#     AVX2 as /proc/cpuinfo says.
+#     cl.exe code paths), with Wine's C library: everything built but the hostile-flag variants;
+#     every meson test under Wine but the CLI suite (Wine's <stdlib.h> has EXIT_FAILURE -1, the
+#     suite wants exit status 1); then a header-only program built without meson (C and C++,
+#     /W4 /WX, /arch:AVX2): it must choose AVX2 as /proc/cpuinfo says.
 # Each build runs tests/check_detection.py: the automatic choice against /proc/cpuinfo's flags.
 # One fresh Wine prefix in a temporary directory, its wineserver kept alive for the whole stage
 # (a Wine process then starts in a few tens of milliseconds, not seconds). The stage's wall time
@@ -43,7 +44,7 @@ echo "prefix ready $(since "$t")"
 
 step "Windows x64, MinGW-w64: build"
 t=$(date +%s)
-# -Dflag_variants=false: MinGW-w64's GCC 12 is the native build's, which ran the single-file
+# -Dflag_variants=false: MinGW-w64's GCC is the native build's release (12), which ran the single-file
 # hostile-flag builds (contraction, -ffast-math, AVX512-FP16: 4 of the 10 whole-implementation
 # compiles here); this build tests what Windows changes (C library, ABI, <windows.h>, Wine).
 meson_build build-windows-mingw --cross-file cross/x86_64-w64-mingw32.ini --werror -Dflag_variants=false
@@ -67,7 +68,8 @@ echo "tests $(since "$t")"
 clang_cl_build=/tmp/posenc-build-windows-clang-cl
 step "Windows x64, clang-cl (MSVC mode): build"
 t=$(date +%s)
-# (-Dflag_variants=false: clang-cl ignores GCC's -ffast-math, so that variant was a plain build.)
+# (-Dflag_variants=false: clang-cl ignores GCC's -ffast-math, so that variant was a plain build;
+# the AVX512-FP16 compile, which clang-cl accepts, is the native clang build's too.)
 meson_build "$clang_cl_build" --cross-file cross/x86_64-windows-clang-cl.ini -Dflag_variants=false
 echo "built $(since "$t")"
 

@@ -35,6 +35,10 @@ UNSAFE = [
     ["-O2", "-ffinite-math-only"],
     ["-O2", "-freciprocal-math", "-fno-signed-zeros"],
 ]
+# The SIMD kernels' sets where posenc's pragmas undo the flags (one pragma region covers both
+# headers, and posenc.h alone meets every set): -Ofast, all of them with the macros that steer
+# posenc's checks, and the set no macro shows.
+KERNEL_UNSAFE = [UNSAFE[0], UNSAFE[2]]
 CONTRACT_MSG = "add -ffp-contract=on after -ffast-math and define POSENC_FP_CONTRACT_ON"
 FIRST_MSG = "include posenc_simd.h first"
 EXCESS_MSG = "posenc needs IEEE arithmetic without excess precision"
@@ -70,13 +74,11 @@ def builds(cc, family, x86, strict_fp, simd_flags, backend):
     if x86 and {"avx2", "f16c"} <= cpu_flags():
         headers.append(("posenc_simd.h avx2", ["-mavx2", "-mf16c"]))
     out = []
+    # Where no pragma undoes the flags (clang without float_control), each flag's own effect on the
+    # kernels is what is tested: all five sets for them too.
+    undone = family == "gcc" or strict_fp
     for hname, hflags in headers:
-        # Where posenc's pragmas undo the flags (GCC; clang with float_control), one pragma region
-        # covers both headers: posenc.h alone meets each flag set, and the SIMD kernels -Ofast (all
-        # of them, with the macros that steer posenc's checks) and the set no macro shows. Where
-        # nothing undoes them, each flag's own effect on the kernels is what is tested: all five.
-        undone = family == "gcc" or strict_fp
-        for flags in UNSAFE if hname == "posenc.h" or not undone else UNSAFE[:1] + UNSAFE[2:3]:
+        for flags in KERNEL_UNSAFE if undone and hname != "posenc.h" else UNSAFE:
             # macros show these; no pragma undoes them where clang has no float_control
             shown = any(f in ("-Ofast", "-ffast-math", "-ffinite-math-only") for f in flags)
             out.append((f"{hname} {' '.join(flags)}", hflags + flags,
