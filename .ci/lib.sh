@@ -72,29 +72,6 @@ meson_subset() {
   echo "meson $dir${setup:+:$setup}" >>"$results"
 }
 
-# cli_shards_start DIR SETUP: DIR's CLI suite (tools/test_cli.py) under SETUP ("" for none) in two
-# processes beside what runs next, each with every other check (POSENC_TEST_SHARD=I/2) and a log of
-# its own, meson-logs/testlog-cliI[-SETUP].json (meson appends the setup's name to --logbase): one
-# process would be the longest pole. cli_shards_wait DIR SETUP records them.
-cli_shards_start() {
-  local dir=$1 setup=$2 shard log
-  cli_shard_jobs=()
-  for shard in 0 1; do
-    log=testlog-cli$shard${setup:+-$setup}
-    rm -f "$dir/meson-logs/$log".*  # no earlier run's log is read as this one's
-    POSENC_TEST_SHARD=$shard/2 meson test -C "$dir" ${setup:+--setup "$setup"} --suite cli --no-rebuild \
-      --logbase "testlog-cli$shard" --print-errorlogs >"$dir/$log.out" 2>&1 &
-    cli_shard_jobs+=($!)
-  done
-}
-cli_shards_wait() {
-  local dir=$1 setup=$2 shard
-  for shard in 0 1; do
-    wait "${cli_shard_jobs[$shard]}" || tail -60 "$dir/testlog-cli$shard${setup:+-$setup}.out"
-    echo "meson $dir:cli$shard${setup:+-$setup}" >>"$results"
-  done
-}
-
 # check NAME COMMAND...: runs COMMAND with errexit on inside it (so a function's every step
 # counts); its output is shown only when it fails. One result line.
 check() {

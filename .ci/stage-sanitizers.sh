@@ -43,8 +43,18 @@ check "tsan threads x8" repeat_threads
 step "valgrind memcheck"
 native=${SAN_NATIVE:-build}
 if [ -f "$native/build.ninja" ]; then meson compile -C "$native" >/dev/null; else meson_build "$native"; fi
-# the CLI's checks in two shards beside the suite (a single process of memcheck runs would be the
-# stage's longest pole)
-cli_shards_start "$native" valgrindcli
+# the CLI's checks in two shards beside the suite (POSENC_TEST_SHARD, tools/test_cli.py): one
+# process of memcheck runs would be the stage's longest pole. Each shard keeps a log of its own,
+# meson-logs/testlog-cliN-valgrindcli.json (meson appends the setup's name to --logbase).
+cli_jobs=()
+for shard in 0 1; do
+  rm -f "$native/meson-logs/testlog-cli$shard-valgrindcli".* # no earlier run's log is read as this one's
+  POSENC_TEST_SHARD=$shard/2 meson test -C "$native" --setup valgrindcli --suite cli --no-rebuild \
+    --logbase "testlog-cli$shard" --print-errorlogs >"$native/valgrindcli$shard.out" 2>&1 &
+  cli_jobs+=($!)
+done
 meson_tests "$native" valgrind
-cli_shards_wait "$native" valgrindcli
+for shard in 0 1; do
+  wait "${cli_jobs[$shard]}" || tail -60 "$native/valgrindcli$shard.out"
+  echo "meson $native:cli$shard-valgrindcli" >>"$results"
+done
