@@ -4,7 +4,8 @@
 # written to). A crash, leak, timeout or out-of-memory fails that target's check; its log tail and
 # the crashing input (base64) are shown. Executions and coverage are printed for every target.
 #   bash .ci/stage-fuzz.sh RESULTS_FILE
-# Each target runs a fixed number of inputs (below; 30-75 s each beside another on 2 cores) from a fixed seed (FUZZ_SEED, default 1), FUZZ_SECONDS (180) at most: a run that
+# Each target runs a fixed number of inputs (below; 30-75 s each beside another on 2 cores) from
+# a fixed seed (FUZZ_SEED, default 1), FUZZ_SECONDS (180) at most: a run that
 # finishes its inputs within that is repeated exactly by the same build and corpus on a CPU with
 # the same backends. On one with others (CI's machines differ) the coverage, and so the inputs the
 # seed leads to, may differ: a finding prints its input (base64). Fuzz with other seeds locally and
