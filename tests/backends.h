@@ -15,7 +15,8 @@
  *   bk_select(isa)        selects one backend (scalar for a reference, say); returns the one
  *                         active before, for bk_select again afterwards
  *   bk_report(f)          which backends run here, and a line for each that does not, and why
- *                         (bk_report_not_run: those lines alone)
+ *                         (bk_report_not_run: those lines alone; bk_report_measured: an accuracy
+ *                         sweep's, whose values every backend listed gave)
  *
  * A backend listed as usable that posenc_isa_set refuses is a dispatch bug (test_dispatch's
  * subject): the harness aborts rather than run the rest on the wrong backend.
@@ -203,13 +204,22 @@ static inline int bk_report_not_run(FILE *f) {
   return skipped;
 }
 
-/* "backends run here: scalar sse2 avx2", then bk_report_not_run. */
-static inline int bk_report(FILE *f) {
+/* heading, the backends that run here ("scalar sse2 avx2"), then bk_report_not_run. */
+static inline int bk_report_under(FILE *f, const char *heading) {
   int i;
-  fprintf(f, "backends run here:");
+  fprintf(f, "%s", heading);
   BK_EACH_USABLE(i) fprintf(f, " %s", posenc_isa_name((posenc_isa)i));
   fprintf(f, "\n");
   return bk_report_not_run(f);
+}
+
+/* "backends run here: scalar sse2 avx2", then bk_report_not_run. */
+static inline int bk_report(FILE *f) { return bk_report_under(f, "backends run here:"); }
+
+/* An accuracy sweep's last lines: it measured scalar's values after bk_compare found every backend
+ * that runs here giving the same bytes. */
+static inline int bk_report_measured(FILE *f) {
+  return bk_report_under(f, "measured: scalar's values, the same bytes on every backend run here:");
 }
 
 #endif

@@ -7,7 +7,9 @@
  *     10^6; Hugging Face's float32 recipe emulated, its disagreements counted;
  *   - DeBERTa buckets: the exact ceiling by integer comparisons, and HF's float32 recipe;
  *   - Transformer-XL's R within 0.5 ulp + 1e-12 of the exact sin/cos;
- *   - the attention scales: relative error below 1e-15, LogN f32 factors correctly rounded. */
+ *   - the attention scales: relative error below 1e-15, LogN f32 factors correctly rounded.
+ * Every backend that runs here makes the ALiBi tiles and Transformer-XL's R, and must give
+ * scalar's bytes: what is measured holds for each of them (the rest has no SIMD kernel). */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -15,6 +17,7 @@
 #include <mpfr.h>
 #include "posenc.h"
 #include "testlib.h"
+#include "backends.h"
 
 #define PREC 256
 
@@ -51,12 +54,29 @@ static void test_slopes(void) {
   mpfr_clear(x);
 }
 
+/* posenc_alibi_add of a form onto a tile whose scores were s0, in out. */
+typedef struct alibi_call {
+  posenc_score_tile tile; /* its scores: out */
+  const float *s0, *slopes;
+  posenc_alibi_form form;
+  int32_t k_ref;
+} alibi_call;
+
+static int alibi_run(void *ctx, void *out, size_t out_bytes) {
+  alibi_call *c = (alibi_call *)ctx;
+  memcpy(out, c->s0, out_bytes);
+  c->tile.scores = out;
+  return (int)posenc_alibi_add(&c->tile, NULL, c->form, c->k_ref, c->slopes);
+}
+
 /* posenc_alibi_add on f32 tiles: |s' - (s + m_exact D)| <= ulp(b) + ulp(s')/2 (posenc.h). */
 static void test_alibi_bound(void) {
   enum { H = 12, Q = 33, K = 300 };
   static float sc[H * Q * K], s0[H * Q * K];
   float sl[H];
   posenc_score_tile t;
+  alibi_call call;
+  bk_result res;
   size_t h, i, j, bad = 0, n = 0;
   int form;
   double worst = 0;
@@ -66,9 +86,14 @@ static void test_alibi_bound(void) {
   for (i = 0; i < H * Q * K; i++) s0[i] = (float)((int64_t)rnd(1u << 24) - (1 << 23)) / 65536.0f;
   memset(&t, 0, sizeof t);
   t.scores = sc; t.dtype = POSENC_DTYPE_F32; t.heads = H; t.rows = Q; t.cols = K; t.q_pos = 3000; t.k_pos = 2800;
+  call.tile = t; call.s0 = s0; call.slopes = sl; call.k_ref = 1000;
   for (form = 0; form < 3; form++) {
-    memcpy(sc, s0, sizeof sc);
-    if (posenc_alibi_add(&t, NULL, (posenc_alibi_form)form, 1000, sl) != POSENC_OK) { bad++; continue; }
+    call.form = (posenc_alibi_form)form;
+    if (!bk_compare_ok(alibi_run, &call, sizeof sc, sc, &res)) {
+      CHECK(0, "ALiBi add, form %d: %s", form, res.msg);
+      bad++;
+      continue;
+    }
     for (h = 0; h < H; h++) {
       mpfr_set_d(m, slope_exp(H, 8.0, h), MPFR_RNDN);
       mpfr_exp2(m, m, MPFR_RNDN);  /* the exact slope, to 256 bits */
@@ -253,6 +278,17 @@ static void test_deberta(void) {
 }
 
 /* ---- Transformer-XL ----------------------------------------------------------------------- */
+typedef struct txl_call {
+  const posenc_sinusoidal_params *prm;
+  size_t klen;
+  int32_t clamp;
+} txl_call;
+
+static int txl_run(void *ctx, void *out, size_t out_bytes) {
+  const txl_call *c = (const txl_call *)ctx;
+  return (int)posenc_txl_relative(c->prm, c->klen, c->clamp, out, out_bytes);
+}
+
 static void test_txl(void) {
   static const size_t dims[] = {64, 7, 512};
   static const double bases[] = {10000.0, 500000.0, 10000.0};
@@ -265,8 +301,16 @@ static void test_txl(void) {
     size_t d = dims[di], half = d / 2, klen = di == 2 ? 40000 : 3000, k, i, step = di == 2 ? 97 : 7;
     posenc_sinusoidal_params p = posenc_sinusoidal_default(d);
     float *out = (float *)malloc(klen * d * 4);
+    txl_call call;
+    bk_result res;
     p.layout = POSENC_LAYOUT_SPLIT; p.base = bases[di];
-    if (posenc_txl_relative(&p, klen, clamps[di], out, klen * d * 4) != POSENC_OK) { bad++; free(out); continue; }
+    call.prm = &p; call.klen = klen; call.clamp = clamps[di];
+    if (!bk_compare_ok(txl_run, &call, klen * d * 4, out, &res)) {
+      CHECK(0, "Transformer-XL d=%zu: %s", d, res.msg);
+      bad++;
+      free(out);
+      continue;
+    }
     for (i = 0; i < half; i++) {
       /* omega_i = base^(-2i/d), exact from the double base */
       mpfr_set_d(w, bases[di], MPFR_RNDN);
@@ -402,6 +446,6 @@ int main(void) {
   test_deberta();
   test_txl();
   test_scales();
-  tl_measured_on(posenc_isa_name(posenc_isa_active())); /* POSENC_ISA picks it */
+  bk_report_measured(stdout);
   return tl_summary();
 }

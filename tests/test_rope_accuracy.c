@@ -6,13 +6,16 @@
  *   - a rotated f32 value is within 2^-22 * (|x0| + |x1|) * max(1, A) of the exact rotation of the
  *     stored inputs by the exact angle.
  * HF compatibility mode (hf_compat) has another contract and is not measured here.
- * Positions: random below 2^24, plus 2^24 - 1 and a few small ones. */
+ * Positions: random below 2^24, plus 2^24 - 1 and a few small ones.
+ * Every backend that runs here makes each cache and rotation, and must give scalar's bytes: what is
+ * measured holds for each of them. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <mpfr.h>
 #include "posenc.h"
 #include "testlib.h"
+#include "backends.h"
 
 #define PREC 256
 
@@ -134,6 +137,18 @@ typedef struct variant {
   posenc_rope_config cfg;
 } variant;
 
+typedef struct cache_call {
+  const posenc_rope *rope;
+  const posenc_rope_cache_spec *spec;
+  const int32_t *pos;
+  size_t n_pos;
+} cache_call;
+
+static int cache_run(void *ctx, void *out, size_t out_bytes) {
+  const cache_call *c = (const cache_call *)ctx;
+  return (int)posenc_rope_cache_rows(c->rope, c->spec, c->pos, c->n_pos, out, out_bytes);
+}
+
 static void check_cache(const variant *v, int n_pos) {
   POSENC_ROPE_STORAGE(128) rope_st;
   posenc_rope *rope = &rope_st.rope;
@@ -145,6 +160,8 @@ static void check_cache(const variant *v, int n_pos) {
   double max_ulp = 0.0, max_abs = 0.0;
   long strict_bad = 0, n_vals = 0;
   posenc_rope_cache_spec sp = {POSENC_ROPE_CACHE_HALF, POSENC_DTYPE_F32, 0};
+  cache_call call;
+  bk_result res;
   posenc_status st = posenc_rope_init(rope, sizeof rope_st, &v->cfg);
   CHECK(st == POSENC_OK, "%s: init %s", v->name, posenc_strerror(st));
   if (st != POSENC_OK) { free(pos); return; }
@@ -156,8 +173,9 @@ static void check_cache(const variant *v, int n_pos) {
   for (k = 0; k < (size_t)n_pos; k++) pos[k] = (int32_t)(rng_next() % 16777216u);
   pos[0] = 16777215; pos[1] = 0; pos[2] = 1; pos[3] = 31; pos[4] = 32; pos[5] = 16777184; pos[6] = 8388607;
   tab = (float *)malloc((size_t)n_pos * width * sizeof(float));
-  CHECK(posenc_rope_cache_rows(rope, &sp, pos, (size_t)n_pos, tab, (size_t)n_pos * width * sizeof(float)) == POSENC_OK,
-        "%s: rows", v->name);
+  call.rope = rope; call.spec = &sp; call.pos = pos; call.n_pos = (size_t)n_pos;
+  CHECK(bk_compare_ok(cache_run, &call, (size_t)n_pos * width * sizeof(float), tab, &res), "%s: rows: %s", v->name,
+        res.msg);
   mpfr_inits2(PREC, om, A, x, s, c, (mpfr_ptr)0);
   mp_attention(&v->cfg, A);
   CHECK(fabs(mpfr_get_d(A, MPFR_RNDN) - rope->attention_factor) <= 4e-16 * rope->attention_factor, "%s: A %.17g vs %.17g",
@@ -204,6 +222,22 @@ static float rand_float(void) { /* any float in (-4, 4), full mantissa, some tin
   return (r & 1) ? -f : f;
 }
 
+/* The rotation of x (the inputs), written into out. */
+typedef struct rotation_call {
+  const posenc_rope *rope;
+  const posenc_rope_positions *pp;
+  const float *x;
+  posenc_rope_direction dir;
+} rotation_call;
+
+static int rotation_run(void *ctx, void *out, size_t out_bytes) {
+  const rotation_call *c = (const rotation_call *)ctx;
+  posenc_rope_tensor q;
+  memcpy(out, c->x, out_bytes);
+  q.data = out; q.dtype = POSENC_DTYPE_F32; q.heads = 1; q.batch_stride = q.token_stride = q.head_stride = 0;
+  return (int)posenc_rope_apply(c->rope, NULL, c->pp, &q, NULL, c->dir);
+}
+
 static void check_rotation(const char *name, const posenc_rope_config *cfg, int n_tok) {
   POSENC_ROPE_STORAGE(128) rope_st;
   posenc_rope *rope = &rope_st.rope;
@@ -214,7 +248,8 @@ static void check_rotation(const char *name, const posenc_rope_config *cfg, int 
   double worst = 0.0, Ad;
   int dir, bad = 0;
   posenc_rope_positions pp;
-  posenc_rope_tensor q;
+  rotation_call call;
+  bk_result res;
   CHECK(posenc_rope_init(rope, sizeof rope_st, cfg) == POSENC_OK, "%s: init", name);
   h = rope->pairs;
   Ad = rope->attention_factor;
@@ -226,10 +261,10 @@ static void check_rotation(const char *name, const posenc_rope_config *cfg, int 
   for (dir = 0; dir < 2; dir++) {
     for (t = 0; t < (size_t)n_tok; t++) ids[t] = t == 0 ? 16777215 : (int32_t)(rng_next() % 16777216u);
     for (j = 0; j < (size_t)n_tok * D; j++) x[j] = rand_float();
-    memcpy(y, x, (size_t)n_tok * D * sizeof(float));
     pp.batch = 1; pp.tokens = (size_t)n_tok; pp.ids = ids; pp.start = 0;
-    q.data = y; q.dtype = POSENC_DTYPE_F32; q.heads = 1; q.batch_stride = q.token_stride = q.head_stride = 0;
-    CHECK(posenc_rope_apply(rope, NULL, &pp, &q, NULL, (posenc_rope_direction)dir) == POSENC_OK, "%s: apply", name);
+    call.rope = rope; call.pp = &pp; call.x = x; call.dir = (posenc_rope_direction)dir;
+    CHECK(bk_compare_ok(rotation_run, &call, (size_t)n_tok * D * sizeof(float), y, &res), "%s: apply: %s", name,
+          res.msg);
     for (j = 0; j < h; j++) {
       mp_omega(cfg, j, om);
       for (t = 0; t < (size_t)n_tok; t++) {
@@ -309,6 +344,6 @@ int main(void) {
   printf("max rotation error ratio over all cases: %.4g = %.4f * 2^-22 * max(1, A)\n", max_rot_ratio,
          max_rot_ratio / ldexp(1.0, -22));
   mpfr_free_cache();
-  tl_measured_on(posenc_isa_name(posenc_isa_active())); /* POSENC_ISA picks it */
+  bk_report_measured(stdout);
   return tl_summary();
 }
