@@ -2234,8 +2234,51 @@ static const posenc_i_backend *posenc_i_backend_of(posenc_isa isa) {
   return isa >= 0 && isa < POSENC_ISA_COUNT ? posenc_i_backends[isa] : NULL;
 }
 
+/* The dispatch's shared state (the CPU's features, the active backend), read with acquire and
+ * written with release ordering:
+ *   MSVC (cl.exe; clang-cl too, so that CI runs cl.exe's code): the Interlocked intrinsics, in C
+ *     and C++ (cl.exe's C has no <stdatomic.h> without /experimental:c11atomics). The int-sized
+ *     state is long-sized there (Windows is LLP64). They are full barriers;
+ *   C11 and later (not C++): <stdatomic.h>;
+ *   GCC and clang in C99 or C++: the __atomic builtins (what C11's atomics compile to);
+ *   any other compiler: plain accesses, so a program that makes its first posenc calls from
+ *     several threads at once must call posenc_isa_active() once before starting them.
+ * POSENC_I_ATOMIC(T) declares a variable; POSENC_I_LOAD/STORE access an int or an enum,
+ * POSENC_I_LOAD_PTR/STORE_PTR a pointer, sequentially consistent (posenc_i_select needs a store
+ * then a load of another variable kept in that order; a compare-and-swap would do too, but GCC
+ * makes it a call to libgcc on aarch64, which the freestanding core must not need). */
+#if defined(_MSC_VER)
+#  include <intrin.h>
+#  define POSENC_I_ATOMIC(T) T volatile
+#  define POSENC_I_LOAD(x) _InterlockedOr((long volatile *)&(x), 0)
+#  define POSENC_I_STORE(x, v) ((void)_InterlockedExchange((long volatile *)&(x), (long)(v)))
+#  define POSENC_I_LOAD_PTR(x) _InterlockedCompareExchangePointer((void *volatile *)&(x), NULL, NULL)
+#  define POSENC_I_STORE_PTR(x, v) ((void)_InterlockedExchangePointer((void *volatile *)&(x), (void *)(v)))
+#elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__)
+#  include <stdatomic.h>
+#  define POSENC_I_ATOMIC(T) _Atomic(T)
+#  define POSENC_I_LOAD(x) atomic_load_explicit(&(x), memory_order_acquire)
+#  define POSENC_I_STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_release)
+#  define POSENC_I_LOAD_PTR(x) atomic_load_explicit(&(x), memory_order_seq_cst)
+#  define POSENC_I_STORE_PTR(x, v) atomic_store_explicit(&(x), (v), memory_order_seq_cst)
+#elif defined(__GNUC__) || defined(__clang__)
+#  define POSENC_I_ATOMIC(T) T
+#  define POSENC_I_LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#  define POSENC_I_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+#  define POSENC_I_LOAD_PTR(x) __atomic_load_n(&(x), __ATOMIC_SEQ_CST)
+#  define POSENC_I_STORE_PTR(x, v) __atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST)
+#else
+#  define POSENC_I_ATOMIC(T) T volatile
+#  define POSENC_I_LOAD(x) (x)
+#  define POSENC_I_STORE(x, v) ((x) = (v))
+#endif
+#if !defined(POSENC_I_LOAD_PTR)
+#  define POSENC_I_LOAD_PTR POSENC_I_LOAD
+#  define POSENC_I_STORE_PTR POSENC_I_STORE
+#endif
+
 /* ---- backends: which this CPU runs ---------------------------------------------------------
- * The features the table's detect column asks for, read from the CPU each time (no state): x86
+ * The features the table's detect column asks for, read from the CPU once (posenc_i_cpu_has): x86
  * from CPUID, with the OS's XSAVE state (XCR0) for YMM and ZMM registers, since an OS that does
  * not save them makes the instructions fault; ARMv7 Linux from HWCAP. */
 enum {
@@ -2322,7 +2365,21 @@ static unsigned posenc_i_cpu_features(void) { return POSENC_I_CPU_SSE2; } /* par
 static unsigned posenc_i_cpu_features(void) { return 0; }
 #endif
 
-static int posenc_i_cpu_has(unsigned features) { return (posenc_i_cpu_features() & features) == features; }
+/* The features, read once: every first use and posenc_isa_set ask about each backend, and so do
+ * callers' own loops over backends, and under a hypervisor each CPUID exits to it (12-16% of a
+ * test looping over backends natively). posenc_i_cpu_seen holds them with POSENC_I_CPU_READ set
+ * (0: not read yet); racing first reads store the same value. */
+#define POSENC_I_CPU_READ (1 << 30)
+static POSENC_I_ATOMIC(int) posenc_i_cpu_seen;
+
+static int posenc_i_cpu_has(unsigned features) {
+  int seen = (int)POSENC_I_LOAD(posenc_i_cpu_seen);
+  if (!seen) {
+    seen = (int)posenc_i_cpu_features() | POSENC_I_CPU_READ;
+    POSENC_I_STORE(posenc_i_cpu_seen, seen);
+  }
+  return ((unsigned)seen & features) == features;
+}
 
 POSENC_API int posenc_isa_compiled(posenc_isa isa) { return posenc_i_backend_of(isa) != NULL; }
 
@@ -2355,48 +2412,6 @@ POSENC_API posenc_status posenc_isa_from_name(const char *name, posenc_isa *isa)
     if (strcmp(name, posenc_i_isa_names[i]) == 0) { *isa = (posenc_isa)i; return POSENC_OK; }
   return POSENC_ERR_ISA;
 }
-
-/* The shared state, read with acquire and written with release ordering:
- *   MSVC (cl.exe; clang-cl too, so that CI runs cl.exe's code): the Interlocked intrinsics, in C
- *     and C++ (cl.exe's C has no <stdatomic.h> without /experimental:c11atomics). The int-sized
- *     state is long-sized there (Windows is LLP64). They are full barriers;
- *   C11 and later (not C++): <stdatomic.h>;
- *   GCC and clang in C99 or C++: the __atomic builtins (what C11's atomics compile to);
- *   any other compiler: plain accesses, so a program that makes its first posenc calls from
- *     several threads at once must call posenc_isa_active() once before starting them.
- * POSENC_I_ATOMIC(T) declares a variable; POSENC_I_LOAD/STORE access an int or an enum,
- * POSENC_I_LOAD_PTR/STORE_PTR a pointer, sequentially consistent (posenc_i_select needs a store
- * then a load of another variable kept in that order; a compare-and-swap would do too, but GCC
- * makes it a call to libgcc on aarch64, which the freestanding core must not need). */
-#if defined(_MSC_VER)
-#  include <intrin.h>
-#  define POSENC_I_ATOMIC(T) T volatile
-#  define POSENC_I_LOAD(x) _InterlockedOr((long volatile *)&(x), 0)
-#  define POSENC_I_STORE(x, v) ((void)_InterlockedExchange((long volatile *)&(x), (long)(v)))
-#  define POSENC_I_LOAD_PTR(x) _InterlockedCompareExchangePointer((void *volatile *)&(x), NULL, NULL)
-#  define POSENC_I_STORE_PTR(x, v) ((void)_InterlockedExchangePointer((void *volatile *)&(x), (void *)(v)))
-#elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__)
-#  include <stdatomic.h>
-#  define POSENC_I_ATOMIC(T) _Atomic(T)
-#  define POSENC_I_LOAD(x) atomic_load_explicit(&(x), memory_order_acquire)
-#  define POSENC_I_STORE(x, v) atomic_store_explicit(&(x), (v), memory_order_release)
-#  define POSENC_I_LOAD_PTR(x) atomic_load_explicit(&(x), memory_order_seq_cst)
-#  define POSENC_I_STORE_PTR(x, v) atomic_store_explicit(&(x), (v), memory_order_seq_cst)
-#elif defined(__GNUC__) || defined(__clang__)
-#  define POSENC_I_ATOMIC(T) T
-#  define POSENC_I_LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
-#  define POSENC_I_STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
-#  define POSENC_I_LOAD_PTR(x) __atomic_load_n(&(x), __ATOMIC_SEQ_CST)
-#  define POSENC_I_STORE_PTR(x, v) __atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST)
-#else
-#  define POSENC_I_ATOMIC(T) T volatile
-#  define POSENC_I_LOAD(x) (x)
-#  define POSENC_I_STORE(x, v) ((x) = (v))
-#endif
-#if !defined(POSENC_I_LOAD_PTR)
-#  define POSENC_I_LOAD_PTR POSENC_I_LOAD
-#  define POSENC_I_STORE_PTR POSENC_I_STORE
-#endif
 
 /* The active backend: selected once, on first use. Racing first calls compute the same answer.
  * posenc_i_forced is what posenc_isa_set chose (NULL: none yet). */
