@@ -95,11 +95,13 @@ extern "C" {
 typedef enum posenc_status {
   POSENC_OK = 0,
   POSENC_ERR_NULL = -1,      /* a required pointer is NULL */
-  POSENC_ERR_SIZE = -2,      /* a size or count is zero (or a .npy rank above 4) */
+  POSENC_ERR_SIZE = -2,      /* a size or count is zero, or two that must agree do not (an output's heads and
+                              * its input's), or a .npy rank above 4 */
   POSENC_ERR_OVERFLOW = -3,  /* size arithmetic would overflow size_t */
-  POSENC_ERR_BUFFER = -4,    /* the output buffer is smaller than the result */
+  POSENC_ERR_BUFFER = -4,    /* the output buffer is smaller than the result; a rope's storage is too small
+                              * or not aligned for double */
   POSENC_ERR_LAYOUT = -5,    /* unknown layout */
-  POSENC_ERR_DTYPE = -6,     /* unknown dtype */
+  POSENC_ERR_DTYPE = -6,     /* unknown dtype, or one the call does not take (a bf16 score tile) */
   POSENC_ERR_BASE = -7,      /* base is not finite or not in [1e-30, 1e30] */
   POSENC_ERR_POSITION = -8,  /* a position is out of range: past a cache, past INT32_MAX, or too far */
   POSENC_ERR_STRIDE = -9,    /* a row stride is smaller than a row */
@@ -365,9 +367,14 @@ typedef struct posenc_rope {
  * the kernels' chunk) the exact reduction's 4 parts, the step's sin and cos, omega in double and
  * HF's float32 omega. A multiple of 16, so that ropes laid back to back in one 16-byte-aligned
  * block (malloc's) are each aligned. posenc_rope_bytes gives the same for a config. d becomes a
- * size_t by C++'s static_cast in C++, where the user's -Wold-style-cast flags a C cast, and by a C
- * cast in C (without one, an int d warns under -Wsign-conversion). */
-#ifdef __cplusplus
+ * size_t by a cast (without one, an int d warns under -Wsign-conversion): in C++11 and later, one
+ * inside a constexpr template, since the user's -Wuseless-cast flags static_cast<size_t> of a
+ * size_t d written in their code, and -Wold-style-cast flags a C cast; before C++11, static_cast;
+ * in C, a C cast. */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+extern "C++" { template <typename T> constexpr size_t posenc_i_as_size(T x) { return static_cast<size_t>(x); } }
+#  define POSENC_I_AS_SIZE(x) posenc_i_as_size(x)
+#elif defined(__cplusplus)
 #  define POSENC_I_AS_SIZE(x) static_cast<size_t>(x)
 #else
 #  define POSENC_I_AS_SIZE(x) ((size_t)(x))
@@ -1610,11 +1617,11 @@ POSENC_API const char *posenc_strerror(posenc_status status) {
   switch (status) {
     case POSENC_OK: return "ok";
     case POSENC_ERR_NULL: return "a required pointer is NULL";
-    case POSENC_ERR_SIZE: return "a size or count is zero";
+    case POSENC_ERR_SIZE: return "a size or count is zero, or two that must agree do not";
     case POSENC_ERR_OVERFLOW: return "the size arithmetic overflows";
-    case POSENC_ERR_BUFFER: return "the output buffer is too small";
+    case POSENC_ERR_BUFFER: return "the output buffer is too small (or a rope's storage too small or misaligned)";
     case POSENC_ERR_LAYOUT: return "unknown layout";
-    case POSENC_ERR_DTYPE: return "unknown dtype";
+    case POSENC_ERR_DTYPE: return "unknown dtype, or one this call does not take";
     case POSENC_ERR_BASE: return "base must be finite and in [1e-30, 1e30]";
     case POSENC_ERR_POSITION: return "position out of range (outside a cache's rows, past INT32_MAX, or too far for the exact reduction)";
     case POSENC_ERR_STRIDE: return "row stride is smaller than a row";

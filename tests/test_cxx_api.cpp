@@ -1,7 +1,8 @@
 /* posenc.h's declarations and macros in a C++ user's file, under the warnings such files turn on
  * (the macros expand in the user's code, where -Werror makes any warning a broken build):
  * -Wold-style-cast, -Wzero-as-null-pointer-constant, -Wconversion, -Wsign-conversion, -Wshadow
- * and more. POSENC_ROPE_BYTES is given a literal and a run-time int, as callers do. */
+ * -Wuseless-cast and more. POSENC_ROPE_BYTES is given a literal, a run-time int and a run-time
+ * size_t (a config's head_dim), as callers do. */
 #include "posenc.h"
 
 #include <cstdio>
@@ -22,6 +23,7 @@ int main(int argc, char **argv) {
   if (posenc_rope_init(&rope_512.rope, sizeof rope_512, &config) != POSENC_OK) failed |= 8;
   config = posenc_rope_default(static_cast<size_t>(dim - 1) / 2 * 2);
   if (posenc_rope_bytes(&config, &bytes) != POSENC_OK || bytes != POSENC_ROPE_BYTES(dim - 1)) failed |= 16;
+  if (bytes != POSENC_ROPE_BYTES(config.head_dim)) failed |= 32; /* a size_t */
   std::printf("%s\n", failed ? "FAIL" : "ok");
   return failed;
 }

@@ -67,6 +67,9 @@ def scan(src):
         if stripped == 'extern "C" {':  # C++ linkage: not a declaration
             i = eol + 1
             continue
+        if stripped.startswith('extern "C++" {'):  # an internal C++ helper, on one line
+            i = eol + 1
+            continue
         if src.startswith('/*', start):
             end = src.index('*/', start) + 2
             items.append(Item('comment', src[start:end], line_of(start)))
@@ -220,7 +223,7 @@ def build(src, path):
             doc = group = None
         elif it.kind == 'define':
             name, value = it.text
-            if name not in ('POSENC_H', 'POSENC_API') and value:
+            if name not in ('POSENC_H', 'POSENC_API') and value and not name.startswith('POSENC_I_'):  # internal
                 note = ' '.join(comment_lines(it.trailing)) if it.trailing else ''
                 if name == guard:
                     note += (' ' if note else '') + '(Overridable: define it before including posenc.h.)'
