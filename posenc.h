@@ -5034,8 +5034,8 @@ static double posenc_i_tb_trunc_normal(uint64_t e) {
   static const double quarter[POSENC_UPARTS] = {4.0, 0.0, 0.0, 0.0}; /* one turn = 4 quarter turns */
   int t;
   for (t = 0; t < POSENC_I_TB_MAX_PAIRS; t++) {
-    uint64_t x1 = posenc_i_mix64_fin(e + (uint64_t)(2 * t + 1) * POSENC_I_TB_GOLDEN);
-    uint64_t x2 = posenc_i_mix64_fin(e + (uint64_t)(2 * t + 2) * POSENC_I_TB_GOLDEN);
+    uint64_t x1 = posenc_i_mix64_fin(e + (uint64_t)(2 * t + 1) * (uint64_t)POSENC_I_TB_GOLDEN);
+    uint64_t x2 = posenc_i_mix64_fin(e + (uint64_t)(2 * t + 2) * (uint64_t)POSENC_I_TB_GOLDEN);
     double u1 = (double)((x1 >> 11) + 1) * (1.0 / 9007199254740992.0);
     double u2 = (double)(x2 >> 11) * (1.0 / 9007199254740992.0);
     double r2 = -2.0 * posenc_i_tb_log(u1), r, s, c, z;

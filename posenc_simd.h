@@ -1166,7 +1166,7 @@ static void POSENC_I_K(sincos_rows)(const posenc_i_job *job) {
 #define POSENC_I_ROWS_CASE(mode, dtype, tag) case (dtype) * 2 + (mode): \
     if (plain) POSENC_I_K(rows_##tag##_plain)(job); else POSENC_I_K(rows_##tag)(job); break
   const int plain = !job->scaled && !job->cos_first;
-  switch (job->dtype * 2 + job->mode) {
+  switch ((int)job->dtype * 2 + job->mode) { /* int, as the case labels are */
     POSENC_I_ROWS_CASE(POSENC_I_PAIRS, POSENC_DTYPE_F32, pairs_f32);
     POSENC_I_ROWS_CASE(POSENC_I_PLANAR, POSENC_DTYPE_F32, planar_f32);
     POSENC_I_ROWS_CASE(POSENC_I_PAIRS, POSENC_DTYPE_F16, pairs_f16);
