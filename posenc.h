@@ -2287,7 +2287,8 @@ static const posenc_i_backend *posenc_i_backend_of(posenc_isa isa) {
 /* ---- backends: which this CPU runs ---------------------------------------------------------
  * The features the table's detect column asks for, read from the CPU once (posenc_i_cpu_has): x86
  * from CPUID, with the OS's XSAVE state (XCR0) for YMM and ZMM registers, since an OS that does
- * not save them makes the instructions fault; ARMv7 Linux from HWCAP. */
+ * not save them makes the instructions fault; ARMv7 Linux from HWCAP. Bits 0-29 (bit 30 marks
+ * the kept features as read). */
 enum {
   POSENC_I_CPU_SSE2 = 1 << 0,
   POSENC_I_CPU_AVX2 = 1 << 1,   /* AVX and AVX2, YMM state enabled by the OS */

@@ -216,6 +216,16 @@ static inline int bk_report_under(FILE *f, const char *heading) {
 /* "backends run here: scalar sse2 avx2", then bk_report_not_run. */
 static inline int bk_report(FILE *f) { return bk_report_under(f, "backends run here:"); }
 
+/* 0 if this is x86-64 and SSE2 does not run here. SSE2 is part of x86-64: a build or detection
+ * fault that left it out would leave an accuracy sweep measuring scalar alone, unnoticed. */
+static inline int bk_baseline_runs(void) {
+#if defined(__x86_64__) || defined(_M_X64)
+  return bk_usable(POSENC_ISA_SSE2);
+#else
+  return 1;
+#endif
+}
+
 /* An accuracy sweep's last lines: it measured scalar's values after bk_compare found every backend
  * that runs here giving the same bytes. */
 static inline int bk_report_measured(FILE *f) {

@@ -446,6 +446,7 @@ int main(void) {
   test_deberta();
   test_txl();
   test_scales();
+  CHECK(bk_baseline_runs(), "SSE2, part of x86-64, is not among the backends compared");
   bk_report_measured(stdout);
   return tl_summary();
 }

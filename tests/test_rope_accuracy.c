@@ -344,6 +344,7 @@ int main(void) {
   printf("max rotation error ratio over all cases: %.4g = %.4f * 2^-22 * max(1, A)\n", max_rot_ratio,
          max_rot_ratio / ldexp(1.0, -22));
   mpfr_free_cache();
+  CHECK(bk_baseline_runs(), "SSE2, part of x86-64, is not among the backends compared");
   bk_report_measured(stdout);
   return tl_summary();
 }
