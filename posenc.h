@@ -1255,6 +1255,13 @@ typedef struct posenc_i_job {
   int cos_first;                /* PAIRS: store (cos, sin) instead of (sin, cos) */
   int scaled;                   /* 1: multiply both by scale (in double) before rounding */
   double scale;
+  /* NULL, or the recurrence's state after the last row, [chunk][4][POSENC_CHUNK]: (s, c, sp, cp)
+   * of each lane, stored by the kernel; with resume set (positions NULL), a first row past an
+   * anchor continues from it (start - 1's state, which a call over the same lanes stored) instead
+   * of from its anchor: the same values, the walk made once across calls. PLANAR f32 rows only
+   * (a rotation's on-the-fly rows: the SIMD kernels have an instance for that alone) */
+  double *state;
+  int resume;
 } posenc_i_job;
 
 /* A small function inlined into its callers even where the optimizer would not: posenc_simd.h's
@@ -1954,8 +1961,14 @@ POSENC_I_SHARED void posenc_i_scalar_sincos_rows(const posenc_i_job *job) {
     while (row < job->nrows) {
       int64_t p = job->positions ? job->positions[row] : (int64_t)job->start + (int64_t)row;
       int64_t a = POSENC_I_ANCHOR_OF(p), j;
-      posenc_i_exact_sincos((double)a, u, POSENC_CHUNK, &s, &c);
-      POSENC_I_BACK(s, c, sp, cp, ss, sc);
+      double *state = job->state ? job->state + (lane / POSENC_CHUNK) * 4 * POSENC_CHUNK + lane % POSENC_CHUNK : NULL;
+      if (state && job->resume && row == 0 && !job->positions && p != a) { /* start - 1's state */
+        s = state[0]; c = state[POSENC_CHUNK]; sp = state[2 * POSENC_CHUNK]; cp = state[3 * POSENC_CHUNK];
+        a = p - 1;
+      } else {
+        posenc_i_exact_sincos((double)a, u, POSENC_CHUNK, &s, &c);
+        POSENC_I_BACK(s, c, sp, cp, ss, sc);
+      }
       for (j = a; j < p; j++) POSENC_I_STEP(s, c, sp, cp, k2);
       /* consecutive positions continue the recurrence up to the next anchor */
       for (;;) {
@@ -1964,6 +1977,9 @@ POSENC_I_SHARED void posenc_i_scalar_sincos_rows(const posenc_i_job *job) {
         if (job->positions || row >= job->nrows || ((p + 1) & (POSENC_ANCHOR - 1)) == 0) break;
         POSENC_I_STEP(s, c, sp, cp, k2);
         p++;
+      }
+      if (state) {
+        state[0] = s; state[POSENC_CHUNK] = c; state[2 * POSENC_CHUNK] = sp; state[3 * POSENC_CHUNK] = cp;
       }
     }
   }
@@ -2697,6 +2713,7 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
       size_t nf = plan.nfreq - f0 < POSENC_I_UGROUP * POSENC_CHUNK ? plan.nfreq - f0 : POSENC_I_UGROUP * POSENC_CHUNK;
       posenc_i_fill_parts(u, nf, &u_run, plan.omega1);
       job.u = u; job.step = NULL; job.nfreq = (unsigned)nf;
+      job.state = NULL; job.resume = 0;
       job.start = positions ? 0 : (int32_t)((int64_t)start + (int64_t)row0);
       job.positions = positions ? positions + row0 : NULL;
       job.nrows = rows;
@@ -3313,6 +3330,36 @@ POSENC_I_NOINLINE void posenc_i_rope_hf_rows(const posenc_rope *rope, const pose
 }
 
 /* posenc_i_rope_rows for one segment of rows: a list, or start.. (positions NULL). */
+/* The row kernel's job for nf pairs from pair f (nf <= POSENC_GROUP * POSENC_CHUNK) in rows laid out
+ * for width pairs, out at pair f's cosine; start, positions and nrows left to the caller. */
+static void posenc_i_rope_row_job(const posenc_rope *rope, const posenc_rope_cache_spec *spec, size_t f, size_t nf,
+                                  size_t width, unsigned char *out, size_t stride_bytes, posenc_i_job *job) {
+  const size_t es = posenc_dtype_size(spec->dtype);
+  job->u = posenc_i_rope_u_parts(rope) + (f / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK;
+  job->step = posenc_i_rope_u_step(rope) + (f / POSENC_CHUNK) * 2 * POSENC_CHUNK;
+  job->nfreq = (unsigned)nf;
+  job->row_stride = (ptrdiff_t)stride_bytes;
+  job->dtype = spec->dtype;
+  job->stream = 0;
+  job->scaled = rope->attention_factor != 1.0;
+  job->scale = rope->attention_factor;
+  job->cos_first = 1;
+  job->pair_cols = 0;
+  job->state = NULL;
+  job->resume = 0;
+  if (spec->layout == POSENC_ROPE_CACHE_INTERLEAVED) {
+    job->mode = POSENC_I_PAIRS;
+    job->out = out;
+    job->cos_offset = (ptrdiff_t)es;
+    job->pair_cols = (unsigned)(2 * nf);
+  } else { /* sin at (1 or 2)*width past the cos */
+    size_t sin_col = spec->layout == POSENC_ROPE_CACHE_HALF ? width : 2 * width;
+    job->mode = POSENC_I_PLANAR;
+    job->out = out + sin_col * es;
+    job->cos_offset = -(ptrdiff_t)(sin_col * es);
+  }
+}
+
 static void posenc_i_rope_rows_of(const posenc_i_backend *be, const posenc_rope *rope,
                                   const posenc_rope_cache_spec *spec, int32_t start, const int32_t *positions,
                                   size_t n_rows, size_t f_lo, size_t h, size_t width, unsigned char *out,
@@ -3325,30 +3372,11 @@ static void posenc_i_rope_rows_of(const posenc_i_backend *be, const posenc_rope 
   for (f0 = 0; f0 < h; f0 += POSENC_GROUP * POSENC_CHUNK) {
     posenc_i_job job;
     size_t nf = h - f0 < POSENC_GROUP * POSENC_CHUNK ? h - f0 : POSENC_GROUP * POSENC_CHUNK;
-    job.u = posenc_i_rope_u_parts(rope) + ((f_lo + f0) / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK;
-    job.step = posenc_i_rope_u_step(rope) + ((f_lo + f0) / POSENC_CHUNK) * 2 * POSENC_CHUNK;
-    job.nfreq = (unsigned)nf;
+    posenc_i_rope_row_job(rope, spec, f_lo + f0, nf, width,
+                          out + (spec->layout == POSENC_ROPE_CACHE_INTERLEAVED ? 2 * f0 : f0) * es, stride_bytes, &job);
     job.start = start;
     job.positions = positions;
     job.nrows = n_rows;
-    job.row_stride = (ptrdiff_t)stride_bytes;
-    job.dtype = spec->dtype;
-    job.stream = 0;
-    job.scaled = rope->attention_factor != 1.0;
-    job.scale = rope->attention_factor;
-    job.cos_first = 1;
-    job.pair_cols = 0;
-    if (spec->layout == POSENC_ROPE_CACHE_INTERLEAVED) {
-      job.mode = POSENC_I_PAIRS;
-      job.out = out + 2 * f0 * es;
-      job.cos_offset = (ptrdiff_t)es;
-      job.pair_cols = (unsigned)(2 * nf);
-    } else { /* sin at (1 or 2)*width + f0, cos at f0 */
-      size_t sin_col = spec->layout == POSENC_ROPE_CACHE_HALF ? width : 2 * width;
-      job.mode = POSENC_I_PLANAR;
-      job.out = out + (sin_col + f0) * es;
-      job.cos_offset = -(ptrdiff_t)(sin_col * es);
-    }
     be->sincos_rows(&job);
   }
   if (spec->layout == POSENC_ROPE_CACHE_FULL)
@@ -3663,13 +3691,15 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
 }
 
 /* The largest block of on-the-fly cos/sin rows a rotation keeps on its stack, in bytes (a decode
- * step keeps 512 whatever this is). A prefill's block holds 16 tokens' rows at rotary dim 128:
- * each block starts its rows with an exact sin/cos and up to 31 steps of the recurrence, so
- * smaller blocks are slower (6 KiB instead of 8: 5-8% at rotary dims 64-128, 25% at 512, on SSE2
- * and AVX2; 1 KiB: 1.6-1.9x the time at 128 and 512, on AVX2 and AVX-512). 1 KiB on Cortex-M,
- * where an RTOS task's whole stack may be 4 KiB: every RoPE call then fits it. Any size gives the
- * same bits; at least 512. It is read where the implementation is compiled (the file that defines
- * POSENC_IMPLEMENTATION, or src/posenc.c's c_args), so other translation units need not agree. */
+ * step keeps 512 whatever this is). A prefill's block holds 16 tokens' rows at rotary dim 128,
+ * each block's rows starting with an exact sin/cos and up to 31 steps of the recurrence; a block
+ * that holds fewer carries the recurrence on from the block before (posenc_i_rope_fly_carry),
+ * a range of pairs at a time. Smaller blocks are still slower: 1 KiB takes 1.2x the time of 8 on
+ * SSE2 and 1.6x on AVX2 and AVX-512 (a prefill of 8 heads of 128 in cache; 2.0-2.4x before it
+ * carried). 1 KiB on Cortex-M, where an RTOS task's whole stack may be 4 KiB: every RoPE call then
+ * fits it. Any size gives the same bits; at least 512. It is read where the implementation is
+ * compiled (the file that defines POSENC_IMPLEMENTATION, or src/posenc.c's c_args), so other
+ * translation units need not agree. */
 #ifndef POSENC_ROPE_FLY_BLOCK_BYTES
 #  if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
 #    define POSENC_ROPE_FLY_BLOCK_BYTES 1024
@@ -3935,23 +3965,21 @@ static float *posenc_i_align64(float *a) {
 /* Tokens t0 .. t0+nt-1 of batch row b, every pass, pairs j_lo .. j_hi-1: cos/sin once per token
  * and range, from the cache's rows or (cache NULL) from block: nt on-the-fly rows per axis, of
  * those pairs alone where they are not all (each axis's row at 2*(j_hi-j_lo) floats; one token;
- * the passes with a QK-norm are then left to the caller). Inlined into two functions, for all
- * pairs and for a range: the range's bounds would otherwise take stack in every rotation. */
+ * the passes with a QK-norm are then left to the caller). cbuf: the caller's buffers for the
+ * cos/sin as the kernel reads them, 4*bp floats, 64-byte aligned: ranges of up to bp pairs.
+ * Inlined into three functions, for all pairs, for a range, for a carried range: the range's
+ * bounds would otherwise take stack in every rotation. */
 POSENC_I_FORCEINLINE void posenc_i_rope_tokens_in(const posenc_i_backend *be, const posenc_rope *rope,
                                                   const posenc_rope_cache_view *cache, size_t crow_bytes,
                                                   const posenc_rope_positions *pos, const posenc_i_rot_io *io,
                                                   size_t n, const posenc_i_slot_plan *plan, int inverse, size_t b,
                                                   size_t t0, size_t nt, const float *block, size_t j_lo,
-                                                  size_t j_hi) {
+                                                  size_t j_hi, float *const cbuf, const size_t bp) {
   size_t D = rope->config.head_dim, h = rope->pairs, i, tt, a;
   size_t naxes = posenc_i_rope_naxes(rope);
   const posenc_rope_cache_spec *spec = cache ? &cache->spec : &posenc_i_fly_spec;
   const size_t row_h = j_hi - j_lo; /* pairs of a row, from pair j_lo */
-  /* cos/sin as the kernel reads them (GPT-J expanded, converted, split), each 64-byte aligned:
-   * at an odd multiple of 16 bytes every other 256-bit load split a cache line, and a GPT-J
-   * decode step took 520-650 ns instead of 390-450 (AVX2, Q 32 heads of 128), as the stack fell */
-  float bufs[4 * POSENC_I_ROPE_PAIRS + 16];
-  float *const cbuf = posenc_i_align64(bufs), *const sbuf = cbuf + 2 * POSENC_I_ROPE_PAIRS;
+  float *const sbuf = cbuf + 2 * bp;
   void (*rotate)(const posenc_i_rot_job *) = be->rotate;
   for (tt = 0; tt < nt; tt++) {
     size_t t = t0 + tt, j0;
@@ -3966,8 +3994,8 @@ POSENC_I_FORCEINLINE void posenc_i_rope_tokens_in(const posenc_i_backend *be, co
         rows[a] = (const unsigned char *)(block + (ax * nt + tt) * 2 * row_h);
       }
     }
-    for (j0 = j_lo; j0 < j_hi; j0 += POSENC_I_ROPE_PAIRS) { /* pairs j0 .. j0+nj-1: elements off.. (NeoX: and +h) */
-      size_t nj = j_hi - j0 < POSENC_I_ROPE_PAIRS ? j_hi - j0 : POSENC_I_ROPE_PAIRS;
+    for (j0 = j_lo; j0 < j_hi; j0 += bp) { /* pairs j0 .. j0+nj-1: elements off.. (NeoX: and +h) */
+      size_t nj = j_hi - j0 < bp ? j_hi - j0 : bp;
       size_t off = rope->config.style == POSENC_ROPE_NEOX ? j0 : 2 * j0;
       int last = j0 + nj == h;
       posenc_i_rope_prepare(be, rope, spec, rows, row_h, j0 - j_lo, inverse, j0, nj, cbuf, sbuf, &c, &s);
@@ -3981,9 +4009,9 @@ POSENC_I_FORCEINLINE void posenc_i_rope_tokens_in(const posenc_i_backend *be, co
           posenc_i_rot_job job = posenc_i_pass_job(&io[i], rope, pos, b, t, src + off * in->es, dst + off * io[i].out.es);
           job.pairs = nj;
           job.c = c; job.s = s;
-          if (rope->config.style == POSENC_ROPE_NEOX) { /* NeoX's c and s use the buffers' first halves at most */
-            job.scratch_c = cbuf + POSENC_I_ROPE_PAIRS;
-            job.scratch_s = sbuf + POSENC_I_ROPE_PAIRS;
+          if (rope->config.style == POSENC_ROPE_NEOX && bp >= POSENC_I_ROT_SCRATCH) {
+            job.scratch_c = cbuf + bp; /* NeoX's c and s use the buffers' first halves at most */
+            job.scratch_s = sbuf + bp;
           }
           rotate(&job);
           if (last && !io[i].in_place && 2 * h < D) posenc_i_rope_copy_heads(be, &io[i], src, dst, 2 * h, D);
@@ -4010,7 +4038,12 @@ POSENC_I_NOINLINE void posenc_i_rope_tokens(const posenc_i_backend *be, const po
                                             const posenc_rope_positions *pos, const posenc_i_rot_io *io, size_t n,
                                             const posenc_i_slot_plan *plan, int inverse, size_t b, size_t t0,
                                             size_t nt, const float *block) {
-  posenc_i_rope_tokens_in(be, rope, cache, crow_bytes, pos, io, n, plan, inverse, b, t0, nt, block, 0, rope->pairs);
+  /* cos/sin as the kernel reads them (GPT-J expanded, converted, split), each 64-byte aligned:
+   * at an odd multiple of 16 bytes every other 256-bit load split a cache line, and a GPT-J
+   * decode step took 520-650 ns instead of 390-450 (AVX2, Q 32 heads of 128), as the stack fell */
+  float bufs[4 * POSENC_I_ROPE_PAIRS + 16];
+  posenc_i_rope_tokens_in(be, rope, cache, crow_bytes, pos, io, n, plan, inverse, b, t0, nt, block, 0, rope->pairs,
+                          posenc_i_align64(bufs), POSENC_I_ROPE_PAIRS);
 }
 
 /* posenc_i_rope_tokens_in for pairs j_lo .. j_hi-1 of token t, from on-the-fly rows of those pairs
@@ -4019,7 +4052,9 @@ POSENC_I_NOINLINE void posenc_i_rope_token_range(const posenc_i_backend *be, con
                                                  const posenc_rope_positions *pos, const posenc_i_rot_io *io,
                                                  size_t n, const posenc_i_slot_plan *plan, int inverse, size_t b,
                                                  size_t t, const float *block, size_t j_lo, size_t j_hi) {
-  posenc_i_rope_tokens_in(be, rope, NULL, 0, pos, io, n, plan, inverse, b, t, 1, block, j_lo, j_hi);
+  float bufs[4 * POSENC_I_ROPE_PAIRS + 16]; /* as posenc_i_rope_tokens's */
+  posenc_i_rope_tokens_in(be, rope, NULL, 0, pos, io, n, plan, inverse, b, t, 1, block, j_lo, j_hi,
+                          posenc_i_align64(bufs), POSENC_I_ROPE_PAIRS);
 }
 
 /* On-the-fly rows of token (b, t), pairs j0 .. j0+nj-1 alone: a row of 2*nj floats per axis at
@@ -4176,6 +4211,59 @@ POSENC_I_FORCEINLINE void posenc_i_rope_axis_rows(const posenc_i_backend *be, co
                        2 * h * sizeof(float));
 }
 
+/* A chunk's recurrence state (4 x POSENC_CHUNK doubles) and 4 tokens' rows of its pairs, in
+ * floats; the chunks of pairs a carried range takes (posenc_i_rope_fly_carry), and their pairs. */
+#define POSENC_I_CARRY_FLOATS (2 * 4 * POSENC_CHUNK + 4 * 2 * POSENC_CHUNK)
+#define POSENC_I_CARRY_CHUNKS (POSENC_I_ROPE_BLOCK / POSENC_I_CARRY_FLOATS < POSENC_I_ROPE_PAIRS / POSENC_CHUNK ? \
+                               POSENC_I_ROPE_BLOCK / POSENC_I_CARRY_FLOATS : POSENC_I_ROPE_PAIRS / POSENC_CHUNK)
+#define POSENC_I_CARRY_PAIRS (POSENC_I_CARRY_CHUNKS * POSENC_CHUNK)
+
+/* posenc_i_rope_tokens_in for pairs j0 .. j0+nj-1 (nj <= POSENC_I_CARRY_PAIRS) of token t, from its
+ * rows at block, with cos/sin buffers of that range's size (with a 1 KiB block: 320 bytes, not
+ * 1,088). Not inlined, as posenc_i_rope_tokens. */
+POSENC_I_NOINLINE void posenc_i_rope_carry_token(const posenc_i_backend *be, const posenc_rope *rope,
+                                                 const posenc_rope_positions *pos, const posenc_i_rot_io *io,
+                                                 size_t n, const posenc_i_slot_plan *plan, int inverse, size_t b,
+                                                 size_t t, const float *block, size_t j0, size_t nj) {
+  float bufs[4 * POSENC_I_CARRY_PAIRS + 16];
+  posenc_i_rope_tokens_in(be, rope, NULL, 0, pos, io, n, plan, inverse, b, t, 1, block, j0, j0 + nj,
+                          posenc_i_align64(bufs), POSENC_I_CARRY_PAIRS);
+}
+
+/* Batch row by batch row, from anchor to anchor, a range of wp pairs at a time: rows of that range
+ * for nt_block tokens at a time, the first at the anchor's token (or the call's first), the rest
+ * carried on from the block before in state; each token's range then rotated in every pass. */
+POSENC_I_FORCEINLINE void posenc_i_rope_fly_carried(const posenc_i_backend *be, const posenc_rope *rope,
+                                                    const posenc_rope_positions *pos, const posenc_i_rot_io *io,
+                                                    size_t n, const posenc_i_slot_plan *plan, int inverse,
+                                                    double *state, float *rows, size_t nt_block, size_t wp) {
+  const size_t h = rope->pairs;
+  size_t b, t0, t, j0, k;
+  posenc_i_job job; /* here, not in a function between: the row kernel's frame is the deepest below */
+  for (b = 0; b < pos->batch; b++)
+    for (t0 = 0; t0 < pos->tokens;) { /* tokens t0 .. te-1: up to the next anchor */
+      const int64_t p0 = (int64_t)pos->start + (int64_t)t0;
+      const size_t to_anchor = POSENC_ANCHOR - (size_t)((uint64_t)p0 & (POSENC_ANCHOR - 1));
+      const size_t te = pos->tokens - t0 < to_anchor ? pos->tokens : t0 + to_anchor;
+      for (j0 = 0; j0 < h; j0 += wp) {
+        const size_t nj = h - j0 < wp ? h - j0 : wp;
+        posenc_i_rope_row_job(rope, &posenc_i_fly_spec, j0, nj, nj, (unsigned char *)rows, 2 * nj * sizeof(float), &job);
+        job.positions = NULL;
+        job.state = state;
+        for (t = t0; t < te; t += nt_block) {
+          const size_t nt = te - t < nt_block ? te - t : nt_block;
+          job.start = (int32_t)((int64_t)pos->start + (int64_t)t);
+          job.nrows = nt;
+          job.resume = t != t0;
+          be->sincos_rows(&job);
+          for (k = 0; k < nt; k++)
+            posenc_i_rope_carry_token(be, rope, pos, io, n, plan, inverse, b, t + k, rows + k * 2 * nj, j0, nj);
+        }
+      }
+      t0 = te;
+    }
+}
+
 /* On the fly: blocks of tokens whose cos/sin rows fit in block (cap floats), then their
  * rotations; where a token's rows do not fit, posenc_i_rope_fly_ranges(_normed). */
 POSENC_I_FORCEINLINE void posenc_i_rope_fly_blocks(const posenc_i_backend *be, const posenc_rope *rope,
@@ -4217,6 +4305,28 @@ POSENC_I_ROPE_FLY_FRAME(posenc_i_rope_fly_small, POSENC_I_ROPE_BLOCK_SMALL)
 POSENC_I_ROPE_FLY_FRAME(posenc_i_rope_fly, POSENC_I_ROPE_BLOCK)
 #undef POSENC_I_ROPE_FLY_FRAME
 
+/* On the fly, where a block holds the rows of fewer than half an anchor's tokens (a small
+ * POSENC_ROPE_FLY_BLOCK_BYTES, or rotary dims past 128 in the default block) and more tokens than
+ * that follow on: consecutive positions (no ids) on one axis, no pass with a QK-norm or streamed
+ * stores. A block's rows start with an exact sin/cos and up to 31 steps of the recurrence to
+ * their first token; here the recurrence is carried from one block to the next instead, a range
+ * of POSENC_I_CARRY_CHUNKS chunks of pairs at a time: the block's front keeps the last row's
+ * (s, c, sp, cp) of each lane, 512 bytes a chunk, and the rest the rows. Each token is then one
+ * step from the last. The same values as every other way (posenc_i_job's state). */
+POSENC_I_NOINLINE void posenc_i_rope_fly_carry(const posenc_i_backend *be, const posenc_rope *rope,
+                                               const posenc_rope_positions *pos, const posenc_i_rot_io *io, size_t n,
+                                               const posenc_i_slot_plan *plan, int inverse) {
+  union { float f[POSENC_I_ROPE_BLOCK + 16]; double d[POSENC_I_ROPE_BLOCK / 2 + 8]; } block;
+  float *const f = posenc_i_align64(block.f);
+  double *const state = block.d + (f - block.f) / 2;
+  const size_t h = rope->pairs, chunks = (h + POSENC_CHUNK - 1) / POSENC_CHUNK < POSENC_I_CARRY_CHUNKS
+                                         ? (h + POSENC_CHUNK - 1) / POSENC_CHUNK : POSENC_I_CARRY_CHUNKS;
+  const size_t sf = 2 * 4 * POSENC_CHUNK * chunks, wp = chunks * POSENC_CHUNK < h ? chunks * POSENC_CHUNK : h;
+  memset(state, 0, sf * sizeof(float)); /* lanes past h too: a resumed chunk loads them all */
+  posenc_i_rope_fly_carried(be, rope, pos, io, n, plan, inverse, state, f + sf, (POSENC_I_ROPE_BLOCK - sf) / (2 * wp),
+                            wp);
+}
+
 /* Runs n passes (Q, K, V) token by token over validated views: cos/sin once per token. */
 static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_rope *rope,
                                        const posenc_rope_cache_view *cache, const posenc_rope_positions *pos,
@@ -4224,7 +4334,7 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
                                        posenc_rope_direction direction) {
   size_t D = rope->config.head_dim, B = pos->batch, T = pos->tokens, naxes, b, i, j;
   size_t crow_bytes = 0, row_floats = 0;
-  int inverse = direction == POSENC_ROPE_INVERSE;
+  int inverse = direction == POSENC_ROPE_INVERSE, carry = 0;
   posenc_status st;
 
   naxes = posenc_i_rope_naxes(rope);
@@ -4279,10 +4389,17 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
     if (!cache && (st = posenc_i_rope_check_reach(rope, max_abs)) != POSENC_OK) return st;
   }
 
-  if (!cache) row_floats = posenc_i_rope_row_axes(rope, pos) * 2 * rope->pairs; /* a token's rows on the fly */
+  if (!cache) { /* a token's rows on the fly; whether a block holds fewer than half an anchor's */
+    row_floats = posenc_i_rope_row_axes(rope, pos) * 2 * rope->pairs;
+    carry = T > POSENC_I_ROPE_BLOCK / row_floats && POSENC_I_ROPE_BLOCK / row_floats < POSENC_ANCHOR / 2 &&
+            row_floats <= POSENC_I_ROPE_BLOCK && POSENC_I_CARRY_CHUNKS > 0 && !pos->ids && !rope->config.hf_compat;
+    for (i = 0; i < n; i++) carry = carry && !io[i].normed && !io[i].stream;
+  }
   if (cache)
     for (b = 0; b < B; b++)
       posenc_i_rope_tokens(be, rope, cache, crow_bytes, pos, io, n, plan, inverse, b, 0, T, NULL);
+  else if (carry)
+    posenc_i_rope_fly_carry(be, rope, pos, io, n, plan, inverse);
   else if (T == 1 || T <= POSENC_I_ROPE_BLOCK_TINY / row_floats || row_floats > POSENC_I_ROPE_BLOCK)
     posenc_i_rope_fly_tiny(be, rope, pos, io, n, plan, inverse); /* a batch row's rows, or a range's */
   else if (T <= POSENC_I_ROPE_BLOCK_SMALL / row_floats)

@@ -881,6 +881,36 @@ void POSENC_I_K(seed_chunk)(vd_t *s, vd_t *c, vd_t *sp, vd_t *cp, const double *
                          vd_loadu(e + POSENC_CHUNK + POSENC_I_DLANES * v), u + POSENC_I_DLANES * v, a);
 }
 
+/* The recurrence's state of n vectors of a chunk (posenc_i_job's state, [4][POSENC_CHUNK] from
+ * their first lane): loaded where a call resumes, stored after a block's last row. Out of line
+ * where seed_chunk is, for the same reason. */
+#if POSENC_I_NV > POSENC_I_W
+POSENC_I_NOINLINE
+#else
+POSENC_I_FORCEINLINE
+#endif
+void POSENC_I_K(load_state)(vd_t *s, vd_t *c, vd_t *sp, vd_t *cp, int n, const double *state) {
+  int v;
+  for (v = 0; v < n; v++) {
+    const double *st = state + (size_t)v * POSENC_I_DLANES;
+    s[v] = vd_loadu(st); c[v] = vd_loadu(st + POSENC_CHUNK);
+    sp[v] = vd_loadu(st + 2 * POSENC_CHUNK); cp[v] = vd_loadu(st + 3 * POSENC_CHUNK);
+  }
+}
+#if POSENC_I_NV > POSENC_I_W
+POSENC_I_NOINLINE
+#else
+POSENC_I_FORCEINLINE
+#endif
+void POSENC_I_K(store_state)(const vd_t *s, const vd_t *c, const vd_t *sp, const vd_t *cp, int n, double *state) {
+  int v;
+  for (v = 0; v < n; v++) {
+    double *st = state + (size_t)v * POSENC_I_DLANES;
+    vd_storeu(st, s[v]); vd_storeu(st + POSENC_CHUNK, c[v]);
+    vd_storeu(st + 2 * POSENC_CHUNK, sp[v]); vd_storeu(st + 3 * POSENC_CHUNK, cp[v]);
+  }
+}
+
 /* How a pass stores: loop invariants kept in locals (stores through dst could alias the job). */
 typedef struct POSENC_I_K(store_opts) {
   int plain;              /* a constant at each instantiation: 1 = unscaled, sin first (tables) */
@@ -1063,7 +1093,8 @@ POSENC_I_FORCEINLINE void POSENC_I_K(add_chunk)(const POSENC_I_K(add_opts) *o, c
  * Passes past the last valid column are skipped; the one pass that holds it writes each row to a
  * row buffer and copies the valid columns (a buffer of a whole block would cost 4 KiB of stack).
  * mode and dtype are constants at each call site, so each combination compiles to its own loop. */
-POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_dtype dtype, int plain) {
+POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_dtype dtype, int plain,
+                                         int carry) {
   /* E(1) = (ss, sc) of each chunk, [chunk][2][POSENC_CHUNK] as job->step holds them (see
    * POSENC_I_BACK / POSENC_I_STEP in posenc.h); k2 = 2*sc is made where a pass is loaded. Without
    * job->step they are made here, for at most POSENC_I_UGROUP chunks (kept small: the stack). */
@@ -1110,7 +1141,16 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, po
       size_t r;
       vd_t s0[POSENC_I_NV], c0[POSENC_I_NV], sp0[POSENC_I_NV], cp0[POSENC_I_NV];
       const double *e = steps + (size_t)ch * 2 * POSENC_CHUNK;
-      POSENC_I_K(seed_chunk)(s0, c0, sp0, cp0, e, job->u + ch * POSENC_UPARTS * POSENC_CHUNK, a);
+      /* the recurrence's state (posenc_i_job), in the instance of its own (carry) alone: in the
+       * others its copies took stack (ARMv7 NEON: 200 bytes a frame, in a decode step's too) */
+      double *state = carry ? job->state + (size_t)ch * 4 * POSENC_CHUNK : NULL;
+      int64_t from = a; /* where the walk starts */
+      if (state && job->resume && row == 0 && !job->positions && p0 != a) { /* start - 1's state */
+        POSENC_I_K(load_state)(s0, c0, sp0, cp0, POSENC_I_NV, state);
+        from = p0 - 1;
+      } else {
+        POSENC_I_K(seed_chunk)(s0, c0, sp0, cp0, e, job->u + ch * POSENC_UPARTS * POSENC_CHUNK, a);
+      }
       for (v = 0; v < POSENC_I_NV && (unsigned)v * vec_cols < ncols; v += POSENC_I_W) {
         POSENC_I_K(pass) ps;
         unsigned char *dst = out + (size_t)v * vec_cols * es;
@@ -1121,7 +1161,7 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, po
           ps.k2[w] = vd_loadu(e + POSENC_CHUNK + (size_t)(v + w) * POSENC_I_DLANES);
           ps.k2[w] = vd_add(ps.k2[w], ps.k2[w]); /* 2*cos, exact */
         }
-        for (j = a; j < p0; j++) POSENC_I_K(step_vecs)(ps.s, ps.c, ps.sp, ps.cp, ps.k2, POSENC_I_W);
+        for (j = from; j < p0; j++) POSENC_I_K(step_vecs)(ps.s, ps.c, ps.sp, ps.cp, ps.k2, POSENC_I_W);
         if (valid >= POSENC_I_W * vec_cols) { /* every column of the pass: straight to out */
           for (r = 0;; r++, dst += job->row_stride) {
             POSENC_I_K(pass_store)(&ps, dst, job->cos_offset, mode, dtype, stream, opts);
@@ -1138,6 +1178,8 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, po
             POSENC_I_K(step_vecs)(ps.s, ps.c, ps.sp, ps.cp, ps.k2, POSENC_I_W);
           }
         }
+        if (state) /* the last row's state, for a call that resumes */
+          POSENC_I_K(store_state)(ps.s, ps.c, ps.sp, ps.cp, POSENC_I_W, state + (size_t)v * POSENC_I_DLANES);
       }
     }
     row += nblock;
@@ -1150,7 +1192,7 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, po
  * registers being already short), each with its own frame: inlined into one switch, their locals
  * took 2.2 KiB of stack at 256 bits, about what one instance needs alone (1.9-2.0). */
 #define POSENC_I_ROWS_FN(name, mode, dtype, plain) POSENC_I_NOINLINE void POSENC_I_K(name)(const posenc_i_job *job) \
-  { POSENC_I_K(rows)(job, mode, dtype, plain); }
+  { POSENC_I_K(rows)(job, mode, dtype, plain, 0); }
 #define POSENC_I_ROWS_FNS(tag, mode, dtype) POSENC_I_ROWS_FN(rows_##tag, mode, dtype, 0) \
   POSENC_I_ROWS_FN(rows_##tag##_plain, mode, dtype, 1)
 POSENC_I_ROWS_FNS(pairs_f32, POSENC_I_PAIRS, POSENC_DTYPE_F32)
@@ -1161,11 +1203,30 @@ POSENC_I_ROWS_FNS(pairs_bf16, POSENC_I_PAIRS, POSENC_DTYPE_BF16)
 POSENC_I_ROWS_FNS(planar_bf16, POSENC_I_PLANAR, POSENC_DTYPE_BF16)
 #undef POSENC_I_ROWS_FNS
 #undef POSENC_I_ROWS_FN
+/* Rows with the recurrence's state (job->state): the on-the-fly rows of a rotation, f32 PLANAR.
+ * Where SIMDe emulates the f64 vectors (no f64 lanes: ARMv7 NEON), the scalar kernel's, whose
+ * double arithmetic is the same work: the vector kernel's frame was 2 KiB there, with the state
+ * 200 bytes more, over the 1 KiB block's stack budget (tests/test_stack.c). */
+#if defined(SIMDE_X86_SSE2_NATIVE) || defined(SIMDE_ARM_NEON_A64V8_NATIVE) || defined(SIMDE_WASM_SIMD128_NATIVE)
+POSENC_I_NOINLINE void POSENC_I_K(rows_planar_f32_carry)(const posenc_i_job *job) {
+  POSENC_I_K(rows)(job, POSENC_I_PLANAR, POSENC_DTYPE_F32, 0, 1);
+}
+#else
+#  define POSENC_I_ROWS_CARRY_SCALAR
+#endif
 
 static void POSENC_I_K(sincos_rows)(const posenc_i_job *job) {
 #define POSENC_I_ROWS_CASE(mode, dtype, tag) case (dtype) * 2 + (mode): \
     if (plain) POSENC_I_K(rows_##tag##_plain)(job); else POSENC_I_K(rows_##tag)(job); break
   const int plain = !job->scaled && !job->cos_first;
+  if (job->state) { /* f32 PLANAR only (posenc_i_job) */
+#if defined(POSENC_I_ROWS_CARRY_SCALAR)
+    posenc_i_scalar_sincos_rows(job);
+#else
+    POSENC_I_K(rows_planar_f32_carry)(job);
+#endif
+    return;
+  }
   switch ((int)job->dtype * 2 + job->mode) { /* int, as the case labels are */
     POSENC_I_ROWS_CASE(POSENC_I_PAIRS, POSENC_DTYPE_F32, pairs_f32);
     POSENC_I_ROWS_CASE(POSENC_I_PLANAR, POSENC_DTYPE_F32, planar_f32);
@@ -2079,6 +2140,7 @@ const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(si
 #undef v_sfence
 #undef v_prefetch
 #undef POSENC_I_MM
+#undef POSENC_I_ROWS_CARRY_SCALAR
 #undef POSENC_I_BF16_EVEN_ODD
 
 #if defined(__GNUC__)
