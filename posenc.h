@@ -4307,8 +4307,9 @@ POSENC_I_ROPE_FLY_FRAME(posenc_i_rope_fly, POSENC_I_ROPE_BLOCK)
 
 /* On the fly, where a block holds the rows of fewer than half an anchor's tokens (a small
  * POSENC_ROPE_FLY_BLOCK_BYTES, or rotary dims past 128 in the default block) and more tokens than
- * that follow on: consecutive positions (no ids) on one axis, no pass with a QK-norm or streamed
- * stores. A block's rows start with an exact sin/cos and up to 31 steps of the recurrence to
+ * that follow on: consecutive positions (no ids) on one axis, not in HF compatibility mode, no
+ * pass with a QK-norm (posenc_i_rope_carry_token's buffers are too small for its rotation) or
+ * streamed stores (a range writes parts of a line). A block's rows start with an exact sin/cos and up to 31 steps of the recurrence to
  * their first token; here the recurrence is carried from one block to the next instead, a range
  * of POSENC_I_CARRY_CHUNKS chunks of pairs at a time: the block's front keeps the last row's
  * (s, c, sp, cp) of each lane, 512 bytes a chunk, and the rest the rows. Each token is then one
@@ -4319,15 +4320,17 @@ POSENC_I_NOINLINE void posenc_i_rope_fly_carry(const posenc_i_backend *be, const
   union { float f[POSENC_I_ROPE_BLOCK + 16]; double d[POSENC_I_ROPE_BLOCK / 2 + 8]; } block;
   float *const f = posenc_i_align64(block.f);
   double *const state = block.d + (f - block.f) / 2;
-  const size_t h = rope->pairs, chunks = (h + POSENC_CHUNK - 1) / POSENC_CHUNK < POSENC_I_CARRY_CHUNKS
-                                         ? (h + POSENC_CHUNK - 1) / POSENC_CHUNK : POSENC_I_CARRY_CHUNKS;
-  const size_t sf = 2 * 4 * POSENC_CHUNK * chunks, wp = chunks * POSENC_CHUNK < h ? chunks * POSENC_CHUNK : h;
+  const size_t h = rope->pairs;
+  size_t chunks = (h + POSENC_CHUNK - 1) / POSENC_CHUNK, sf, wp;
+  if (chunks > POSENC_I_CARRY_CHUNKS) chunks = POSENC_I_CARRY_CHUNKS; /* 1 at least: posenc_i_rope_run's condition */
+  sf = 2 * 4 * POSENC_CHUNK * chunks;
+  wp = chunks * POSENC_CHUNK < h ? chunks * POSENC_CHUNK : h;
   memset(state, 0, sf * sizeof(float)); /* lanes past h too: a resumed chunk loads them all */
   posenc_i_rope_fly_carried(be, rope, pos, io, n, plan, inverse, state, f + sf, (POSENC_I_ROPE_BLOCK - sf) / (2 * wp),
                             wp);
 }
 
-/* Runs n passes (Q, K, V) token by token over validated views: cos/sin once per token. */
+/* Runs n passes (Q, K, V) over validated views: cos/sin once per token (and range of pairs). */
 static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_rope *rope,
                                        const posenc_rope_cache_view *cache, const posenc_rope_positions *pos,
                                        const posenc_i_rot_io *io, size_t n, const posenc_i_slot_plan *plan,

@@ -1933,23 +1933,30 @@ static void test_step_rows(void) {
  * from one block to the next (rotary dims past 128 at the default block; with
  * POSENC_ROPE_FLY_BLOCK_BYTES=1024, past 16): 70 tokens in two batch rows from a start off an
  * anchor, a negative one and one on an anchor; NeoX and GPT-J; rotary dim 100 leaves a chunk of
- * pairs partly used and a head's tail to copy. Against the reference, whose rows are made one
- * position at a time; apply_out too (bf16 in, f32 out). */
+ * pairs partly used and a head's tail to copy; YaRN at 256 scales every value (its attention
+ * factor). Against the reference, whose rows are made one position at a time; apply_out too (bf16
+ * in, f32 out). */
 static void test_rotation_carried(void) {
-  static const size_t dims[4][2] = {{512, 512}, {256, 256}, {110, 100}, {128, 128}}; /* head dim, rotary dim */
+  static const size_t dims[5][2] = {{512, 512}, {256, 256}, {110, 100}, {128, 128}, {256, 256}}; /* head, rotary */
   static const int32_t starts[3] = {993, -45, 64};
   char nm[128];
   size_t di, si, st;
-  for (di = 0; di < 4; di++)
+  for (di = 0; di < 5; di++)
     for (si = 0; si < 2; si++)
       for (st = 0; st < 3; st++) {
         const size_t D = dims[di][0], T = 70;
         rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, D, dims[di][1], (posenc_rope_style)si, 10000.0);
+        if (di == 4) { /* YaRN: scaled values */
+          posenc_rope_config c = cfg_of(D, 10000.0, POSENC_ROPE_SCALING_YARN, 8.0, 4096);
+          c.style = (posenc_rope_style)si;
+          CHECK(posenc_rope_init(rope, sizeof rope_st, &c) == POSENC_OK && rope->attention_factor != 1.0,
+                "carried: yarn init");
+        }
         posenc_rope_positions pp = {2, 70, NULL, 0};
         tview q = dense_view(0, 3, T, D, F32), k = dense_view(tview_end(&q, 2, T, D) + 8, 1, T, D, BF16);
         pp.start = starts[st];
-        sprintf(nm, "carried %s %lu/%lu from %ld", si ? "gptj" : "neox", (unsigned long)dims[di][1], (unsigned long)D,
-                (long)starts[st]);
+        sprintf(nm, "carried %s%s %lu/%lu from %ld", si ? "gptj" : "neox", di == 4 ? " yarn" : "",
+                (unsigned long)dims[di][1], (unsigned long)D, (long)starts[st]);
         free(run_rot(nm, rope, NULL, &pp, &q, &k, st == 1 ? INV : FWD, NULL, NULL));
         if (st == 0) {
           tview qi = dense_view(0, 3, T, D, BF16), qo = dense_view(0, 3, T, D, F32);
