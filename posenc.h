@@ -4309,9 +4309,11 @@ POSENC_I_ROPE_FLY_FRAME(posenc_i_rope_fly, POSENC_I_ROPE_BLOCK)
  * POSENC_ROPE_FLY_BLOCK_BYTES, or rotary dims past 128 in the default block) and more tokens than
  * that follow on: consecutive positions (no ids) on one axis, not in HF compatibility mode, no
  * pass with a QK-norm (posenc_i_rope_carry_token's buffers are too small for its rotation) or
- * streamed stores (a range writes parts of a line). A block's rows start with an exact sin/cos and up to 31 steps of the recurrence to
- * their first token; here the recurrence is carried from one block to the next instead, a range
- * of POSENC_I_CARRY_CHUNKS chunks of pairs at a time: the block's front keeps the last row's
+ * streamed stores (a range writes parts of a line). A token whose rows fit no block keeps the
+ * smallest frame (posenc_i_rope_fly_ranges): this one's block would put it past 4 KiB with a 1 KiB
+ * block. A block's rows start with an exact sin/cos and up to 31 steps of the recurrence to their
+ * first token; here the recurrence is carried from one block to the next instead, a range of
+ * POSENC_I_CARRY_CHUNKS chunks of pairs at a time: the block's front keeps the last row's
  * (s, c, sp, cp) of each lane, 512 bytes a chunk, and the rest the rows. Each token is then one
  * step from the last. The same values as every other way (posenc_i_job's state). */
 POSENC_I_NOINLINE void posenc_i_rope_fly_carry(const posenc_i_backend *be, const posenc_rope *rope,
