@@ -47,8 +47,8 @@
  *                                  (posenc_i_extent, posenc_i_strided_extent,
  *                                  posenc_i_ranges_meet), the exact angle (posenc_i_exact_sincos)
  *   "Implementation, 2: the scalar reference kernels"  posenc_i_scalar_sincos_rows, _rotate,
- *                                  _to_f32, _add_fwd, _add_bwd, _add_sinus, _bias_row (posenc_simd.h
- *                                  mirrors)
+ *                                  _rope_fly, _to_f32, _add_fwd, _add_bwd, _add_sinus, _bias_row
+ *                                  (posenc_simd.h mirrors)
  *   "Implementation, 3: dispatch"  posenc_i_backend_scalar, posenc_i_backends, CPU detection,
  *                                  posenc_i_select
  *   "Implementation, 4: features"  sinusoidal tables; RoPE (frequencies, cos/sin rows,
@@ -1328,6 +1328,24 @@ typedef struct posenc_i_rot_job {
 } posenc_i_rot_job;
 #define POSENC_I_ROT_SCRATCH 64
 
+/* A rotation whose cos/sin rows are made as it goes (posenc_i_backend.rope_fly): the bits of
+ * sincos_rows(*rows) for each token's position, then rotate(pass[i]) of the token over that row
+ * (f32 PLANAR rows, as the on-the-fly rows are; the sines negated where inverse, GPT-J's expanded
+ * as gptj_expand does), without a row in memory. The tokens: consecutive positions from
+ * rows->start, inside one anchor block; the pairs: rows->nfreq (a multiple of POSENC_CHUNK) from the
+ * rope's pair whose chunk rows->u and rows->step point at. Each pass's src and dst: its token 0 at
+ * the first of those pairs, the next tokens src_ts and dst_ts bytes on; every pass of one style and
+ * one pair of dtypes, in place or not alike, with no QK-norm and no streamed stores. rows->state:
+ * scratch of 4 * rows->nfreq doubles, the recurrence kept there between windows of tokens. */
+#define POSENC_I_FLY_PASSES 2
+typedef struct posenc_i_fly_job {
+  const posenc_i_job *rows;
+  posenc_i_rot_job pass[POSENC_I_FLY_PASSES];
+  ptrdiff_t src_ts[POSENC_I_FLY_PASSES], dst_ts[POSENC_I_FLY_PASSES];
+  size_t npass, tokens;
+  int inverse;
+} posenc_i_fly_job;
+
 /* The masked add over nrows rows of n columns (columns col0 .. col0+n-1 of the tensor), every
  * operation in f32 in this order, each rounded:
  *   forward:  v = x*scale; v = v + p; [dropout: v = v*k]; y = v rounded to y's dtype
@@ -1394,6 +1412,8 @@ typedef struct posenc_i_backend {
    * into a buffer and add_fwd(add) over it, without the buffer (posenc_i_scalar_add_sinus). */
   void (*add_sinus)(const posenc_i_job *rows, const posenc_i_add_job *add);
   void (*bias_row)(const posenc_i_bias_job *job);
+  /* RoPE's rotation with its rows made on the fly (posenc_i_fly_job; posenc_i_scalar_rope_fly) */
+  void (*rope_fly)(const posenc_i_fly_job *job);
   /* orders the non-temporal stores of rotate's streaming jobs before what the caller does next */
   void (*fence)(void);
 } posenc_i_backend;
@@ -1420,6 +1440,7 @@ POSENC_I_SHARED void posenc_i_scalar_add_fwd(const posenc_i_add_job *job);
 POSENC_I_SHARED void posenc_i_scalar_add_bwd(const posenc_i_add_job *job);
 POSENC_I_SHARED void posenc_i_scalar_add_sinus(const posenc_i_job *rows, const posenc_i_add_job *add);
 POSENC_I_SHARED void posenc_i_scalar_bias_row(const posenc_i_bias_job *job);
+POSENC_I_SHARED void posenc_i_scalar_rope_fly(const posenc_i_fly_job *job);
 
 /* ---- Exact arithmetic, whatever the including file's flags ----------------------------------
  * The kernels need every IEEE operation done as written: (x + 1.5*2^52) - 1.5*2^52 rounds x to an
@@ -2027,6 +2048,49 @@ POSENC_I_SHARED void posenc_i_scalar_rotate(const posenc_i_rot_job *job) {
   }
 }
 
+/* The scalar rope_fly: token by token, a chunk of pairs at a time, the chunk's row made by the
+ * scalar row kernel (its recurrence carried in rows->state from the token before), as the rotation
+ * reads it (sines negated where inverse, GPT-J's expanded), then the scalar rotation. */
+POSENC_I_SHARED void posenc_i_scalar_rope_fly(const posenc_i_fly_job *job) {
+  const int gptj = job->pass[0].style == POSENC_ROPE_GPTJ;
+  float row[2 * POSENC_CHUNK], c[2 * POSENC_CHUNK], s[2 * POSENC_CHUNK]; /* row: cos, then sin */
+  posenc_i_job r = *job->rows;
+  size_t t, i;
+  unsigned ch, l;
+  r.nfreq = POSENC_CHUNK;
+  r.nrows = 1;
+  r.positions = NULL;
+  r.out = (unsigned char *)(row + POSENC_CHUNK);
+  r.cos_offset = -(ptrdiff_t)(POSENC_CHUNK * sizeof(float));
+  for (t = 0; t < job->tokens; t++)
+    for (ch = 0; ch * POSENC_CHUNK < job->rows->nfreq; ch++) {
+      r.u = job->rows->u + (size_t)ch * POSENC_UPARTS * POSENC_CHUNK;
+      r.step = job->rows->step + (size_t)ch * 2 * POSENC_CHUNK;
+      r.state = job->rows->state + (size_t)ch * 4 * POSENC_CHUNK;
+      r.start = (int32_t)((int64_t)job->rows->start + (int64_t)t);
+      r.resume = t > 0;
+      posenc_i_scalar_sincos_rows(&r);
+      for (l = 0; l < POSENC_CHUNK; l++) {
+        const float fs = job->inverse ? -row[POSENC_CHUNK + l] : row[POSENC_CHUNK + l];
+        if (gptj) {
+          c[2 * l] = c[2 * l + 1] = row[l];
+          s[2 * l] = -fs; s[2 * l + 1] = fs;
+        } else {
+          c[l] = row[l]; s[l] = fs;
+        }
+      }
+      for (i = 0; i < job->npass; i++) {
+        posenc_i_rot_job rj = job->pass[i];
+        const size_t e0 = (size_t)ch * POSENC_CHUNK * (gptj ? 2 : 1); /* the chunk's first element */
+        rj.src += (ptrdiff_t)t * job->src_ts[i] + (ptrdiff_t)(e0 * posenc_dtype_size(rj.src_dtype));
+        rj.dst += (ptrdiff_t)t * job->dst_ts[i] + (ptrdiff_t)(e0 * posenc_dtype_size(rj.dst_dtype));
+        rj.pairs = POSENC_CHUNK;
+        rj.c = c; rj.s = s;
+        posenc_i_scalar_rotate(&rj);
+      }
+    }
+}
+
 /* QK-norm's sum of squares (posenc_rope_norm): eight double accumulators by e mod 8, then a
  * fixed tree; every square is exact in double. */
 POSENC_I_SHARED void posenc_i_scalar_sumsq(const unsigned char *src, posenc_dtype dtype, ptrdiff_t head_stride,
@@ -2224,7 +2288,7 @@ const posenc_i_backend posenc_i_backend_scalar = {POSENC_ISA_SCALAR, posenc_i_sc
                                                   posenc_i_scalar_gptj_expand, posenc_i_scalar_convert,
                                                   posenc_i_scalar_add_fwd, posenc_i_scalar_add_bwd,
                                                   posenc_i_scalar_add_sinus, posenc_i_scalar_bias_row,
-                                                  posenc_i_scalar_fence};
+                                                  posenc_i_scalar_rope_fly, posenc_i_scalar_fence};
 
 /* ---- backends: which are compiled in ------------------------------------------------------
  * A build with run-time dispatch compiles posenc_simd.h once per ISA (src/posenc_<name>.c) and
@@ -4230,6 +4294,13 @@ POSENC_I_NOINLINE void posenc_i_rope_carry_token(const posenc_i_backend *be, con
                           posenc_i_align64(bufs), POSENC_I_CARRY_PAIRS);
 }
 
+/* The end of the tokens from t0 on (consecutive positions from pos->start) up to the next anchor. */
+static size_t posenc_i_rope_tile_end(const posenc_rope_positions *pos, size_t t0) {
+  const int64_t p0 = (int64_t)pos->start + (int64_t)t0;
+  const size_t to_anchor = POSENC_ANCHOR - (size_t)((uint64_t)p0 & (POSENC_ANCHOR - 1));
+  return pos->tokens - t0 < to_anchor ? pos->tokens : t0 + to_anchor;
+}
+
 /* Batch row by batch row, from anchor to anchor, a range of wp pairs at a time: rows of that range
  * for nt_block tokens at a time, the first at the anchor's token (or the call's first), the rest
  * carried on from the block before in state; each token's range then rotated in every pass. */
@@ -4241,10 +4312,8 @@ POSENC_I_FORCEINLINE void posenc_i_rope_fly_carried(const posenc_i_backend *be, 
   size_t b, t0, t, j0, k;
   posenc_i_job job; /* here, not in a function between: the row kernel's frame is the deepest below */
   for (b = 0; b < pos->batch; b++)
-    for (t0 = 0; t0 < pos->tokens;) { /* tokens t0 .. te-1: up to the next anchor */
-      const int64_t p0 = (int64_t)pos->start + (int64_t)t0;
-      const size_t to_anchor = POSENC_ANCHOR - (size_t)((uint64_t)p0 & (POSENC_ANCHOR - 1));
-      const size_t te = pos->tokens - t0 < to_anchor ? pos->tokens : t0 + to_anchor;
+    for (t0 = 0; t0 < pos->tokens;) {
+      const size_t te = posenc_i_rope_tile_end(pos, t0);
       for (j0 = 0; j0 < h; j0 += wp) {
         const size_t nj = h - j0 < wp ? h - j0 : wp;
         posenc_i_rope_row_job(rope, &posenc_i_fly_spec, j0, nj, nj, (unsigned char *)rows, 2 * nj * sizeof(float), &job);
@@ -4332,6 +4401,81 @@ POSENC_I_NOINLINE void posenc_i_rope_fly_carry(const posenc_i_backend *be, const
                             wp);
 }
 
+/* Pairs the fused rotation (posenc_i_rope_fly_fused) takes a call at a time: its recurrence's
+ * scratch, 32 bytes a pair, is as large as the on-the-fly block (a chunk's at least). */
+#define POSENC_I_FLY_PAIRS (POSENC_I_ROPE_BLOCK / 16 >= POSENC_CHUNK ? POSENC_I_ROPE_BLOCK / 16 / POSENC_CHUNK * POSENC_CHUNK \
+                                                                  : POSENC_CHUNK)
+
+/* Whether the carried passes run on the fused rotation (posenc_i_fly_job): where the carried
+ * rows would be rotated in ranges of fewer than 64 pairs (a block under 4 KiB), with whole chunks of
+ * pairs, no KV cache slots (so no V either), each pass in one dtype (in place, or out of place into
+ * its own dtype). The others keep the carried rows (posenc_i_rope_fly_carry). With the 8 KiB
+ * block's ranges of 128 pairs the fused kernel was 13-25% slower on SSE2 (its chunk's 40 f64
+ * vectors spill), as fast on AVX2 and 10-15% faster on AVX-512 (rotary dims 256 and 512, 8 heads). */
+static int posenc_i_rope_fusable(const posenc_rope *rope, const posenc_i_rot_io *io, size_t n) {
+  size_t i;
+  if (POSENC_I_CARRY_CHUNKS >= 4 || rope->pairs % POSENC_CHUNK != 0) return 0;
+  for (i = 0; i < n; i++)
+    if (io[i].to_slots || !io[i].rotate || io[i].in.dtype != io[i].out.dtype) return 0;
+  return 1;
+}
+
+/* The carried passes (posenc_i_rope_run) on the fused rotation: batch row by batch row, from
+ * anchor to anchor, POSENC_I_FLY_PAIRS pairs at a time, a kernel call for up to
+ * POSENC_I_FLY_PASSES passes alike (Q and K in one dtype: one walk of the recurrence); then, out
+ * of place, each token's elements past the rotary dim. */
+POSENC_I_NOINLINE void posenc_i_rope_fly_fused(const posenc_i_backend *be, const posenc_rope *rope,
+                                               const posenc_rope_positions *pos, const posenc_i_rot_io *io, size_t n,
+                                               int inverse) {
+  double state[4 * POSENC_I_FLY_PAIRS];
+  const size_t h = rope->pairs, D = rope->config.head_dim;
+  const size_t per_pair = rope->config.style == POSENC_ROPE_NEOX ? 1 : 2; /* elements of a pair before it */
+  posenc_i_job rows;
+  posenc_i_fly_job job;
+  size_t b, t0, t, f, i, last = 0;
+  job.rows = &rows;
+  job.inverse = inverse;
+  for (b = 0; b < pos->batch; b++)
+    for (t0 = 0; t0 < pos->tokens;) {
+      const size_t te = posenc_i_rope_tile_end(pos, t0);
+      for (f = 0; f < h; f += POSENC_I_FLY_PAIRS) {
+        const size_t nf = h - f < POSENC_I_FLY_PAIRS ? h - f : POSENC_I_FLY_PAIRS;
+        /* rows' out is unused: the kernel keeps no row */
+        posenc_i_rope_row_job(rope, &posenc_i_fly_spec, f, nf, nf, (unsigned char *)state, 0, &rows);
+        rows.start = (int32_t)((int64_t)pos->start + (int64_t)t0);
+        rows.positions = NULL;
+        rows.nrows = te - t0;
+        rows.state = state;
+        job.tokens = te - t0;
+        job.npass = 0;
+        for (i = 0; i < n; i++) {
+          const posenc_i_tview *in = &io[i].in, *out = &io[i].out;
+          if (job.npass && (job.npass == POSENC_I_FLY_PASSES || in->dtype != io[last].in.dtype ||
+                            io[i].in_place != io[last].in_place)) {
+            be->rope_fly(&job);
+            job.npass = 0;
+          }
+          job.pass[job.npass] = posenc_i_pass_job(&io[i], rope, pos, b, t0,
+                                                  in->data + (b * in->bs + t0 * in->ts + f * per_pair) * in->es,
+                                                  out->data + (b * out->bs + t0 * out->ts + f * per_pair) * out->es);
+          job.src_ts[job.npass] = (ptrdiff_t)(in->ts * in->es);
+          job.dst_ts[job.npass] = (ptrdiff_t)(out->ts * out->es);
+          job.npass++;
+          last = i;
+        }
+        if (job.npass) be->rope_fly(&job);
+      }
+      for (t = t0; 2 * h < D && t < te; t++)
+        for (i = 0; i < n; i++) {
+          const posenc_i_tview *in = &io[i].in, *out = &io[i].out;
+          if (!io[i].in_place)
+            posenc_i_rope_copy_heads(be, &io[i], in->data + (b * in->bs + t * in->ts) * in->es,
+                                     out->data + (b * out->bs + t * out->ts) * out->es, 2 * h, D);
+        }
+      t0 = te;
+    }
+}
+
 /* Runs n passes (Q, K, V) over validated views: cos/sin once per token (and range of pairs). */
 static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_rope *rope,
                                        const posenc_rope_cache_view *cache, const posenc_rope_positions *pos,
@@ -4403,6 +4547,8 @@ static posenc_status posenc_i_rope_run(const posenc_i_backend *be, const posenc_
   if (cache)
     for (b = 0; b < B; b++)
       posenc_i_rope_tokens(be, rope, cache, crow_bytes, pos, io, n, plan, inverse, b, 0, T, NULL);
+  else if (carry && posenc_i_rope_fusable(rope, io, n))
+    posenc_i_rope_fly_fused(be, rope, pos, io, n, inverse);
   else if (carry)
     posenc_i_rope_fly_carry(be, rope, pos, io, n, plan, inverse);
   else if (T == 1 || T <= POSENC_I_ROPE_BLOCK_TINY / row_floats || row_floats > POSENC_I_ROPE_BLOCK)

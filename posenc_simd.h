@@ -1620,16 +1620,165 @@ static void POSENC_I_K(rotate)(const posenc_i_rot_job *job) {
 #undef POSENC_I_ROT_CASE
 }
 
+/* GPT-J's expanded sines' signs: -0 on even lanes from here, on odd lanes from here + 1 (17: the
+ * widest vector's 16 lanes from either) */
+static const float POSENC_I_K(gptj_sign)[17] = {-0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f,
+                                               0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f};
+
+/* ---- rotation with its rows made as it goes (posenc_i_scalar_rope_fly, bit for bit) -------- */
+/* Where the f64 vectors are native, as for the carried rows (rows_planar_f32_carry): elsewhere
+ * the scalar kernel's. */
+#if !defined(POSENC_I_ROWS_CARRY_SCALAR)
+/* Bytes of input and output a window of tokens reads and writes (fly_heads): in L1 while each
+ * chunk's pass walks the window (bench: 8 heads of 128 fastest at 4-8 tokens, 32 heads at 1). */
+#define POSENC_I_FLY_WINDOW_BYTES 16384
+#define POSENC_I_FLY_WINDOW_MAX 8
+
+/* posenc_i_fly_job in windows of tokens: in each window, each chunk walks the window's tokens
+ * with its recurrence in locals (from the anchor in the first window, from rows->state in the
+ * next), as the masked add's add_chunk walks its rows, and rotates its pairs of every head of
+ * every pass at each token, head by head. No row in memory: with the 1 KiB block's carried rows, a
+ * call to the rotation per token and range of 16 pairs took 1.5-1.6x the time of the 8 KiB block's
+ * whole rows (AVX2 and AVX-512, 8 heads of 128). A chunk at a time, not W vectors (as rows and
+ * add_chunk walk): on SSE2 a pass of 4 pairs per head and token was 1.35x slower. */
+POSENC_I_FORCEINLINE void POSENC_I_K(fly_heads)(const posenc_i_fly_job *job, int style, posenc_dtype sdt,
+                                              posenc_dtype ddt, int in_place) {
+  const posenc_i_job *const rows = job->rows;
+  const size_t ses = sdt == POSENC_DTYPE_F32 ? 4 : 2, des = ddt == POSENC_DTYPE_F32 ? 4 : 2;
+  const size_t h = job->pass[0].half, npass = job->npass, tokens = job->tokens;
+  const unsigned nchunk = rows->nfreq / POSENC_CHUNK;
+  const int scaled = rows->scaled;
+  const vd_t scale = vd_set1(rows->scale);
+  /* the sines' signs: NeoX's all negated where inverse; GPT-J's even lanes (odd where inverse) */
+  const vf_t sign = style == POSENC_ROPE_NEOX ? vf_set1(job->inverse ? -0.0f : 0.0f)
+                                              : vf_loadu(POSENC_I_K(gptj_sign) + (job->inverse ? 1 : 0));
+  POSENC_I_K(rot_side) side[POSENC_I_FLY_PASSES];
+  size_t heads[POSENC_I_FLY_PASSES];
+  ptrdiff_t sts[POSENC_I_FLY_PASSES], dts[POSENC_I_FLY_PASSES];
+  POSENC_I_K(norm) nm;
+  size_t bytes = 0, window, t0, i;
+  nm.on = 0;
+  nm.bias = vf_set1(0.0f);
+  nm.r = nm.bias;
+  for (i = 0; i < npass; i++) { /* the job's fields in locals, as rotate_heads keeps them */
+    side[i].src = job->pass[i].src; side[i].shs = job->pass[i].src_head_stride; side[i].ses = ses;
+    side[i].dst = job->pass[i].dst; side[i].dhs = job->pass[i].dst_head_stride; side[i].des = des;
+    heads[i] = job->pass[i].heads;
+    sts[i] = job->src_ts[i]; dts[i] = job->dst_ts[i];
+    bytes += heads[i] * 2 * rows->nfreq * (in_place ? ses : ses + des);
+  }
+  window = bytes ? POSENC_I_FLY_WINDOW_BYTES / bytes : POSENC_I_FLY_WINDOW_MAX;
+  if (window > POSENC_I_FLY_WINDOW_MAX) window = POSENC_I_FLY_WINDOW_MAX;
+  if (window < 1) window = 1;
+  for (t0 = 0; t0 < tokens; t0 += window) {
+    const size_t nw = tokens - t0 < window ? tokens - t0 : window;
+    const int64_t p0 = (int64_t)rows->start + (int64_t)t0, a = POSENC_I_ANCHOR_OF(p0);
+    unsigned ch;
+    for (ch = 0; ch < nchunk; ch++) {
+      const double *e = rows->step + (size_t)ch * 2 * POSENC_CHUNK;
+      double *st = rows->state + (size_t)ch * 4 * POSENC_CHUNK;
+      const size_t j0 = (size_t)ch * POSENC_CHUNK; /* the chunk's first pair */
+      vd_t s[POSENC_I_NV], c[POSENC_I_NV], sp[POSENC_I_NV], cp[POSENC_I_NV], k2[POSENC_I_NV];
+      size_t tt, hd;
+      int v;
+      for (v = 0; v < POSENC_I_NV; v++) {
+        k2[v] = vd_loadu(e + POSENC_CHUNK + (size_t)v * POSENC_I_DLANES);
+        k2[v] = vd_add(k2[v], k2[v]); /* 2*cos, exact */
+      }
+      if (t0 == 0) {
+        int64_t k;
+        POSENC_I_K(seed_chunk)(s, c, sp, cp, e, rows->u + (size_t)ch * POSENC_UPARTS * POSENC_CHUNK, a);
+        for (k = a; k < p0; k++) POSENC_I_K(step_vecs)(s, c, sp, cp, k2, POSENC_I_NV);
+      } else { /* on from the window before's last token */
+        POSENC_I_K(load_state)(s, c, sp, cp, POSENC_I_NV, st);
+        POSENC_I_K(step_vecs)(s, c, sp, cp, k2, POSENC_I_NV);
+      }
+      for (tt = 0;; tt++) {
+        /* the chunk's cos and sin as the rotation reads them: NeoX FLANES pairs a vector, GPT-J
+         * DLANES (each value twice) */
+        vf_t cv[POSENC_I_NV], sv[POSENC_I_NV];
+        vfh_t chf[POSENC_I_NV], shf[POSENC_I_NV];
+        for (v = 0; v < POSENC_I_NV; v++) {
+          vd_t sd = s[v], cd = c[v];
+          if (scaled) { sd = vd_mul(sd, scale); cd = vd_mul(cd, scale); } /* as pass_store */
+          chf[v] = vd_cvt(cd); shf[v] = vd_cvt(sd);
+        }
+        if (style == POSENC_ROPE_NEOX) {
+          for (v = 0; v < POSENC_I_NV / 2; v++) {
+            cv[v] = vfh_cat(chf[2 * v], chf[2 * v + 1]);
+            sv[v] = vf_xor(vfh_cat(shf[2 * v], shf[2 * v + 1]), sign);
+          }
+        } else {
+          for (v = 0; v < POSENC_I_NV; v++) {
+            cv[v] = vfh_zip(chf[v], chf[v]);
+            sv[v] = vf_xor(vfh_zip(shf[v], shf[v]), sign);
+          }
+        }
+        for (i = 0; i < npass; i++)
+          for (hd = 0; hd < heads[i]; hd++) { /* head by head: its lines of the chunk in turn */
+            POSENC_I_K(rot_side) t = side[i];
+            t.src += (ptrdiff_t)(t0 + tt) * sts[i] + (ptrdiff_t)hd * t.shs;
+            t.dst += (ptrdiff_t)(t0 + tt) * dts[i] + (ptrdiff_t)hd * t.dhs;
+            if (style == POSENC_ROPE_NEOX) {
+              for (v = 0; v < POSENC_I_NV / 2; v++)
+                POSENC_I_K(rotate_lanes)(t, 1, j0 + (size_t)v * POSENC_I_FLANES, h, cv[v], sv[v], style, sdt, ddt,
+                                         in_place, NULL, nm, 0);
+            } else {
+              for (v = 0; v < POSENC_I_NV; v++)
+                POSENC_I_K(rotate_lanes)(t, 1, 2 * j0 + (size_t)v * POSENC_I_FLANES, 0, cv[v], sv[v], style, sdt,
+                                         ddt, in_place, NULL, nm, 0);
+            }
+          }
+        if (tt + 1 == nw) break;
+        POSENC_I_K(step_vecs)(s, c, sp, cp, k2, POSENC_I_NV);
+      }
+      if (t0 + nw < tokens) POSENC_I_K(store_state)(s, c, sp, cp, POSENC_I_NV, st);
+    }
+  }
+}
+
+/* One instance per style and dtype, in place or not (posenc.h runs the other pairs of dtypes
+ * through rotate over rows in memory). */
+#define POSENC_I_FLY_FN(name, style, dt, in_place) POSENC_I_NOINLINE void POSENC_I_K(name)(const posenc_i_fly_job *job) \
+  { POSENC_I_K(fly_heads)(job, style, dt, dt, in_place); }
+#define POSENC_I_FLY_FNS(tag, style, dt) POSENC_I_FLY_FN(fly_##tag, style, dt, 0) \
+  POSENC_I_FLY_FN(fly_##tag##_in_place, style, dt, 1)
+POSENC_I_FLY_FNS(neox_f32, POSENC_ROPE_NEOX, POSENC_DTYPE_F32)
+POSENC_I_FLY_FNS(neox_f16, POSENC_ROPE_NEOX, POSENC_DTYPE_F16)
+POSENC_I_FLY_FNS(neox_bf16, POSENC_ROPE_NEOX, POSENC_DTYPE_BF16)
+POSENC_I_FLY_FNS(gptj_f32, POSENC_ROPE_GPTJ, POSENC_DTYPE_F32)
+POSENC_I_FLY_FNS(gptj_f16, POSENC_ROPE_GPTJ, POSENC_DTYPE_F16)
+POSENC_I_FLY_FNS(gptj_bf16, POSENC_ROPE_GPTJ, POSENC_DTYPE_BF16)
+#undef POSENC_I_FLY_FNS
+#undef POSENC_I_FLY_FN
+
+static void POSENC_I_K(rope_fly)(const posenc_i_fly_job *job) {
+  const posenc_i_rot_job *r = &job->pass[0];
+  const int in_place = r->src == r->dst && r->src_head_stride == r->dst_head_stride && job->src_ts[0] == job->dst_ts[0];
+#define POSENC_I_FLY_CASE(style, dt, tag) case (style) * 3 + (dt): \
+    if (in_place) POSENC_I_K(fly_##tag##_in_place)(job); else POSENC_I_K(fly_##tag)(job); break
+  switch ((int)r->style * 3 + (int)r->dst_dtype) {
+    POSENC_I_FLY_CASE(POSENC_ROPE_NEOX, POSENC_DTYPE_F32, neox_f32);
+    POSENC_I_FLY_CASE(POSENC_ROPE_NEOX, POSENC_DTYPE_F16, neox_f16);
+    POSENC_I_FLY_CASE(POSENC_ROPE_NEOX, POSENC_DTYPE_BF16, neox_bf16);
+    POSENC_I_FLY_CASE(POSENC_ROPE_GPTJ, POSENC_DTYPE_F32, gptj_f32);
+    POSENC_I_FLY_CASE(POSENC_ROPE_GPTJ, POSENC_DTYPE_F16, gptj_f16);
+    default: if (in_place) POSENC_I_K(fly_gptj_bf16_in_place)(job); else POSENC_I_K(fly_gptj_bf16)(job); break;
+  }
+#undef POSENC_I_FLY_CASE
+}
+#  define POSENC_I_SIMD_ROPE_FLY POSENC_I_K(rope_fly)
+#else
+#  define POSENC_I_SIMD_ROPE_FLY posenc_i_scalar_rope_fly
+#endif
+
 /* GPT-J's expanded cos/sin (posenc_i_scalar_gptj_expand): DLANES pairs a step where c and s are
  * contiguous, each zipped with itself, the sines' even lanes negated (inverse: the odd ones);
  * the scalar kernel for an interleaved row (step 2) and the last pairs. Moves and sign flips
  * only: the same bits. */
 static void POSENC_I_K(gptj_expand)(const unsigned char *c, const unsigned char *s, size_t step, size_t n, int inverse,
                                     float *c2, float *s2) {
-  /* -0 on even lanes from alt, on odd lanes from alt + 1 (17: the widest vector's 16 lanes from either) */
-  static const float alt[17] = {-0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f,
-                                0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f};
-  const vf_t sign = vf_loadu(alt + (inverse ? 1 : 0));
+  const vf_t sign = vf_loadu(POSENC_I_K(gptj_sign) + (inverse ? 1 : 0));
   size_t k = 0;
   if (step == 1)
     for (; k + POSENC_I_DLANES <= n; k += POSENC_I_DLANES) {
@@ -2059,7 +2208,8 @@ extern const posenc_i_backend POSENC_I_SIMD_BACKEND;
 const posenc_i_backend POSENC_I_SIMD_BACKEND = {POSENC_I_SIMD_ISA, POSENC_I_K(sincos_rows), POSENC_I_SIMD_ROTATE,
                                                  POSENC_I_SIMD_SUMSQ, POSENC_I_K(to_f32), POSENC_I_K(gptj_expand),
                                                  POSENC_I_SIMD_CONVERT, POSENC_I_SIMD_ADD_FWD, POSENC_I_SIMD_ADD_BWD,
-                                                 POSENC_I_SIMD_ADD_SINUS, POSENC_I_SIMD_BIAS_ROW, POSENC_I_K(fence)};
+                                                 POSENC_I_SIMD_ADD_SINUS, POSENC_I_SIMD_BIAS_ROW, POSENC_I_SIMD_ROPE_FLY,
+                                                 POSENC_I_K(fence)};
 
 #ifdef __cplusplus
 }

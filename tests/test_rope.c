@@ -1934,14 +1934,15 @@ static void test_step_rows(void) {
  * POSENC_ROPE_FLY_BLOCK_BYTES=1024, past 16): 70 tokens in two batch rows from a start off an
  * anchor, a negative one and one on an anchor; NeoX and GPT-J; rotary dim 100 leaves a chunk of
  * pairs partly used and a head's tail to copy; YaRN at 256 scales every value (its attention
- * factor). Against the reference, whose rows are made one position at a time; apply_out too (bf16
- * in, f32 out). */
+ * factor); a rotary dim of 128 in heads of 192 leaves a tail to copy. Against the reference, whose
+ * rows are made one position at a time; apply_out too (bf16 in, f32 out; Q f16 and K bf16 into
+ * their own dtypes, forward and inverse). */
 static void test_rotation_carried(void) {
-  static const size_t dims[5][2] = {{512, 512}, {256, 256}, {110, 100}, {128, 128}, {256, 256}}; /* head, rotary */
+  static const size_t dims[6][2] = {{512, 512}, {256, 256}, {110, 100}, {128, 128}, {256, 256}, {192, 128}}; /* head, rotary */
   static const int32_t starts[3] = {993, -45, 64};
   char nm[128];
   size_t di, si, st;
-  for (di = 0; di < 5; di++)
+  for (di = 0; di < 6; di++)
     for (si = 0; si < 2; si++)
       for (st = 0; st < 3; st++) {
         const size_t D = dims[di][0], T = 70;
@@ -1961,6 +1962,12 @@ static void test_rotation_carried(void) {
         if (st == 0) {
           tview qi = dense_view(0, 3, T, D, BF16), qo = dense_view(0, 3, T, D, F32);
           run_rot_out(nm, rope, NULL, &pp, &qi, &qo, NULL, NULL, FWD, NULL, NULL);
+        }
+        if (st != 1) { /* out of place into the same dtypes (the fused rotation's), and back */
+          tview qi = dense_view(0, 3, T, D, F16), qo = dense_view(0, 3, T, D, F16);
+          tview ki = dense_view(tview_end(&qi, 2, T, D), 2, T, D, BF16);
+          tview ko = dense_view(tview_end(&qo, 2, T, D) + 8, 2, T, D, BF16);
+          run_rot_out(nm, rope, NULL, &pp, &qi, &qo, &ki, &ko, st == 0 ? FWD : INV, NULL, NULL);
         }
       }
 }
