@@ -1335,8 +1335,10 @@ typedef struct posenc_i_rot_job {
  * rows->start, inside one anchor block; the pairs: rows->nfreq (a multiple of POSENC_CHUNK) from the
  * rope's pair whose chunk rows->u and rows->step point at. Each pass's src and dst: its token 0 at
  * the first of those pairs, the next tokens src_ts and dst_ts bytes on; every pass of one style and
- * one pair of dtypes, in place or not alike, with no QK-norm and no streamed stores. rows->state:
- * scratch of 4 * rows->nfreq doubles, the recurrence kept there between windows of tokens. */
+ * one pair of dtypes, in place or not alike, with no QK-norm and no streamed stores. rows->step:
+ * E(1) of each lane (not NULL); rows->state: scratch of 4 * rows->nfreq doubles, the recurrence
+ * kept there between windows of tokens (the SIMD kernels seed once, at the first token: the
+ * tokens must not cross an anchor). */
 #define POSENC_I_FLY_PASSES 2
 typedef struct posenc_i_fly_job {
   const posenc_i_job *rows;
@@ -3758,9 +3760,10 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
  * step keeps 512 whatever this is). A prefill's block holds 16 tokens' rows at rotary dim 128,
  * each block's rows starting with an exact sin/cos and up to 31 steps of the recurrence; a block
  * that holds fewer carries the recurrence on from the block before (posenc_i_rope_fly_carry),
- * a range of pairs at a time. Smaller blocks are still slower: 1 KiB takes 1.2x the time of 8 on
- * SSE2 and 1.6x on AVX2 and AVX-512 (a prefill of 8 heads of 128 in cache; 2.0-2.4x before it
- * carried). 1 KiB on Cortex-M, where an RTOS task's whole stack may be 4 KiB: every RoPE call then
+ * a range of pairs at a time; under 4 KiB the rotation makes its cos/sin as it goes instead
+ * (posenc_i_rope_fly_fused). Smaller blocks are still slower: 1 KiB takes 0.97x the time of 8 on
+ * SSE2, 1.08x on AVX2 and 1.27x on AVX-512 (a prefill of 8 heads of 128 in cache; 1.2-1.5x with
+ * 32 heads from memory). 1 KiB on Cortex-M, where an RTOS task's whole stack may be 4 KiB: every RoPE call then
  * fits it. Any size gives the same bits; at least 512. It is read where the implementation is
  * compiled (the file that defines POSENC_IMPLEMENTATION, or src/posenc.c's c_args), so other
  * translation units need not agree. */
@@ -4402,7 +4405,7 @@ POSENC_I_NOINLINE void posenc_i_rope_fly_carry(const posenc_i_backend *be, const
 }
 
 /* Pairs the fused rotation (posenc_i_rope_fly_fused) takes a call at a time: its recurrence's
- * scratch, 32 bytes a pair, is as large as the on-the-fly block (a chunk's at least). */
+ * scratch, 32 bytes a pair, is half the on-the-fly block's size (a chunk's at least). */
 #define POSENC_I_FLY_PAIRS (POSENC_I_ROPE_BLOCK / 16 >= POSENC_CHUNK ? POSENC_I_ROPE_BLOCK / 16 / POSENC_CHUNK * POSENC_CHUNK \
                                                                   : POSENC_CHUNK)
 
@@ -4444,7 +4447,6 @@ POSENC_I_NOINLINE void posenc_i_rope_fly_fused(const posenc_i_backend *be, const
         posenc_i_rope_row_job(rope, &posenc_i_fly_spec, f, nf, nf, (unsigned char *)state, 0, &rows);
         rows.start = (int32_t)((int64_t)pos->start + (int64_t)t0);
         rows.positions = NULL;
-        rows.nrows = te - t0;
         rows.state = state;
         job.tokens = te - t0;
         job.npass = 0;

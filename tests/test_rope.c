@@ -1972,6 +1972,33 @@ static void test_rotation_carried(void) {
       }
 }
 
+/* A strided view: heads hs = D + 8 apart, tokens and batch rows with gaps. */
+static tview gapped_view(size_t off, size_t heads, size_t T, size_t D, posenc_dtype dt) {
+  tview t = dense_view(off, heads, T, D, dt);
+  t.hs = D + 8; t.ts = heads * t.hs + 16; t.bs = T * t.ts + 32;
+  return t;
+}
+
+/* The fused rotation's calls (POSENC_ROPE_FLY_BLOCK_BYTES under 4 KiB; with the default block these
+ * take the carried rows): Q and K in one dtype, one kernel call for both; in place and out of
+ * place; strided views; 64 + 8 heads, a window of one token; two batch rows from a negative start
+ * off an anchor. */
+static void test_rotation_fused(void) {
+  char nm[128];
+  int si, dir;
+  for (si = 0; si < 2; si++)
+    for (dir = 0; dir < 2; dir++) {
+      const size_t D = 128, T = 40;
+      rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, D, D, (posenc_rope_style)si, 10000.0);
+      posenc_rope_positions pp = {2, 40, NULL, -37};
+      tview q = gapped_view(0, 64, T, D, F16), k = gapped_view(tview_end(&q, 2, T, D) + 8, 8, T, D, F16);
+      tview qo = gapped_view(0, 64, T, D, F16), ko = gapped_view(tview_end(&qo, 2, T, D) + 8, 8, T, D, F16);
+      sprintf(nm, "fused %s %s", si ? "gptj" : "neox", dir ? "inverse" : "forward");
+      free(run_rot(nm, rope, NULL, &pp, &q, &k, dir ? INV : FWD, NULL, NULL));
+      run_rot_out(nm, rope, NULL, &pp, &q, &qo, &k, &ko, dir ? INV : FWD, NULL, NULL);
+    }
+}
+
 /* A decode step on the fly whose token's rows fit none of posenc's blocks whole (past rotary dim
  * 128, or M-RoPE's three axes): posenc makes them a range of pairs at a time. Against the
  * reference, whose rows are whole (posenc_rope_cache_rows): rotary dims 256 and 512 (and 200 of
@@ -3021,6 +3048,7 @@ int main(void) {
     test_reach_bound();
     test_decode_ranges();
     test_rotation_carried();
+    test_rotation_fused();
     test_properties();
     test_misaligned();
     printf("backend %s: rotation suite %s\n", posenc_isa_name(it.isa), tl_failed == before ? "ok" : "FAILED");
