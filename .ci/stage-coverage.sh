@@ -9,8 +9,8 @@
 # 1300 processes (1.5 minutes here) reach one branch of the headers that the C tests do not, and
 # the others run no posenc code; nor suite memory-sweeps (the guard-page and stack tests: 2.7 of the
 # tests' 5.7 CPU-minutes at -O0; no line of the headers that the other tests do not reach, and 4
-# of their 4,274 branches); nor suite small-block (test_rope with a 1 KiB block of RoPE rows:
-# the same lines, 1 branch fewer). Coverage is read from every object but the two hostile-FMA
+# of their 4,274 branches). Suite small-block runs (test_rope with a 1 KiB block of RoPE rows): the
+# fused rotation (rope_fly) runs only with a block under 4 KiB. Coverage is read from every object but the two hostile-FMA
 # single-file tests, which meson builds at -O2 and -O3 whatever the buildtype: their line tables
 # differ from -O0's, and merged with them they make declarations look like uncovered code.
 # C++ exception edges (test_cxx.cpp's calls) are not counted as branches.
@@ -35,7 +35,7 @@ step "coverage build (gcc -O0, -Db_coverage=true) and its tests"
 meson_build "$dir" -Dbuildtype=debug -Db_coverage=true \
   -Dc_args=-fprofile-update=atomic -Dcpp_args=-fprofile-update=atomic
 meson_subset "$dir" "" --no-suite cli --no-suite host-script --no-suite docs --no-suite bench-render \
-  --no-suite memory-sweeps --no-suite small-block
+  --no-suite memory-sweeps
 
 step "coverage of posenc.h and posenc_simd.h"
 gcovr_args=(-r . --filter '^posenc\.h$' --filter '^posenc_simd\.h$' --exclude-throw-branches
