@@ -2058,7 +2058,7 @@ POSENC_I_SHARED void posenc_i_scalar_rope_fly(const posenc_i_fly_job *job) {
   float row[2 * POSENC_CHUNK], c[2 * POSENC_CHUNK], s[2 * POSENC_CHUNK]; /* row: cos, then sin */
   posenc_i_job r = *job->rows;
   size_t t, i;
-  unsigned ch, l;
+  unsigned ch;
   r.nfreq = POSENC_CHUNK;
   r.nrows = 1;
   r.positions = NULL;
@@ -2072,14 +2072,13 @@ POSENC_I_SHARED void posenc_i_scalar_rope_fly(const posenc_i_fly_job *job) {
       r.start = (int32_t)((int64_t)job->rows->start + (int64_t)t);
       r.resume = t > 0;
       posenc_i_scalar_sincos_rows(&r);
-      for (l = 0; l < POSENC_CHUNK; l++) {
-        const float fs = job->inverse ? -row[POSENC_CHUNK + l] : row[POSENC_CHUNK + l];
-        if (gptj) {
-          c[2 * l] = c[2 * l + 1] = row[l];
-          s[2 * l] = -fs; s[2 * l + 1] = fs;
-        } else {
-          c[l] = row[l]; s[l] = fs;
-        }
+      if (gptj) {
+        posenc_i_scalar_gptj_expand((const unsigned char *)row, (const unsigned char *)(row + POSENC_CHUNK), 1,
+                                    POSENC_CHUNK, job->inverse, c, s);
+      } else {
+        memcpy(c, row, sizeof(float) * POSENC_CHUNK);
+        posenc_i_scalar_to_f32((const unsigned char *)(row + POSENC_CHUNK), POSENC_DTYPE_F32, s, POSENC_CHUNK,
+                               job->inverse);
       }
       for (i = 0; i < job->npass; i++) {
         posenc_i_rot_job rj = job->pass[i];
