@@ -281,7 +281,11 @@ extern "C" {
 #ifdef POSENC_TEST_PREFETCH /* a test's function, handed every address asked for (tests/test_prefetch.c) */
 void POSENC_TEST_PREFETCH(const void *p);
 #  define v_prefetch(p) POSENC_TEST_PREFETCH((const void *)(p))
-#else
+#elif defined(__GNUC__) || defined(__clang__)
+/* to L1: SIMDe's SIMDE_MM_HINT_T0 is 1, which gcc's and clang's _mm_prefetch (clang-cl's too) read
+ * as _MM_HINT_T2, prefetcht2 (simd-everywhere/simde#1186) */
+#  define v_prefetch(p) __builtin_prefetch((const void *)(p), 0, 3)
+#else /* MSVC, whose _MM_HINT_T0 is 1 */
 #  define v_prefetch(p) simde_mm_prefetch((const char *)(const void *)(p), SIMDE_MM_HINT_T0)
 #endif
 
