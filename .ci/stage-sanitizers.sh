@@ -43,18 +43,13 @@ check "tsan threads x8" repeat_threads
 step "valgrind memcheck"
 native=${SAN_NATIVE:-build}
 if [ -f "$native/build.ninja" ]; then meson compile -C "$native" >/dev/null; else meson_build "$native"; fi
-# the CLI's checks in two shards beside the suite (POSENC_TEST_SHARD, tools/test_cli.py): one
-# process of memcheck runs would be the stage's longest pole. Each shard keeps a log of its own,
-# meson-logs/testlog-cliN-valgrindcli.json (meson appends the setup's name to --logbase).
-cli_jobs=()
-for shard in 0 1; do
-  rm -f "$native/meson-logs/testlog-cli$shard-valgrindcli".* # no earlier run's log is read as this one's
-  POSENC_TEST_SHARD=$shard/2 meson test -C "$native" --setup valgrindcli --suite cli --no-rebuild \
-    --logbase "testlog-cli$shard" --print-errorlogs >"$native/valgrindcli$shard.out" 2>&1 &
-  cli_jobs+=($!)
-done
+# the CLI's checks beside the suite, in its two shards (tools/meson.build, POSENC_TEST_SHARD): one
+# process of memcheck runs would be the stage's longest pole. Their log is
+# meson-logs/testlog-cli-valgrindcli.json (meson appends the setup's name to --logbase).
+rm -f "$native/meson-logs/testlog-cli-valgrindcli".* # no earlier run's log is read as this one's
+meson test -C "$native" --setup valgrindcli --suite cli --no-rebuild --logbase testlog-cli --print-errorlogs \
+  >"$native/valgrindcli.out" 2>&1 &
+cli_job=$!
 meson_tests "$native" valgrind
-for shard in 0 1; do
-  wait "${cli_jobs[$shard]}" || tail -60 "$native/valgrindcli$shard.out"
-  echo "meson $native:cli$shard-valgrindcli" >>"$results"
-done
+wait "$cli_job" || tail -60 "$native/valgrindcli.out"
+echo "meson $native:cli-valgrindcli" >>"$results"

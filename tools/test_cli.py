@@ -18,8 +18,8 @@ Windows cannot do or does differently, each named in a "figure: not run" line: P
 (FIFOs, symbolic links) and permission bits, arguments longer than Windows' 32,767-character
 command line, and the limits set with setrlimit.
 POSENC_TEST_WRAPPER runs the tool under a command (valgrind; POSENC_TEST_WRAPPER_CASES, below),
-and POSENC_TEST_SHARD=I/N runs every Nth check, from the Ith (0-based), so that N processes share
-the checks.
+and POSENC_TEST_SHARD=I/N runs every Nth case (under POSENC_TEST_WRAPPER_CASES, every Nth check),
+from the Ith (0-based), so that N processes share them.
 The last line is "N passed, M failed"; the exit status is non-zero if anything failed, or if
 nothing ran.
 """
@@ -59,9 +59,9 @@ WRAPPER = shlex.split(os.environ.get('POSENC_TEST_WRAPPER') or os.environ.get('M
 # usage-error cases go through one parser). (The cases left out cannot run without the wrapper
 # instead: valgrind's CPU has no AVX-512, and the ISA cases' expectations come from it.)
 WRAPPED_CASES = int(os.environ.get('POSENC_TEST_WRAPPER_CASES') or 0) if os.environ.get('POSENC_TEST_WRAPPER') else 0
-# POSENC_TEST_SHARD=I/N (.ci/stage-sanitizers.sh): only the checks whose place in the run's order is
-# I modulo N, so that N processes share the cases (memcheck's runs, on CI's two cores); the check
-# for leftover temporary files runs in every shard (each has its own directory).
+# POSENC_TEST_SHARD=I/N (tools/meson.build): only the cases (under POSENC_TEST_WRAPPER_CASES, the
+# checks) whose place in the run's order is I modulo N, so that N processes share them (CI's two
+# cores); the check for leftover temporary files runs in every shard (each has its own directory).
 def parse_shard(text):
     match = re.fullmatch(r'(\d+)/(\d+)', text or '0/1')
     if not match or not int(match.group(1)) < int(match.group(2)):
@@ -3512,10 +3512,15 @@ class Results:
         self.passed = self.failed = self.left = 0
         self.cases_of = {}  # check function -> its cases so far
         self.order = {}  # check function -> its place in the run's order (POSENC_TEST_SHARD)
+        self.cases = 0  # cases so far, every shard's
 
     def case(self, name, fn, *args, every_shard=False):
+        # The shard of a case: by its check's place where only each check's first cases run
+        # (POSENC_TEST_WRAPPER_CASES), by its own place otherwise (a check's cases spread over the
+        # shards: by check, one shard of the whole suite took 83 s and the other 15)
         place = self.order.setdefault(fn, len(self.order))
-        if place % SHARD[1] != SHARD[0] and not every_shard:  # another shard's check
+        self.cases += 1
+        if (place if WRAPPED_CASES else self.cases - 1) % SHARD[1] != SHARD[0] and not every_shard:
             return
         self.cases_of[fn] = self.cases_of.get(fn, 0) + 1
         global CASE_SHAPES
@@ -3630,8 +3635,8 @@ def main():
                   f' up), {RUNS[1]} of them under {shlex.join(WRAPPER)}; {results.left} cases not run here'
                   f' (the plain and ASan builds run them)')
         if SHARD[1] > 1:
-            print(f'figure: shard {SHARD[0]}/{SHARD[1]}: {len(results.cases_of)} of the {len(results.order)}'
-                  f' checks')
+            print(f'figure: shard {SHARD[0]}/{SHARD[1]}: {sum(results.cases_of.values())} of the {results.cases}'
+                  f' cases, of {len(results.cases_of)} of the {len(results.order)} checks')
     print(f'{results.passed} passed, {results.failed} failed')
     sys.exit(1 if results.failed or not results.passed else 0)
 
