@@ -10,9 +10,10 @@
 # the others run no posenc code; nor suite memory-sweeps (the guard-page and stack tests: 2.7 of the
 # tests' 5.7 CPU-minutes at -O0; no line of the headers that the other tests do not reach, and 4
 # of their 4,274 branches). Suite small-block runs (test_rope with a 1 KiB block of RoPE rows): the
-# fused rotation (rope_fly) runs only with a block under 4 KiB. Coverage is read from every object but the two hostile-FMA
-# single-file tests, which meson builds at -O2 and -O3 whatever the buildtype: their line tables
-# differ from -O0's, and merged with them they make declarations look like uncovered code.
+# fused rotation (rope_fly) runs only with a block under 4 KiB. Coverage is read from every object
+# but the two hostile-FMA single-file tests, which meson builds at -O2 and -O3 whatever the
+# buildtype: their line tables differ from -O0's, and merged with them they make declarations look
+# like uncovered code.
 # C++ exception edges (test_cxx.cpp's calls) are not counted as branches.
 # Prints the figures per file and per backend, the largest uncovered regions (.ci/coverage_report.py)
 # and the error returns with a branch never taken; records the test run and a check that line
