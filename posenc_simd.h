@@ -1449,23 +1449,20 @@ typedef struct POSENC_I_K(rot_side) {
   unsigned char *dst; ptrdiff_t dhs; size_t des;        /* output */
 } POSENC_I_K(rot_side);
 
-/* FLANES lanes at lane j of `heads` heads (NeoX: lanes j.. and their partners at j+h; GPT-J:
- * FLANES/2 pairs); with a norm one head, whose weights are w. Everything the loop reads lives in
- * locals (t is passed by value, its address never taken): stores through the data pointers could
- * alias the job, or a struct in memory. */
-POSENC_I_FORCEINLINE void POSENC_I_K(rotate_lanes)(POSENC_I_K(rot_side) t, size_t heads, size_t j, size_t h,
-                                              vf_t cv, vf_t sv, int style, posenc_dtype sdt, posenc_dtype ddt,
-                                              int in_place, const float *w, POSENC_I_K(norm) nm, int stream) {
-  size_t hd;
-  for (hd = 0; hd < heads; hd++) { /* indexed, not stepped: no pointer past the last head */
-    unsigned char *out = t.dst + (ptrdiff_t)hd * t.dhs;
-    const unsigned char *in = in_place ? out : t.src + (ptrdiff_t)hd * t.shs; /* in place: one pointer */
-    if (style == POSENC_ROPE_NEOX)
-      POSENC_I_K(neox)(in + j * t.ses, in + (h + j) * t.ses, out + j * t.des, out + (h + j) * t.des, cv, sv, sdt, ddt,
-                       w, j, h + j, nm, stream);
-    else
-      POSENC_I_K(gptj)(in + j * t.ses, out + j * t.des, cv, sv, sdt, ddt, w, j, nm, stream);
-  }
+/* FLANES lanes at lane j of the head at t.src / t.dst (NeoX: lanes j.. and their partners at
+ * j+h; GPT-J: FLANES/2 pairs), with a norm's weights w. Everything the loop reads lives in locals
+ * (t is passed by value, its address never taken): stores through the data pointers could alias
+ * the job, or a struct in memory. */
+POSENC_I_FORCEINLINE void POSENC_I_K(rotate_lanes)(POSENC_I_K(rot_side) t, size_t j, size_t h, vf_t cv, vf_t sv,
+                                              int style, posenc_dtype sdt, posenc_dtype ddt, int in_place,
+                                              const float *w, POSENC_I_K(norm) nm, int stream) {
+  unsigned char *out = t.dst;
+  const unsigned char *in = in_place ? out : t.src; /* in place: one pointer */
+  if (style == POSENC_ROPE_NEOX)
+    POSENC_I_K(neox)(in + j * t.ses, in + (h + j) * t.ses, out + j * t.des, out + (h + j) * t.des, cv, sv, sdt, ddt, w,
+                     j, h + j, nm, stream);
+  else
+    POSENC_I_K(gptj)(in + j * t.ses, out + j * t.des, cv, sv, sdt, ddt, w, j, nm, stream);
 }
 
 /* The last rest < FLANES lanes of every head, from lane nv (NeoX: and their partners): the same
@@ -1500,7 +1497,7 @@ POSENC_I_NOINLINE void POSENC_I_K(rotate_rest)(const posenc_i_rot_job *job, int 
     memcpy(in, x + nv * ses, rest * ses);
     if (style == POSENC_ROPE_NEOX) memcpy(in + POSENC_I_FLANES * ses, x + (h + nv) * ses, rest * ses);
     if (norm) nm.r = vf_set1(job->norm_scale[hd]);
-    POSENC_I_K(rotate_lanes)(side, 1, 0, POSENC_I_FLANES, vf_loadu(ct), vf_loadu(st), style, sdt, ddt, 0,
+    POSENC_I_K(rotate_lanes)(side, 0, POSENC_I_FLANES, vf_loadu(ct), vf_loadu(st), style, sdt, ddt, 0,
                              norm ? wt : NULL, nm, 0);
     memcpy(y + nv * des, out, rest * des);
     if (style == POSENC_ROPE_NEOX) memcpy(y + (h + nv) * des, out + POSENC_I_FLANES * des, rest * des);
@@ -1515,20 +1512,21 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, 
   const size_t nv = n - n % POSENC_I_FLANES, rest = n - nv;
   const float *const c = job->c, *const s = job->s;
   /* the job's fields in locals: after a store through the data pointers the compiler would read
-   * them again from *job (which those stores might alias), once per head group */
+   * them again from *job (which those stores might alias), once per head */
   const unsigned char *const src0 = job->src;
   unsigned char *const dst0 = job->dst;
-  const ptrdiff_t shs = job->src_head_stride, dhs = job->dst_head_stride;
+  const ptrdiff_t shs = job->src_head_stride, dhs = job->dst_head_stride, ahead = job->ahead;
   const float *const w = norm ? job->norm_weight : NULL;
   POSENC_I_K(rot_side) side;
   POSENC_I_K(norm) nm;
-  /* Heads in groups, lanes inside a group: walking all heads per vector of lanes (a 512-byte
-   * stride over a 16 KiB token) got a third of the memory bandwidth in prefill. Measured best on
-   * AVX2 (bench_rope's prototypes): NeoX two heads at a time (90% of the floor, and the cos/sin
-   * loads shared), GPT-J one (91%). At 512 bits NeoX one head too: two made prefill 20% slower
-   * (Zen 4; decode 15% faster, but only as fast as AVX2 with one). A QK-norm scales each head by
-   * its own r: one head. */
-  const size_t group = style == POSENC_ROPE_NEOX && POSENC_I_VBITS < 512 && !norm ? 2 : 1;
+  /* One head at a time, lanes inside a head: walking all heads per vector of lanes (a 512-byte
+   * stride over a 16 KiB token) got a third of the memory bandwidth in prefill. Two NeoX heads at
+   * a time (their cos/sin loads shared) measured best on a Xeon's AVX2, but on an AMD EPYC (Zen 4)
+   * their four interleaved streams took 1.6-2.6x one head's time for a 2 MiB call from memory,
+   * and 1.15-1.3x in bench_rope's 64 MiB prefill (SSE2, AVX2); one head costs 10% of a decode
+   * step in cache there. The head's start is stepped, not recomputed as src0 + hd*shs: with gcc's
+   * generic tuning that product read src0 and shs back from the stack before each head's loads,
+   * and the AVX-512 rotation of a 2 MiB call from memory took 1.6-2x its time (README, "RoPE"). */
   /* Non-temporal stores where the job asks (a large output, not read back soon, written whole by
    * the vector stores: no rest lanes) and every vector store is 16-byte aligned: the head starts,
    * the head stride and (NeoX) the partner distance; the caller fences (posenc_i_backend.fence). */
@@ -1548,20 +1546,23 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, 
     if (j_eo) POSENC_I_K(rotate_bf16_eo)(job, j_eo);
   }
 #endif
-  for (hd = 0; hd < heads && j_eo < nv; hd += group) {
-    size_t ng = heads - hd < group ? heads - hd : group;
-    side.src = src0 + (ptrdiff_t)hd * shs;
-    side.dst = dst0 + (ptrdiff_t)hd * dhs;
+  side.src = src0;
+  side.dst = dst0;
+  for (hd = 0; hd < heads && j_eo < nv; hd++) {
+    if (hd) { /* stepped before a head, never past the last */
+      side.src += shs;
+      side.dst += dhs;
+    }
     if (norm) nm.r = vf_set1(job->norm_scale[hd]);
-    if (job->ahead && !j_eo) POSENC_I_K(prefetch_heads)(job, hd, ng, n, ses);
+    if (ahead && !j_eo) POSENC_I_K(prefetch_heads)(job, hd, 1, n, ses);
     if (stream) {
       POSENC_I_UNROLL
       for (j = j_eo; j < nv; j += POSENC_I_FLANES)
-        POSENC_I_K(rotate_lanes)(side, ng, j, h, vf_loadu(c + j), vf_loadu(s + j), style, sdt, ddt, 0, w, nm, 1);
+        POSENC_I_K(rotate_lanes)(side, j, h, vf_loadu(c + j), vf_loadu(s + j), style, sdt, ddt, 0, w, nm, 1);
     } else {
       POSENC_I_UNROLL
       for (j = j_eo; j < nv; j += POSENC_I_FLANES)
-        POSENC_I_K(rotate_lanes)(side, ng, j, h, vf_loadu(c + j), vf_loadu(s + j), style, sdt, ddt, in_place, w, nm, 0);
+        POSENC_I_K(rotate_lanes)(side, j, h, vf_loadu(c + j), vf_loadu(s + j), style, sdt, ddt, in_place, w, nm, 0);
     }
   }
   if (rest) POSENC_I_K(rotate_rest)(job, style, sdt, ddt, norm, nv, rest);
@@ -1726,11 +1727,11 @@ POSENC_I_FORCEINLINE void POSENC_I_K(fly_heads)(const posenc_i_fly_job *job, int
             t.dst += (ptrdiff_t)(t0 + tt) * dts[i] + (ptrdiff_t)hd * t.dhs;
             if (style == POSENC_ROPE_NEOX) {
               for (v = 0; v < POSENC_I_NV / 2; v++)
-                POSENC_I_K(rotate_lanes)(t, 1, j0 + (size_t)v * POSENC_I_FLANES, h, cv[v], sv[v], style, sdt, ddt,
+                POSENC_I_K(rotate_lanes)(t, j0 + (size_t)v * POSENC_I_FLANES, h, cv[v], sv[v], style, sdt, ddt,
                                          in_place, NULL, nm, 0);
             } else {
               for (v = 0; v < POSENC_I_NV; v++)
-                POSENC_I_K(rotate_lanes)(t, 1, 2 * j0 + (size_t)v * POSENC_I_FLANES, 0, cv[v], sv[v], style, sdt,
+                POSENC_I_K(rotate_lanes)(t, 2 * j0 + (size_t)v * POSENC_I_FLANES, 0, cv[v], sv[v], style, sdt,
                                          ddt, in_place, NULL, nm, 0);
             }
           }
