@@ -56,6 +56,9 @@
 #define BENCH_HEADS 32            /* Q heads */
 #define BENCH_KV_HEADS 8          /* K heads (GQA) */
 #define BENCH_START 0
+/* A prefill in calls of this many tokens (an engine's micro-batches): 2 MiB of f32 a call at 32
+ * heads of 128, under POSENC_PREFETCH_MIN_BYTES, so the rotation runs without its prefetches */
+#define BENCH_CHUNK_TOKENS 128
 #define BENCH_DECODE_SPAN 32
 #define BENCH_DECODE_BATCH 100    /* decode calls per timed run */
 #define BENCH_LAYERS 32           /* decode: the layers that share a step's rows (VAR_STEP_ROWS) */
@@ -208,6 +211,7 @@ struct bench_method {
   int is_baseline;       /* the row the "vs" column divides by */
   int variant;           /* bench_variant: what the targets look up */
   unsigned calls;        /* calls per run (decode batches); 0 means 1 */
+  int chunk;             /* prefill: tokens per call (BENCH_CHUNK_TOKENS); 0: one call */
   rope_call rc;          /* ROLE_POSENC */
   rope_loop_fn loop;     /* ROLE_LOOP: also the cache (rc.cache) and tensors (rc.q, rc.k) */
   rmw_loop_fn rmw;       /* ROLE_FLOOR */
@@ -228,9 +232,26 @@ static int decode_pos(unsigned long run, unsigned c) {
   return sz.decode_pos + (int)((run * BENCH_DECODE_BATCH + c) % BENCH_DECODE_SPAN);
 }
 
+/* The prefill of m->rc in calls of m->chunk tokens, each at its tokens' rows of the tensor. */
+static int run_posenc_chunks(const bench_method *m) {
+  rope_call rc = m->rc;
+  const size_t token_bytes = rc.q.heads * BENCH_DIM * posenc_dtype_size(rc.q.dtype);
+  size_t t0;
+  for (t0 = 0; t0 < m->rc.pos.tokens; t0 += (size_t)m->chunk) {
+    posenc_status st;
+    rc.pos.tokens = m->rc.pos.tokens - t0 < (size_t)m->chunk ? m->rc.pos.tokens - t0 : (size_t)m->chunk;
+    rc.pos.start = m->rc.pos.start + (int32_t)t0;
+    rc.q.data = (unsigned char *)m->rc.q.data + t0 * token_bytes;
+    st = posenc_rope_apply(rc.rope, rc.cache, &rc.pos, &rc.q, NULL, POSENC_ROPE_FORWARD);
+    if (st != POSENC_OK) return (int)st;
+  }
+  return 0;
+}
+
 static int run_posenc(const bench_method *m, unsigned long run) {
   unsigned c, calls = m->calls ? m->calls : 1;
   rope_call rc = m->rc;
+  if (m->chunk) return run_posenc_chunks(m);
   for (c = 0; c < calls; c++) {
     posenc_status st;
     if (m->calls) rc.pos.start = decode_pos(run, c);
@@ -649,6 +670,7 @@ typedef enum bench_variant { /* json_table's suffixes follow this order */
   VAR_QK_CACHED,   /* decode: Q and K, cached */
   VAR_QK_OTF,      /* decode: Q and K, on the fly */
   VAR_STEP_ROWS,   /* decode: Q, the step's rows made once for BENCH_LAYERS calls */
+  VAR_CHUNKS,      /* prefill: cached, in calls of BENCH_CHUNK_TOKENS tokens */
   VAR_COUNT
 } bench_variant;
 
@@ -822,7 +844,8 @@ static double elem_rate(const bench_table *t, int i) {
 static void json_table(const bench_table *t, const bench_opts *o, const char *base,
                        const char *size, const char *elem, const char *stat) {
   /* by variant, sized by the enum: a variant added without one is left out, not read past */
-  static const char *const suffix[VAR_COUNT] = {"", "", "_f32cache", "_otf", NULL, "_qk", "_qk_otf", "_step_rows"};
+  static const char *const suffix[VAR_COUNT] = {"", "", "_f32cache", "_otf", NULL, "_qk", "_qk_otf", "_step_rows",
+                                                "_chunks"};
   static const char *const impl[] = {"posenc", "loop", "floor", "peer", NULL}; /* by bench_role */
   char kernel[BENCH_MAX_METHODS][64];
   bench_rec rec[BENCH_MAX_METHODS];
@@ -1023,11 +1046,15 @@ static int bench_prefill_f32(bench_state *s, posenc_rope_style style, const benc
   rope_call otf = prefill_call(s, style, s->x, POSENC_DTYPE_F32, NULL);
   int isa, si = style == POSENC_ROPE_GPTJ, row;
   size_t l;
+  char chunks_what[24];
+  snprintf(chunks_what, sizeof chunks_what, ", calls of %d", BENCH_CHUNK_TOKENS);
   memset(&t, 0, sizeof t);
   add_floors(&t, s->x, BENCH_PREFILL_ELEMS);
   BK_EACH_USABLE(isa) {
     add_posenc(&t, isa, ", cached", &cached, VAR_CACHED);
     add_posenc(&t, isa, ", on the fly", &otf, VAR_OTF);
+    if (isa != POSENC_ISA_SCALAR) /* scalar's rows take 35 ms a round already */
+      add_posenc(&t, isa, chunks_what, &cached, VAR_CHUNKS)->chunk = BENCH_CHUNK_TOKENS;
   }
   for (l = 0; l < N_LOOPS; l++) add_loop(&t, &loop_variants[l], "", style, &cached);
   t.count = runnable(t.m, t.count);
@@ -1041,6 +1068,8 @@ static int bench_prefill_f32(bench_state *s, posenc_rope_style style, const benc
          sz.cache_rows);
   print_prefill(&t, "vs loop");
   printf("vs loop = element rate / that of %s\n", t.m[baseline_row(&t)].name);
+  printf("calls of %d: the same prefill, cached, a call per %d tokens (%.0f MiB each: no prefetch)\n",
+         BENCH_CHUNK_TOKENS, BENCH_CHUNK_TOKENS, (double)BENCH_CHUNK_TOKENS * BENCH_HEADS * BENCH_DIM * 4.0 / 1048576.0);
   json_table(&t, o, si ? "rope_prefill_gptj_f32" : "rope_prefill_neox_f32", prefill_size(), "element",
              "best");
   ps->floor_gbps[si] = gbps(&t, floor_row(&t));
