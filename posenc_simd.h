@@ -1445,7 +1445,7 @@ POSENC_I_FORCEINLINE void POSENC_I_K(gptj)(const unsigned char *in, unsigned cha
 
 /* Where lane j of a head and its NeoX partner j + h (GPT-J: none) lie in a tensor. */
 typedef struct POSENC_I_K(rot_side) {
-  const unsigned char *src; ptrdiff_t shs; size_t ses;  /* input: head 0, head stride, element size */
+  const unsigned char *src; ptrdiff_t shs; size_t ses;  /* input: a head, head stride (fly_heads), element size */
   unsigned char *dst; ptrdiff_t dhs; size_t des;        /* output */
 } POSENC_I_K(rot_side);
 
@@ -1522,11 +1522,11 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rotate_heads)(const posenc_i_rot_job *job, 
   /* One head at a time, lanes inside a head: walking all heads per vector of lanes (a 512-byte
    * stride over a 16 KiB token) got a third of the memory bandwidth in prefill. Two NeoX heads at
    * a time (their cos/sin loads shared) measured best on a Xeon's AVX2, but on an AMD EPYC (Zen 4)
-   * their four interleaved streams took 1.6-2.6x one head's time for a 2 MiB call from memory,
-   * and 1.15-1.3x in bench_rope's 64 MiB prefill (SSE2, AVX2); one head costs 10% of a decode
-   * step in cache there. The head's start is stepped, not recomputed as src0 + hd*shs: with gcc's
-   * generic tuning that product read src0 and shs back from the stack before each head's loads,
-   * and the AVX-512 rotation of a 2 MiB call from memory took 1.6-2x its time (README, "RoPE"). */
+   * their four interleaved streams made calls of 2 MiB from memory 1.5-1.8x slower (SSE2, AVX2);
+   * one head costs 10% of a decode step in cache there. The head's start is stepped, not
+   * recomputed as src0 + hd*shs: with gcc's generic tuning that product read src0 and shs back
+   * from the stack before each head's loads, and AVX-512's calls of 2 MiB were 1.6-1.8x slower.
+   * README, "RoPE", has the measurements. */
   /* Non-temporal stores where the job asks (a large output, not read back soon, written whole by
    * the vector stores: no rest lanes) and every vector store is 16-byte aligned: the head starts,
    * the head stride and (NeoX) the partner distance; the caller fences (posenc_i_backend.fence). */

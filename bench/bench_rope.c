@@ -232,7 +232,8 @@ static int decode_pos(unsigned long run, unsigned c) {
   return sz.decode_pos + (int)((run * BENCH_DECODE_BATCH + c) % BENCH_DECODE_SPAN);
 }
 
-/* The prefill of m->rc in calls of m->chunk tokens, each at its tokens' rows of the tensor. */
+/* The prefill of m->rc (Q alone: the prefill tables have no K) in calls of m->chunk tokens, each
+ * at its tokens' rows of the tensor. */
 static int run_posenc_chunks(const bench_method *m) {
   rope_call rc = m->rc;
   const size_t token_bytes = rc.q.heads * BENCH_DIM * posenc_dtype_size(rc.q.dtype);
@@ -879,13 +880,13 @@ static void print_noise(const bench_result *r) {
 static void print_prefill(const bench_table *t, const char *vs_name) {
   int fl = floor_row(t), base;
   size_t i;
-  printf("%-30s  %7s  %7s  %7s  %7s  %8s  %6s  %7s\n", "method", "ms", "GB/s", "Gelem/s",
+  printf("%-34s  %7s  %7s  %7s  %7s  %8s  %6s  %7s\n", "method", "ms", "GB/s", "Gelem/s",
          "%floor", vs_name, "rounds", "med/min");
   for (i = 0; i < t->count; i++) {
     const bench_method *m = &t->m[i];
     const bench_result *r = &t->r[i];
     if (r->status != 0) { print_failed(m, r); continue; }
-    printf("%-30s  %7.3f  %7.2f  %7.3f", m->name, r->best_s * 1e3, gbps(t, (int)i),
+    printf("%-34s  %7.3f  %7.2f  %7.3f", m->name, r->best_s * 1e3, gbps(t, (int)i),
            elem_rate(t, (int)i) * 1e-9);
     if (fl >= 0 && m->bytes == t->m[fl].bytes)
       printf("  %6.1f%%", 100.0 * t->r[fl].best_s / r->best_s);
@@ -1068,7 +1069,8 @@ static int bench_prefill_f32(bench_state *s, posenc_rope_style style, const benc
          sz.cache_rows);
   print_prefill(&t, "vs loop");
   printf("vs loop = element rate / that of %s\n", t.m[baseline_row(&t)].name);
-  printf("calls of %d: the same prefill, cached, a call per %d tokens (%.0f MiB each: no prefetch)\n",
+  printf("calls of %d: the same prefill, cached, a call per %d tokens (%.0f MiB each: under the default\n"
+         "  POSENC_PREFETCH_MIN_BYTES, no prefetch)\n",
          BENCH_CHUNK_TOKENS, BENCH_CHUNK_TOKENS, (double)BENCH_CHUNK_TOKENS * BENCH_HEADS * BENCH_DIM * 4.0 / 1048576.0);
   json_table(&t, o, si ? "rope_prefill_gptj_f32" : "rope_prefill_neox_f32", prefill_size(), "element",
              "best");
@@ -1296,7 +1298,7 @@ static int bench_proto(bench_state *s, const bench_opts *o, proto_summary *pr) {
       if (t.m[i].role == ROLE_POSENC) pr->posenc_frac[si] = frac;
     }
   }
-  { /* 16-bit NeoX prefill: what the conversions cost once the order is right */
+  { /* 16-bit NeoX prefill: what the conversions cost, in the prototypes' head-pair order */
     rope_call f32 = prefill_call(s, POSENC_ROPE_NEOX, s->x, POSENC_DTYPE_F32, &s->view_f32);
     rope_call h16 = prefill_call(s, POSENC_ROPE_NEOX, s->xh2, POSENC_DTYPE_F16, &s->view_f32);
     rope_call b16 = prefill_call(s, POSENC_ROPE_NEOX, s->xh, POSENC_DTYPE_BF16, &s->view_f32);
