@@ -2699,10 +2699,14 @@ static void posenc_i_fill_parts(double *u, size_t nfreq, posenc_i_dd *u_run, pos
 #define POSENC_PREFETCH_MIN_BYTES ((size_t)4 << 20)
 #endif
 
-/* Rows processed per pass over the frequency chunks: a tile of about 128 KiB stays in cache
- * while each chunk's columns are written, and the chunk parts are rebuilt once per tile. */
-static size_t posenc_i_tile_rows(size_t row_bytes) {
-  size_t rows = ((size_t)128 << 10) / (row_bytes ? row_bytes : 1);
+/* Rows processed per pass over the frequency chunks. Where chunks share 64-byte lines (a row not
+ * 64-byte aligned, 16-bit split halves), a tile of about 128 KiB keeps those lines in cache until
+ * every chunk has written its part. Where each chunk writes whole lines of its own (whole_lines),
+ * no line waits for another chunk, and a tile of 2048 rows makes each chunk's parts (a chain of
+ * double-double products, posenc_i_fill_parts) and steps once per 2048 rows instead of 256
+ * (d = 128): at 256, the sinusoidal driver took a sixth of a table's time (bench_table). */
+static size_t posenc_i_tile_rows(size_t row_bytes, int whole_lines) {
+  size_t rows = whole_lines ? 2048 : ((size_t)128 << 10) / (row_bytes ? row_bytes : 1);
   if (rows < 64) rows = 64;
   if (rows > 2048) rows = 2048;
   return rows - rows % POSENC_ANCHOR;
@@ -2733,7 +2737,7 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
                                              void *out, size_t out_bytes) {
   posenc_i_table_plan plan;
   size_t need, row0 = 0, tile;
-  int stream;
+  int stream, whole_lines;
   double max_abs = 0.0;
   posenc_status st;
   posenc_i_dd u_first;
@@ -2755,7 +2759,12 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
   if (st != POSENC_OK) return st;
   st = posenc_i_sinusoidal_freqs(pr, plan.nfreq, max_abs, &u_first, &plan.omega1);
   if (st != POSENC_OK) return st;
-  tile = posenc_i_tile_rows(plan.stride * plan.esize);
+  /* every chunk of columns covers whole 64-byte lines: interleaved, a chunk is 64 or 128 bytes of a
+   * row; split, 32 or 64 bytes of each half */
+  whole_lines = (uintptr_t)out % 64 == 0 && (plan.stride * plan.esize) % 64 == 0 &&
+                (pr->layout == POSENC_LAYOUT_INTERLEAVED ||
+                 ((plan.nfreq * plan.esize) % 64 == 0 && POSENC_CHUNK * plan.esize % 64 == 0));
+  tile = posenc_i_tile_rows(plan.stride * plan.esize, whole_lines);
   /* Non-temporal stores only where every chunk of columns covers whole 64-byte lines: a chunk's
    * stores to a line shared with another chunk are flushed part-filled (4x slower than cached
    * stores, measured with malloc's 16-byte-aligned buffers). */
@@ -3525,7 +3534,7 @@ static posenc_status posenc_i_rope_cache_run(const posenc_i_backend *be, const p
   if (posenc_i_ranges_meet((const unsigned char *)out, need, (const unsigned char *)rope, posenc_i_rope_need(rope->pairs)) ||
       posenc_i_ranges_meet((const unsigned char *)out, need, (const unsigned char *)spec, sizeof *spec))
     return POSENC_ERR_ALIAS; /* both are read for every tile */
-  tile = posenc_i_tile_rows(stride * es);
+  tile = posenc_i_tile_rows(stride * es, 0);
   for (r = 0; r < n_rows; r += tile) {
     size_t n = n_rows - r < tile ? n_rows - r : tile;
     posenc_i_rope_rows(be, rope, spec, positions ? 0 : (int32_t)((int64_t)start + (int64_t)r),
