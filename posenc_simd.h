@@ -835,6 +835,14 @@ POSENC_I_FORCEINLINE void POSENC_I_K(exact_sincos)(vd_t p, const double *u, vd_t
  * vectors make one f32 vector) and 2 at every width: at 128 bits, 4 spilled (bench_rope's cache
  * generation 14% slower, bench_table no faster); at 512, 2 is the whole chunk. */
 #define POSENC_I_W 2
+/* Anchors made ahead together by the rows kernels (seed_items), at 512 bits: 4 items, 1 KiB of
+ * stack. Narrower, a chunk's 4 or 8 vectors already run that many exact_sincos side by side, and
+ * 4 items ahead gained nothing measurable (bench_table n = 4096), so they make one at a time. */
+#if POSENC_I_NV > POSENC_I_W
+#  define POSENC_I_SEEDS 0
+#else
+#  define POSENC_I_SEEDS 4
+#endif
 #if POSENC_I_NV % POSENC_I_W != 0
 #  error "POSENC_CHUNK must be a multiple of 2 * POSENC_I_DLANES"
 #endif
@@ -1092,13 +1100,52 @@ POSENC_I_FORCEINLINE void POSENC_I_K(add_chunk)(const POSENC_I_K(add_opts) *o, c
   }
 }
 
+/* The pair before an anchor's (s, c): rotated back by omega, (ss, sc) = E(1), as seed_vec makes it
+ * (which keeps its own two lines: written through this helper, the masked add's AVX-512 frames,
+ * which inline seed_vec, grew by 96-160 bytes, to 4,048 of tests/test_stack.c's 4,096). */
+POSENC_I_FORCEINLINE void POSENC_I_K(back_vec)(vd_t s, vd_t c, vd_t *sp, vd_t *cp, vd_t ss, vd_t sc) {
+  *sp = vd_sub(vd_mul(s, sc), vd_mul(c, ss));
+  *cp = vd_add(vd_mul(c, sc), vd_mul(s, ss));
+}
+
+/* The block of a rows job that starts at row: its first position p0, its anchor a, and its rows
+ * (one for a position list, else up to the next anchor). */
+POSENC_I_FORCEINLINE size_t POSENC_I_K(block_at)(const posenc_i_job *job, size_t row, int64_t *p0, int64_t *a) {
+  size_t n;
+  *p0 = job->positions ? job->positions[row] : (int64_t)job->start + (int64_t)row;
+  *a = POSENC_I_ANCHOR_OF(*p0);
+  n = job->positions ? 1 : (size_t)(*a + POSENC_ANCHOR - *p0);
+  return n < job->nrows - row ? n : job->nrows - row;
+}
+
+/* The exact (sin, cos) at the anchors of up to max (block, chunk) items of a rows job, from the
+ * block at row and its chunk ch on, in the order rows walks them: item i's vector v at
+ * s[i * NV + v], c[i * NV + v]. Returns the number made. Each exact_sincos is one long chain of
+ * dependent operations (the reduction, then two polynomials); made one before each item's walk,
+ * nothing else ran beside it, and the anchors took a quarter of a table's time (bench_table AVX2
+ * and AVX-512, n = 4096: see the README's "Sinusoidal tables"). Made together, they overlap. */
+POSENC_I_FORCEINLINE int POSENC_I_K(seed_items)(const posenc_i_job *job, size_t row, unsigned ch, unsigned nchunk,
+                                               int max, vd_t *s, vd_t *c) {
+  int n = 0, v;
+  while (n < max && row < job->nrows) {
+    int64_t p0, a;
+    const size_t nblock = POSENC_I_K(block_at)(job, row, &p0, &a);
+    for (v = 0; v < POSENC_I_NV; v++)
+      POSENC_I_K(exact_sincos)(vd_set1((double)a), job->u + ch * POSENC_UPARTS * POSENC_CHUNK + POSENC_I_DLANES * v,
+                               &s[n * POSENC_I_NV + v], &c[n * POSENC_I_NV + v]);
+    n++;
+    if (++ch == nchunk) { ch = 0; row += nblock; }
+  }
+  return n;
+}
+
 /* posenc_i_scalar_sincos_rows, DLANES lanes per vector: rows walk from anchor to anchor; inside one
  * anchor block (in L1) every chunk of the group is done in turn, in passes of POSENC_I_W vectors.
  * Passes past the last valid column are skipped; the one pass that holds it writes each row to a
  * row buffer and copies the valid columns (a buffer of a whole block would cost 4 KiB of stack).
  * mode and dtype are constants at each call site, so each combination compiles to its own loop. */
 POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_dtype dtype, int plain,
-                                         int carry) {
+                                         int carry, int max_seeds, vd_t *seed_s, vd_t *seed_c) {
   /* E(1) = (ss, sc) of each chunk, [chunk][2][POSENC_CHUNK] as job->step holds them (see
    * POSENC_I_BACK / POSENC_I_STEP in posenc.h); k2 = 2*sc is made where a pass is loaded. Without
    * job->step they are made here, for at most POSENC_I_UGROUP chunks (kept small: the stack). */
@@ -1114,7 +1161,7 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, po
   const ptrdiff_t tmp_cos = (ptrdiff_t)(POSENC_I_W * POSENC_I_DLANES * es);
   size_t row = 0;
   unsigned ch;
-  int v;
+  int v, seeds = 0, next = 0; /* anchors made ahead (max_seeds > 0), and the next one to use */
   POSENC_I_K(store_opts) opts;
   opts.plain = plain; opts.scaled = job->scaled; opts.cos_first = job->cos_first;
   opts.scale = vd_set1(job->scale);
@@ -1128,11 +1175,8 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, po
       vd_storeu(e + POSENC_CHUNK, sc);
     }
   while (row < job->nrows) {
-    int64_t p0 = job->positions ? job->positions[row] : (int64_t)job->start + (int64_t)row;
-    int64_t a = POSENC_I_ANCHOR_OF(p0), j;
-    /* rows of this block: one for a position list, else up to the next anchor */
-    size_t nblock = job->positions ? 1 : (size_t)(a + POSENC_ANCHOR - p0);
-    if (nblock > job->nrows - row) nblock = job->nrows - row;
+    int64_t p0, a, j;
+    const size_t nblock = POSENC_I_K(block_at)(job, row, &p0, &a);
     for (ch = 0; ch < nchunk; ch++) {
       unsigned char *out = job->out + (ptrdiff_t)row * job->row_stride + (size_t)ch * chunk_cols * es;
       unsigned ncols = total_cols - ch * chunk_cols < chunk_cols ? total_cols - ch * chunk_cols : chunk_cols;
@@ -1152,8 +1196,20 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, po
       if (state && job->resume && row == 0 && !job->positions && p0 != a) { /* start - 1's state */
         POSENC_I_K(load_state)(s0, c0, sp0, cp0, POSENC_I_NV, state);
         from = p0 - 1;
-      } else {
+      } else if (max_seeds == 0) {
         POSENC_I_K(seed_chunk)(s0, c0, sp0, cp0, e, job->u + ch * POSENC_UPARTS * POSENC_CHUNK, a);
+      } else {
+        if (next == seeds) {
+          seeds = POSENC_I_K(seed_items)(job, row, ch, nchunk, max_seeds, seed_s, seed_c);
+          next = 0;
+        }
+        for (v = 0; v < POSENC_I_NV; v++) {
+          s0[v] = seed_s[next * POSENC_I_NV + v];
+          c0[v] = seed_c[next * POSENC_I_NV + v];
+          POSENC_I_K(back_vec)(s0[v], c0[v], &sp0[v], &cp0[v], vd_loadu(e + POSENC_I_DLANES * v),
+                               vd_loadu(e + POSENC_CHUNK + POSENC_I_DLANES * v));
+        }
+        next++;
       }
       for (v = 0; v < POSENC_I_NV && (unsigned)v * vec_cols < ncols; v += POSENC_I_W) {
         POSENC_I_K(pass) ps;
@@ -1196,9 +1252,20 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, po
  * registers being already short), each with its own frame: inlined into one switch, their locals
  * took 2.2 KiB of stack at 256 bits, about what one instance needs alone (1.9-2.0). */
 #define POSENC_I_ROWS_FN(name, mode, dtype, plain) POSENC_I_NOINLINE void POSENC_I_K(name)(const posenc_i_job *job) \
-  { POSENC_I_K(rows)(job, mode, dtype, plain, 0); }
+  { POSENC_I_K(rows)(job, mode, dtype, plain, 0, 0, NULL, NULL); }
+/* The tables' instances make their anchors ahead (POSENC_I_SEEDS); the others, which RoPE's
+ * calls reach with their own frames above, keep their stack. */
+#if POSENC_I_SEEDS > 0
+#  define POSENC_I_ROWS_PLAIN_FN(name, mode, dtype) POSENC_I_NOINLINE void POSENC_I_K(name)(const posenc_i_job *job) \
+  { \
+    vd_t seed_s[POSENC_I_SEEDS * POSENC_I_NV], seed_c[POSENC_I_SEEDS * POSENC_I_NV]; \
+    POSENC_I_K(rows)(job, mode, dtype, 1, 0, POSENC_I_SEEDS, seed_s, seed_c); \
+  }
+#else
+#  define POSENC_I_ROWS_PLAIN_FN(name, mode, dtype) POSENC_I_ROWS_FN(name, mode, dtype, 1)
+#endif
 #define POSENC_I_ROWS_FNS(tag, mode, dtype) POSENC_I_ROWS_FN(rows_##tag, mode, dtype, 0) \
-  POSENC_I_ROWS_FN(rows_##tag##_plain, mode, dtype, 1)
+  POSENC_I_ROWS_PLAIN_FN(rows_##tag##_plain, mode, dtype)
 POSENC_I_ROWS_FNS(pairs_f32, POSENC_I_PAIRS, POSENC_DTYPE_F32)
 POSENC_I_ROWS_FNS(planar_f32, POSENC_I_PLANAR, POSENC_DTYPE_F32)
 POSENC_I_ROWS_FNS(pairs_f16, POSENC_I_PAIRS, POSENC_DTYPE_F16)
@@ -1206,6 +1273,7 @@ POSENC_I_ROWS_FNS(planar_f16, POSENC_I_PLANAR, POSENC_DTYPE_F16)
 POSENC_I_ROWS_FNS(pairs_bf16, POSENC_I_PAIRS, POSENC_DTYPE_BF16)
 POSENC_I_ROWS_FNS(planar_bf16, POSENC_I_PLANAR, POSENC_DTYPE_BF16)
 #undef POSENC_I_ROWS_FNS
+#undef POSENC_I_ROWS_PLAIN_FN
 #undef POSENC_I_ROWS_FN
 /* Rows with the recurrence's state (job->state): the on-the-fly rows of a rotation, f32 PLANAR.
  * Where SIMDe emulates the f64 vectors (no f64 lanes: ARMv7 NEON), the scalar kernel's, whose
@@ -1213,7 +1281,7 @@ POSENC_I_ROWS_FNS(planar_bf16, POSENC_I_PLANAR, POSENC_DTYPE_BF16)
  * 200 bytes more, over the 1 KiB block's stack budget (tests/test_stack.c). */
 #if defined(SIMDE_X86_SSE2_NATIVE) || defined(SIMDE_ARM_NEON_A64V8_NATIVE) || defined(SIMDE_WASM_SIMD128_NATIVE)
 POSENC_I_NOINLINE void POSENC_I_K(rows_planar_f32_carry)(const posenc_i_job *job) {
-  POSENC_I_K(rows)(job, POSENC_I_PLANAR, POSENC_DTYPE_F32, 0, 1);
+  POSENC_I_K(rows)(job, POSENC_I_PLANAR, POSENC_DTYPE_F32, 0, 1, 0, NULL, NULL);
 }
 #else
 #  define POSENC_I_ROWS_CARRY_SCALAR
