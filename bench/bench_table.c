@@ -235,6 +235,8 @@ typedef struct bench_result {
   double best_s;     /* best of reps */
   double median_s;
   long reps;
+  long done;         /* timed runs so far, in times */
+  double *times;
   double max_err;    /* vs MPFR; < 0 when not measured */
   uint64_t digest;   /* of the whole table: posenc backends must agree */
 } bench_result;
@@ -256,24 +258,39 @@ static long reps_for(double warm_s, const bench_opts *o) {
 }
 
 
-/* Warm up once (page faults, caches, clocks; also sizes K), then K timed runs. */
-static void time_method(const bench_method *m, const bench_job *job, const bench_opts *o,
-                        bench_result *r) {
-  double *times;
-  long k;
+/* Every method's K timed runs are spread over BENCH_ROUNDS rounds, the methods in turn in each (as
+ * bench_rope's round-robin): a drift of the clock or of the memory bandwidth within the run then
+ * falls on posenc, the peers and the floor alike, where a batch per method put it on one of them.
+ * Between runs the ratios still move (the floor by 10-30% on this project's shared VM). */
+#define BENCH_ROUNDS 5
+
+/* Warm up once (page faults, caches, clocks; also sizes K); the table it leaves is the one checked. */
+static void warm_method(const bench_method *m, const bench_job *job, const bench_opts *o, bench_result *r) {
   memset(r, 0, sizeof *r);
   r->max_err = -1.0;
   if (m->isa >= 0 && (r->status = (int)posenc_isa_set((posenc_isa)m->isa)) != 0) return;
   r->reps = reps_for(time_once(m, job, &r->status), o);
   if (r->status != 0) return;
-  times = malloc((size_t)r->reps * sizeof *times);
-  if (!times) { fprintf(stderr, "bench_table: out of memory\n"); exit(1); }
-  for (k = 0; k < r->reps && r->status == 0; k++) times[k] = time_once(m, job, &r->status);
-  if (r->status != 0) { free(times); return; }
-  qsort(times, (size_t)r->reps, sizeof *times, cmp_double);
-  r->best_s = times[0];
-  r->median_s = times[r->reps / 2];
-  free(times);
+  r->times = malloc((size_t)r->reps * sizeof *r->times);
+  if (!r->times) { fprintf(stderr, "bench_table: out of memory\n"); exit(1); }
+}
+
+/* Round `round` of `rounds`: this method's share of its K runs. */
+static void time_round(const bench_method *m, const bench_job *job, bench_result *r, long round, long rounds) {
+  long k, end = r->reps * (round + 1) / rounds;
+  if (r->status != 0) return;
+  if (m->isa >= 0) posenc_isa_set((posenc_isa)m->isa);
+  for (k = r->done; k < end && r->status == 0; k++) r->times[r->done++] = time_once(m, job, &r->status);
+}
+
+static void finish_method(bench_result *r) {
+  if (r->status == 0 && r->done > 0) {
+    qsort(r->times, (size_t)r->done, sizeof *r->times, cmp_double);
+    r->best_s = r->times[0];
+    r->median_s = r->times[r->done / 2];
+  }
+  free(r->times);
+  r->times = NULL;
 }
 
 /* ---- accuracy: exact values on a sample of rows ---------------------------------------------- */
@@ -464,6 +481,7 @@ static int run_size(size_t n, const float *freq, const bench_opts *o, bench_json
   bench_ref ref;
   void *buf = NULL;
   int failed = 0;
+  long round, rounds = BENCH_ROUNDS;
 
   job.n_rows = n;
   job.freq = freq;
@@ -476,10 +494,16 @@ static int run_size(size_t n, const float *freq, const bench_opts *o, bench_json
   }
   job.out = buf;
   for (k = 0; k < count; k++) {
-    time_method(&methods[k], &job, o, &results[k]);
-    if (results[k].status != 0) { failed = 1; continue; }
+    warm_method(&methods[k], &job, o, &results[k]);
+    if (results[k].status != 0) continue;
     if (methods[k].kind != KIND_FLOOR) results[k].max_err = ref_max_error(&ref, job.out);
     if (methods[k].kind == KIND_POSENC) results[k].digest = table_digest(job.out, job.out_bytes);
+  }
+  for (round = 0; round < rounds; round++)
+    for (k = 0; k < count; k++) time_round(&methods[k], &job, &results[k], round, rounds);
+  for (k = 0; k < count; k++) {
+    finish_method(&results[k]);
+    if (results[k].status != 0) failed = 1;
   }
   posenc_isa_set(POSENC_ISA_AUTO);
   failed |= print_table(methods, results, count, &job);
@@ -520,6 +544,7 @@ static void print_header(const bench_opts *o) {
   else if (o->quick) printf("K = %d run (--quick)\n", BENCH_QUICK_REPS);
   else printf("best of K runs, K >= %d with K runs >= %.0f ms\n", BENCH_MIN_REPS,
               BENCH_TARGET_S * 1e3);
+  printf("          each method's runs spread over %d rounds, the methods in turn in each\n", BENCH_ROUNDS);
   printf("columns : vs u35 = sleef_u35 time / method time (speedup); vs floor = method time / "
          "store-loop time;\n          med/min = median over best time (noise within the run)\n");
 }
