@@ -2700,8 +2700,9 @@ static void posenc_i_fill_parts(double *u, size_t nfreq, posenc_i_dd *u_run, pos
 #endif
 
 /* Rows processed per pass over the frequency chunks. Where chunks share 64-byte lines (a row not
- * 64-byte aligned, 16-bit split halves), a tile of about 128 KiB keeps those lines in cache until
- * every chunk has written its part. Where each chunk writes whole lines of its own (whole_lines),
+ * 64-byte aligned or not a whole number of lines, 16-bit split halves, split f32 halves not whole
+ * lines), a tile of about 128 KiB keeps those lines in cache until every chunk has written its
+ * part. Where each chunk writes whole lines of its own (whole_lines),
  * no line waits for another chunk, and a tile of 2048 rows makes each chunk's parts (a chain of
  * double-double products, posenc_i_fill_parts) and steps once per 2048 rows instead of 256
  * (d = 128): at 256, the sinusoidal driver took a sixth of a table's time (bench_table). */
@@ -2737,7 +2738,7 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
                                              void *out, size_t out_bytes) {
   posenc_i_table_plan plan;
   size_t need, row0 = 0, tile;
-  int stream, whole_lines;
+  int stream, lines, whole_lines;
   double max_abs = 0.0;
   posenc_status st;
   posenc_i_dd u_first;
@@ -2759,17 +2760,18 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
   if (st != POSENC_OK) return st;
   st = posenc_i_sinusoidal_freqs(pr, plan.nfreq, max_abs, &u_first, &plan.omega1);
   if (st != POSENC_OK) return st;
-  /* every chunk of columns covers whole 64-byte lines: interleaved, a chunk is 64 or 128 bytes of a
-   * row; split, 32 or 64 bytes of each half */
-  whole_lines = (uintptr_t)out % 64 == 0 && (plan.stride * plan.esize) % 64 == 0 &&
-                (pr->layout == POSENC_LAYOUT_INTERLEAVED ||
-                 ((plan.nfreq * plan.esize) % 64 == 0 && POSENC_CHUNK * plan.esize % 64 == 0));
+  /* rows start on 64-byte lines, and so does the split layout's cos half */
+  lines = (uintptr_t)out % 64 == 0 && (plan.stride * plan.esize) % 64 == 0 &&
+          (pr->layout == POSENC_LAYOUT_INTERLEAVED || (plan.nfreq * plan.esize) % 64 == 0);
+  /* and no line is written by two chunks: interleaved, a chunk is 64 or 128 bytes of a row; split,
+   * 64 bytes of each half in f32 (16-bit halves are 32 bytes: two chunks a line) */
+  whole_lines = lines && (pr->layout == POSENC_LAYOUT_INTERLEAVED || plan.esize == 4);
   tile = posenc_i_tile_rows(plan.stride * plan.esize, whole_lines);
-  /* Non-temporal stores only where every chunk of columns covers whole 64-byte lines: a chunk's
-   * stores to a line shared with another chunk are flushed part-filled (4x slower than cached
-   * stores, measured with malloc's 16-byte-aligned buffers). */
-  stream = need >= POSENC_STREAM_MIN_BYTES && (uintptr_t)out % 64 == 0 && (plan.stride * plan.esize) % 64 == 0 &&
-           (pr->layout == POSENC_LAYOUT_INTERLEAVED || (plan.nfreq * plan.esize) % 64 == 0);
+  /* Non-temporal stores only where the rows start on lines: a chunk's stores to a line shared
+   * with another chunk are flushed part-filled (4x slower than cached stores, measured with
+   * malloc's 16-byte-aligned buffers). Split 16-bit halves, whose chunks share lines two by two,
+   * are streamed all the same; not measured. */
+  stream = need >= POSENC_STREAM_MIN_BYTES && lines;
 
   while (row0 < n_rows) {
     size_t rows = n_rows - row0, f0;

@@ -835,13 +835,14 @@ POSENC_I_FORCEINLINE void POSENC_I_K(exact_sincos)(vd_t p, const double *u, vd_t
  * vectors make one f32 vector) and 2 at every width: at 128 bits, 4 spilled (bench_rope's cache
  * generation 14% slower, bench_table no faster); at 512, 2 is the whole chunk. */
 #define POSENC_I_W 2
-/* Anchors made ahead together by the rows kernels (seed_items), at 512 bits: 4 items, 1 KiB of
- * stack. Narrower, a chunk's 4 or 8 vectors already run that many exact_sincos side by side, and
- * 4 items ahead gained nothing measurable (bench_table n = 4096), so they make one at a time. */
+/* Anchors made ahead together by the tables' rows kernels (seed_items), at 512 bits: 2 items, 512
+ * bytes of stack (4 measured the same). Narrower, a chunk's 4 or 8 vectors already run that many
+ * exact_sincos side by side, and 4 items ahead gained nothing measurable (bench_table n = 4096),
+ * so they make one at a time. */
 #if POSENC_I_NV > POSENC_I_W
 #  define POSENC_I_SEEDS 0
 #else
-#  define POSENC_I_SEEDS 4
+#  define POSENC_I_SEEDS 2
 #endif
 #if POSENC_I_NV % POSENC_I_W != 0
 #  error "POSENC_CHUNK must be a multiple of 2 * POSENC_I_DLANES"
@@ -1143,7 +1144,9 @@ POSENC_I_FORCEINLINE int POSENC_I_K(seed_items)(const posenc_i_job *job, size_t 
  * anchor block (in L1) every chunk of the group is done in turn, in passes of POSENC_I_W vectors.
  * Passes past the last valid column are skipped; the one pass that holds it writes each row to a
  * row buffer and copies the valid columns (a buffer of a whole block would cost 4 KiB of stack).
- * mode and dtype are constants at each call site, so each combination compiles to its own loop. */
+ * mode and dtype are constants at each call site, so each combination compiles to its own loop.
+ * max_seeds > 0: the anchors are made that many items ahead (seed_items) into seed_s and seed_c,
+ * max_seeds * POSENC_I_NV vectors each; 0: each item's by seed_chunk, and the buffers are unused. */
 POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_dtype dtype, int plain,
                                          int carry, int max_seeds, vd_t *seed_s, vd_t *seed_c) {
   /* E(1) = (ss, sc) of each chunk, [chunk][2][POSENC_CHUNK] as job->step holds them (see
@@ -1161,7 +1164,7 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, po
   const ptrdiff_t tmp_cos = (ptrdiff_t)(POSENC_I_W * POSENC_I_DLANES * es);
   size_t row = 0;
   unsigned ch;
-  int v, seeds = 0, next = 0; /* anchors made ahead (max_seeds > 0), and the next one to use */
+  int v, nseeds = 0, next_seed = 0; /* anchors made ahead (max_seeds > 0), and the next to use */
   POSENC_I_K(store_opts) opts;
   opts.plain = plain; opts.scaled = job->scaled; opts.cos_first = job->cos_first;
   opts.scale = vd_set1(job->scale);
@@ -1199,17 +1202,17 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, po
       } else if (max_seeds == 0) {
         POSENC_I_K(seed_chunk)(s0, c0, sp0, cp0, e, job->u + ch * POSENC_UPARTS * POSENC_CHUNK, a);
       } else {
-        if (next == seeds) {
-          seeds = POSENC_I_K(seed_items)(job, row, ch, nchunk, max_seeds, seed_s, seed_c);
-          next = 0;
+        if (next_seed == nseeds) {
+          nseeds = POSENC_I_K(seed_items)(job, row, ch, nchunk, max_seeds, seed_s, seed_c);
+          next_seed = 0;
         }
         for (v = 0; v < POSENC_I_NV; v++) {
-          s0[v] = seed_s[next * POSENC_I_NV + v];
-          c0[v] = seed_c[next * POSENC_I_NV + v];
+          s0[v] = seed_s[next_seed * POSENC_I_NV + v];
+          c0[v] = seed_c[next_seed * POSENC_I_NV + v];
           POSENC_I_K(back_vec)(s0[v], c0[v], &sp0[v], &cp0[v], vd_loadu(e + POSENC_I_DLANES * v),
                                vd_loadu(e + POSENC_CHUNK + POSENC_I_DLANES * v));
         }
-        next++;
+        next_seed++;
       }
       for (v = 0; v < POSENC_I_NV && (unsigned)v * vec_cols < ncols; v += POSENC_I_W) {
         POSENC_I_K(pass) ps;
