@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include "posenc.h"
 #include "testlib.h"
+#include "backends.h"
 
 #define CANARY TL_CANARY
 
@@ -92,6 +93,70 @@ static void test_call_shape(void) {
   }
 }
 
+/* Tables of POSENC_STREAM_MIN_BYTES and more, dense and aligned for doubles, are written by calls
+ * over every chunk of a row, with the chunks' parts and steps kept in the table's first rows until
+ * those are written last (posenc_i_table_scratch_rows). Each backend's table, 64-byte aligned,
+ * must equal scalar's from an output 2 or 4 bytes off (not aligned for doubles: the tiled path
+ * alone), and nothing past the table may change: scratch rows left unwritten, a group's parts
+ * or steps taken from the wrong chunk, or a zero column skipped, all break it. */
+static void test_big_tables(void) {
+  static const struct {
+    size_t dim;
+    posenc_layout layout;
+    posenc_dtype dtype;
+    int32_t start;
+    int listed;  /* positions from a list */
+  } cases[] = {
+      {128, POSENC_LAYOUT_INTERLEAVED, POSENC_DTYPE_F32, 0, 0},
+      {128, POSENC_LAYOUT_INTERLEAVED, POSENC_DTYPE_F32, -77, 1},
+      {131, POSENC_LAYOUT_SPLIT, POSENC_DTYPE_F32, 1000003, 0},       /* a zero column, 65 frequencies */
+      {200, POSENC_LAYOUT_INTERLEAVED, POSENC_DTYPE_F16, 45, 0},      /* a partial chunk */
+      {96, POSENC_LAYOUT_SPLIT, POSENC_DTYPE_BF16, -4000, 0},         /* chunks sharing lines */
+      {1030, POSENC_LAYOUT_INTERLEAVED, POSENC_DTYPE_F32, 17, 0},     /* 33 chunks: five calls a tile */
+  };
+  const size_t guard = 64;
+  size_t ci;
+  for (ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+    posenc_sinusoidal_params p = posenc_sinusoidal_default(cases[ci].dim);
+    size_t es, n, bytes, i;
+    const size_t off = 2 + 2 * (cases[ci].dtype == POSENC_DTYPE_F32); /* 4 (f32) or 2: not a double's */
+    unsigned char *ref_block, *out_block, *ref, *out;
+    int32_t *pos = NULL;
+    posenc_isa was;
+    p.layout = cases[ci].layout; p.dtype = cases[ci].dtype;
+    es = posenc_dtype_size(p.dtype);
+    n = (((size_t)4 << 20) / (p.dim * es)) + 40; /* a little past POSENC_STREAM_MIN_BYTES, 4 MiB */
+    if (posenc_sinusoidal_bytes(&p, n, &bytes) != POSENC_OK) { CHECK(0, "bytes"); continue; }
+    ref_block = (unsigned char *)malloc(bytes + guard + 64);
+    out_block = (unsigned char *)malloc(bytes + guard + 64);
+    if (!ref_block || !out_block) { CHECK(0, "out of memory"); free(ref_block); free(out_block); continue; }
+    ref = ref_block + (64 - (uintptr_t)ref_block % 64) % 64 + off;
+    out = out_block + (64 - (uintptr_t)out_block % 64) % 64;
+    if (cases[ci].listed) {
+      uint64_t state = 12345;
+      pos = (int32_t *)malloc(n * sizeof *pos);
+      if (!pos) { CHECK(0, "out of memory"); free(ref_block); free(out_block); continue; }
+      for (i = 0; i < n; i++) pos[i] = (int32_t)(tl_splitmix64(&state) % 2000000) - 1000000;
+    }
+    was = bk_select(POSENC_ISA_SCALAR);
+    CHECK((pos ? posenc_sinusoidal_rows(&p, pos, n, ref, bytes) : posenc_sinusoidal_table(&p, cases[ci].start, n, ref, bytes)) ==
+              POSENC_OK, "reference");
+    bk_select(was);
+    BK_FOR_EACH(it) {
+      memset(out, CANARY, bytes + guard);
+      CHECK((pos ? posenc_sinusoidal_rows(&p, pos, n, out, bytes) : posenc_sinusoidal_table(&p, cases[ci].start, n, out, bytes)) ==
+                POSENC_OK, "table");
+      CHECK(memcmp(out, ref, bytes) == 0 && tl_all_canary(out + bytes, guard),
+            "%s: d=%zu layout %d %s start %d%s: %s", posenc_isa_name(it.isa), p.dim, (int)p.layout,
+            posenc_dtype_name(p.dtype), (int)cases[ci].start, pos ? " (list)" : "",
+            memcmp(out, ref, bytes) ? "differs from the tiled scalar table" : "wrote past the table");
+    }
+    free(pos);
+    free(ref_block);
+    free(out_block);
+  }
+}
+
 /* Known values: p = 0 is (0, 1) everywhere; column pair 0 has omega = 1 exactly. */
 static void test_known_values(void) {
   float t[3 * 4];
@@ -171,6 +236,7 @@ int main(void) {
   test_errors();
   test_bounds();
   test_call_shape();
+  test_big_tables();
   test_known_values();
   test_half_outputs();
   test_conversions();
