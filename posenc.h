@@ -219,14 +219,15 @@ POSENC_API posenc_status posenc_sinusoidal_bytes(const posenc_sinusoidal_params 
  * Errors: NULL (params, out), SIZE (n_rows or dim is 0), OVERFLOW, BUFFER (out_bytes too small),
  * LAYOUT, DTYPE, BASE, STRIDE, PARAM and DIM (as posenc_sinusoidal_bytes), POSITION (last position
  * past INT32_MAX, or |p| * max(omega) >= 2^50, possible only for base < 1). On error nothing is
- * written. */
+ * written. Until the call returns, out may hold other bytes: a table of POSENC_STREAM_MIN_BYTES
+ * or more keeps working values in its first rows and writes those rows last. */
 POSENC_API posenc_status posenc_sinusoidal_table(const posenc_sinusoidal_params *params,
                                                  int32_t start, size_t n_rows,
                                                  void *out, size_t out_bytes);
 
 /* Rows for an explicit list of positions (any order, repeats allowed, negative allowed).
  * Same errors as posenc_sinusoidal_table, plus NULL for positions and ALIAS (out's bytes meet
- * positions). */
+ * positions); out is used as posenc_sinusoidal_table uses it. */
 POSENC_API posenc_status posenc_sinusoidal_rows(const posenc_sinusoidal_params *params,
                                                 const int32_t *positions, size_t n_rows,
                                                 void *out, size_t out_bytes);
