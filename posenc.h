@@ -219,15 +219,14 @@ POSENC_API posenc_status posenc_sinusoidal_bytes(const posenc_sinusoidal_params 
  * Errors: NULL (params, out), SIZE (n_rows or dim is 0), OVERFLOW, BUFFER (out_bytes too small),
  * LAYOUT, DTYPE, BASE, STRIDE, PARAM and DIM (as posenc_sinusoidal_bytes), POSITION (last position
  * past INT32_MAX, or |p| * max(omega) >= 2^50, possible only for base < 1). On error nothing is
- * written. Until the call returns, out may hold other bytes: a table of POSENC_STREAM_MIN_BYTES
- * or more keeps working values in its first rows and writes those rows last. */
+ * written. */
 POSENC_API posenc_status posenc_sinusoidal_table(const posenc_sinusoidal_params *params,
                                                  int32_t start, size_t n_rows,
                                                  void *out, size_t out_bytes);
 
 /* Rows for an explicit list of positions (any order, repeats allowed, negative allowed).
  * Same errors as posenc_sinusoidal_table, plus NULL for positions and ALIAS (out's bytes meet
- * positions); out is used as posenc_sinusoidal_table uses it. */
+ * positions). */
 POSENC_API posenc_status posenc_sinusoidal_rows(const posenc_sinusoidal_params *params,
                                                 const int32_t *positions, size_t n_rows,
                                                 void *out, size_t out_bytes);
@@ -1197,15 +1196,24 @@ POSENC_API const char *posenc_selftest_check_name(unsigned check);
 /* Frequencies per SIMD chunk, and chunks per kernel call (performance knobs only). POSENC_GROUP:
  * jobs with their steps (RoPE's, made once in posenc_rope). POSENC_I_UGROUP: jobs whose kernel
  * makes the steps (tables): the driver holds their parts (512 B a chunk) and the kernel the steps
- * (256 B a chunk) on the stack; one chunk keeps the call within 4 KiB (2: 4.1-4.2 KiB on AVX2),
- * bench_table within 3% of 8. */
+ * (256 B a chunk) on the stack. Two: a call writes 256 bytes of each row (d = 128, interleaved
+ * f32) where one wrote 128, 512 bytes apart, and from memory that order was slow: a plain loop of
+ * non-temporal stores writing 128-byte slices, a chunk at a time, took 1.8x the time of the same
+ * stores row after row, 256-byte slices the same time (n = 131072, the EPYC of the README's
+ * "Sinusoidal tables"). Only where a backend streams (x86's AVX2 and AVX-512; the table calls'
+ * stack: gcc 2.3 -> 3.0 KiB, clang's AVX-512 4.5 -> 5.2): with ordinary stores the order measured
+ * the same (SSE2), and on Cortex-M two took the table's stack from 1.9 to 2.4 KiB. */
 #if defined(POSENC_CHUNK) && POSENC_CHUNK != 16
 #error "POSENC_CHUNK is fixed at 16 (POSENC_ROPE_BYTES rounds pairs to it)"
 #endif
 #undef POSENC_CHUNK
 #define POSENC_CHUNK 16 /* also POSENC_ROPE_BYTES's pair rounding */
 #define POSENC_GROUP 8
-#define POSENC_I_UGROUP 1
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__) || defined(_M_IX86)
+#  define POSENC_I_UGROUP 2
+#else
+#  define POSENC_I_UGROUP 1
+#endif
 /* omega * 2/pi as four 21-bit parts: p * part is exact in double for |p| <= 2^31. */
 #define POSENC_UPARTS 4
 
@@ -2733,134 +2741,24 @@ static posenc_status posenc_i_max_abs_position(int32_t start, const int32_t *pos
   return POSENC_OK;
 }
 
-/* One sinusoidal table call, as the driver's helpers read it: the rows of positions start,
- * start + 1, ... (or positions[]) written from out on. */
-typedef struct posenc_i_table_call {
-  const posenc_sinusoidal_params *pr;
-  posenc_i_table_plan plan;
-  int32_t start;
-  const int32_t *positions;
-  unsigned char *out;
-  posenc_i_dd u_first;      /* the first frequency's parts, as posenc_i_fill_parts starts them */
-  size_t tile;              /* rows per pass over the chunks (posenc_i_tile_rows) */
-  int stream;               /* non-temporal stores */
-} posenc_i_table_call;
-
-/* Writes rows row0 .. row_end - 1, in tiles of t->tile rows, each a pass over the chunks. u_all and
- * steps: every chunk's parts and steps (posenc_i_table_scratch), and up to POSENC_GROUP chunks a
- * call; NULL: each call's parts are made here, on the stack, for POSENC_I_UGROUP chunks. */
-static void posenc_i_table_rows(const posenc_i_backend *be, const posenc_i_table_call *t, size_t row0,
-                                size_t row_end, const double *u_all, const double *steps) {
-  const posenc_sinusoidal_params *pr = t->pr;
-  const posenc_i_table_plan *plan = &t->plan;
-  const size_t group = (u_all ? POSENC_GROUP : POSENC_I_UGROUP) * POSENC_CHUNK;
-  double u[POSENC_I_UGROUP * POSENC_UPARTS * POSENC_CHUNK];
-  while (row0 < row_end) {
-    size_t rows = row_end - row0, f0;
-    posenc_i_dd u_run = t->u_first;
-    unsigned char *rowp = t->out + row0 * plan->stride * plan->esize;
-    if (!t->positions) { /* end tiles on an anchor boundary so that no anchor is computed twice */
-      int64_t p0 = (int64_t)t->start + (int64_t)row0, end = p0 + (int64_t)t->tile;
-      end -= (int64_t)((uint64_t)end & (POSENC_ANCHOR - 1));
-      if (end > p0 && (size_t)(end - p0) < rows) rows = (size_t)(end - p0);
-    } else if (rows > t->tile) {
-      rows = t->tile;
-    }
-    for (f0 = 0; f0 < plan->nfreq; f0 += group) {
-      posenc_i_job job;
-      size_t nf = plan->nfreq - f0 < group ? plan->nfreq - f0 : group;
-      if (u_all) {
-        job.u = u_all + f0 * POSENC_UPARTS; /* chunk f0 / POSENC_CHUNK of [chunk][parts][lane] */
-        job.step = steps + f0 * 2;
-      } else {
-        posenc_i_fill_parts(u, nf, &u_run, plan->omega1);
-        job.u = u; job.step = NULL;
-      }
-      job.nfreq = (unsigned)nf;
-      job.state = NULL; job.resume = 0;
-      job.start = t->positions ? 0 : (int32_t)((int64_t)t->start + (int64_t)row0);
-      job.positions = t->positions ? t->positions + row0 : NULL;
-      job.nrows = rows;
-      job.row_stride = (ptrdiff_t)(plan->stride * plan->esize);
-      job.dtype = pr->dtype;
-      job.stream = t->stream;
-      job.cos_first = 0; job.scaled = 0; job.scale = 1.0;
-      if (pr->layout == POSENC_LAYOUT_INTERLEAVED) {
-        job.mode = POSENC_I_PAIRS;
-        job.out = rowp + 2 * f0 * plan->esize;
-        job.cos_offset = (ptrdiff_t)plan->esize;
-        job.pair_cols = (unsigned)(pr->dim - 2 * f0 < 2 * nf ? pr->dim - 2 * f0 : 2 * nf);
-      } else {
-        job.mode = POSENC_I_PLANAR;
-        job.out = rowp + f0 * plan->esize;
-        job.cos_offset = (ptrdiff_t)(plan->nfreq * plan->esize);
-        job.pair_cols = 0;
-      }
-      be->sincos_rows(&job);
-    }
-    if (pr->layout == POSENC_LAYOUT_SPLIT && (pr->dim & 1)) { /* the zero column */
-      size_t r;
-      for (r = 0; r < rows; r++)
-        memset(rowp + (r * plan->stride + pr->dim - 1) * plan->esize, 0, plan->esize);
-    }
-    row0 += rows;
-  }
-}
-
-/* A kernel call over one chunk writes a slice of every row, 64 or 128 bytes (interleaved f32, 16
- * frequencies) apart from the next chunk's slice. From memory that order is slow: a plain loop of
- * non-temporal stores in it took 1.8x the time of the same stores row after row (n = 131072,
- * d = 128, 128-byte slices, on the EPYC of the README's "Sinusoidal tables"; 256-byte slices ran
- * at full speed). A call over all of a row's chunks writes row after row (the kernels walk anchor
- * blocks, every chunk in turn), but it needs every chunk's parts and steps, 768 bytes a chunk: too
- * much for the stack at large d (the 4 KiB budget, tests/test_stack.c). So they go in the table's
- * own first rows, which are written last, by calls with their parts on the stack. Making them
- * costs about a microsecond at d = 128 (the steps are scalar exact_sincos), 8% of a 512 KiB
- * table's time, hence only tables of POSENC_STREAM_MIN_BYTES or more: those that leave the cache.
- * Returns how many rows the scratch takes (to an anchor boundary, for a range), or 0 where it does
- * not apply: a smaller table, rows with gaps (row_stride > dim: bytes that are not the table's), or
- * an output not aligned for doubles. */
-static size_t posenc_i_table_scratch_rows(const posenc_i_table_call *t, size_t n_rows, size_t need) {
-  const size_t nchunk = (t->plan.nfreq + POSENC_CHUNK - 1) / POSENC_CHUNK;
-  const size_t bytes = nchunk * (POSENC_UPARTS + 2) * POSENC_CHUNK * sizeof(double);
-  const size_t row_bytes = t->pr->dim * t->plan.esize;
-  size_t rows = (bytes + row_bytes - 1) / row_bytes;
-  if (need < POSENC_STREAM_MIN_BYTES || t->plan.stride != t->pr->dim || (uintptr_t)t->out % sizeof(double) != 0)
-    return 0;
-  if (!t->positions) { /* up to the next anchor boundary */
-    int64_t end = (int64_t)t->start + (int64_t)rows + (POSENC_ANCHOR - 1);
-    rows = (size_t)(POSENC_I_ANCHOR_OF(end) - (int64_t)t->start);
-  }
-  return rows < n_rows ? rows : 0;
-}
-
-/* E(1) of each lane of nfreq frequencies' chunks, [chunk][2][POSENC_CHUNK] as posenc_i_job's step
- * (unused lanes from their zero parts: (0, 1), as a kernel makes them). */
-static void posenc_i_fill_steps(double *steps, const double *u, size_t nfreq) {
-  size_t lane, lanes = (nfreq + POSENC_CHUNK - 1) / POSENC_CHUNK * POSENC_CHUNK;
-  for (lane = 0; lane < lanes; lane++) {
-    double *e = steps + (lane / POSENC_CHUNK) * 2 * POSENC_CHUNK + lane % POSENC_CHUNK;
-    posenc_i_exact_sincos(1.0, u + (lane / POSENC_CHUNK) * POSENC_UPARTS * POSENC_CHUNK + lane % POSENC_CHUNK,
-                          POSENC_CHUNK, &e[0], &e[POSENC_CHUNK]);
-  }
-}
-
 static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
                                              const posenc_sinusoidal_params *pr, int32_t start,
                                              const int32_t *positions, size_t n_rows,
                                              void *out, size_t out_bytes) {
-  posenc_i_table_call t;
-  size_t need, scratch;
-  int lines, whole_lines;
+  posenc_i_table_plan plan;
+  size_t need, row0 = 0, tile;
+  int stream, lines, whole_lines;
   double max_abs = 0.0;
   posenc_status st;
+  posenc_i_dd u_first;
+  double u[POSENC_I_UGROUP * POSENC_UPARTS * POSENC_CHUNK];
   posenc_sinusoidal_params copy; /* read again while rows are written: out may hold the caller's */
   if (!pr) return POSENC_ERR_NULL;
   copy = *pr;
   pr = &copy;
 
   if (!out) return POSENC_ERR_NULL;
-  st = posenc_i_check_sinusoidal(pr, n_rows, &need, &t.plan);
+  st = posenc_i_check_sinusoidal(pr, n_rows, &need, &plan);
   if (st != POSENC_OK) return st;
   if ((st = posenc_i_out_room(out, out_bytes, need)) != POSENC_OK) return st;
   /* later tiles read positions after earlier ones are written (n_rows <= need / 2: no overflow) */
@@ -2869,32 +2767,65 @@ static posenc_status posenc_i_sinusoidal_run(const posenc_i_backend *be,
     return POSENC_ERR_ALIAS;
   st = posenc_i_max_abs_position(start, positions, n_rows, &max_abs);
   if (st != POSENC_OK) return st;
-  st = posenc_i_sinusoidal_freqs(pr, t.plan.nfreq, max_abs, &t.u_first, &t.plan.omega1);
+  st = posenc_i_sinusoidal_freqs(pr, plan.nfreq, max_abs, &u_first, &plan.omega1);
   if (st != POSENC_OK) return st;
-  t.pr = pr; t.start = start; t.positions = positions; t.out = (unsigned char *)out;
   /* rows start on 64-byte lines, and so does the split layout's cos half */
-  lines = (uintptr_t)out % 64 == 0 && (t.plan.stride * t.plan.esize) % 64 == 0 &&
-          (pr->layout == POSENC_LAYOUT_INTERLEAVED || (t.plan.nfreq * t.plan.esize) % 64 == 0);
+  lines = (uintptr_t)out % 64 == 0 && (plan.stride * plan.esize) % 64 == 0 &&
+          (pr->layout == POSENC_LAYOUT_INTERLEAVED || (plan.nfreq * plan.esize) % 64 == 0);
   /* and no line is written by two chunks: interleaved, a chunk is 64 or 128 bytes of a row; split,
    * 64 bytes of each half in f32 (16-bit halves are 32 bytes: two chunks a line) */
-  whole_lines = lines && (pr->layout == POSENC_LAYOUT_INTERLEAVED || t.plan.esize == 4);
-  t.tile = posenc_i_tile_rows(t.plan.stride * t.plan.esize, whole_lines);
+  whole_lines = lines && (pr->layout == POSENC_LAYOUT_INTERLEAVED || plan.esize == 4);
+  tile = posenc_i_tile_rows(plan.stride * plan.esize, whole_lines);
   /* Non-temporal stores only where no chunk shares a line with another: such a line is flushed
    * part-filled (4x slower than cached stores, measured with malloc's 16-byte-aligned buffers;
    * split f16 halves, 32 bytes a chunk, streamed: 1.3x (AVX-512) and 1.5x (AVX2) the time of
    * ordinary stores at 64 MiB). */
-  t.stream = need >= POSENC_STREAM_MIN_BYTES && whole_lines;
+  stream = need >= POSENC_STREAM_MIN_BYTES && whole_lines;
 
-  scratch = posenc_i_table_scratch_rows(&t, n_rows, need);
-  if (scratch) {
-    double *u_all = (double *)out; /* then the steps: posenc_i_table_scratch_rows */
-    double *steps = u_all + (t.plan.nfreq + POSENC_CHUNK - 1) / POSENC_CHUNK * POSENC_UPARTS * POSENC_CHUNK;
-    posenc_i_dd u_run = t.u_first;
-    posenc_i_fill_parts(u_all, t.plan.nfreq, &u_run, t.plan.omega1);
-    posenc_i_fill_steps(steps, u_all, t.plan.nfreq);
-    posenc_i_table_rows(be, &t, scratch, n_rows, u_all, steps);
+  while (row0 < n_rows) {
+    size_t rows = n_rows - row0, f0;
+    posenc_i_dd u_run = u_first;
+    unsigned char *rowp = (unsigned char *)out + row0 * plan.stride * plan.esize;
+    if (!positions) { /* end tiles on an anchor boundary so that no anchor is computed twice */
+      int64_t p0 = (int64_t)start + (int64_t)row0, end = p0 + (int64_t)tile;
+      end -= (int64_t)((uint64_t)end & (POSENC_ANCHOR - 1));
+      if (end > p0 && (size_t)(end - p0) < rows) rows = (size_t)(end - p0);
+    } else if (rows > tile) {
+      rows = tile;
+    }
+    for (f0 = 0; f0 < plan.nfreq; f0 += POSENC_I_UGROUP * POSENC_CHUNK) {
+      posenc_i_job job;
+      size_t nf = plan.nfreq - f0 < POSENC_I_UGROUP * POSENC_CHUNK ? plan.nfreq - f0 : POSENC_I_UGROUP * POSENC_CHUNK;
+      posenc_i_fill_parts(u, nf, &u_run, plan.omega1);
+      job.u = u; job.step = NULL; job.nfreq = (unsigned)nf;
+      job.state = NULL; job.resume = 0;
+      job.start = positions ? 0 : (int32_t)((int64_t)start + (int64_t)row0);
+      job.positions = positions ? positions + row0 : NULL;
+      job.nrows = rows;
+      job.row_stride = (ptrdiff_t)(plan.stride * plan.esize);
+      job.dtype = pr->dtype;
+      job.stream = stream;
+      job.cos_first = 0; job.scaled = 0; job.scale = 1.0;
+      if (pr->layout == POSENC_LAYOUT_INTERLEAVED) {
+        job.mode = POSENC_I_PAIRS;
+        job.out = rowp + 2 * f0 * plan.esize;
+        job.cos_offset = (ptrdiff_t)plan.esize;
+        job.pair_cols = (unsigned)(pr->dim - 2 * f0 < 2 * nf ? pr->dim - 2 * f0 : 2 * nf);
+      } else {
+        job.mode = POSENC_I_PLANAR;
+        job.out = rowp + f0 * plan.esize;
+        job.cos_offset = (ptrdiff_t)(plan.nfreq * plan.esize);
+        job.pair_cols = 0;
+      }
+      be->sincos_rows(&job);
+    }
+    if (pr->layout == POSENC_LAYOUT_SPLIT && (pr->dim & 1)) { /* the zero column */
+      size_t r;
+      for (r = 0; r < rows; r++)
+        memset(rowp + (r * plan.stride + pr->dim - 1) * plan.esize, 0, plan.esize);
+    }
+    row0 += rows;
   }
-  posenc_i_table_rows(be, &t, 0, scratch ? scratch : n_rows, NULL, NULL);
   return POSENC_OK;
 }
 

@@ -93,12 +93,11 @@ static void test_call_shape(void) {
   }
 }
 
-/* Tables of POSENC_STREAM_MIN_BYTES and more, dense and aligned for doubles, are written by calls
- * over every chunk of a row, with the chunks' parts and steps kept in the table's first rows until
- * those are written last (posenc_i_table_scratch_rows). Each backend's table, 64-byte aligned,
- * must equal scalar's from an output 2 or 4 bytes off (not aligned for doubles: the tiled path
- * alone), and nothing past the table may change: scratch rows left unwritten, a group's parts
- * or steps taken from the wrong chunk, or a zero column skipped, all break it. */
+/* Tables of POSENC_STREAM_MIN_BYTES and more, 64-byte aligned, are written with non-temporal
+ * stores where no chunk shares a line with another, in calls of POSENC_I_UGROUP chunks. Each
+ * backend's table must equal scalar's from an output 2 or 4 bytes off (ordinary stores), and
+ * nothing past the table may change: a chunk's parts or steps taken from another chunk, a call's
+ * second chunk skipped, or a zero column skipped, all break it. */
 static void test_big_tables(void) {
   static const struct {
     size_t dim;
@@ -112,14 +111,14 @@ static void test_big_tables(void) {
       {131, POSENC_LAYOUT_SPLIT, POSENC_DTYPE_F32, 1000003, 0},       /* a zero column, 65 frequencies */
       {200, POSENC_LAYOUT_INTERLEAVED, POSENC_DTYPE_F16, 45, 0},      /* a partial chunk */
       {96, POSENC_LAYOUT_SPLIT, POSENC_DTYPE_BF16, -4000, 0},         /* chunks sharing lines */
-      {1030, POSENC_LAYOUT_INTERLEAVED, POSENC_DTYPE_F32, 17, 0},     /* 33 chunks: five calls a tile */
+      {1030, POSENC_LAYOUT_INTERLEAVED, POSENC_DTYPE_F32, 17, 0},     /* 33 chunks: the last call has one */
   };
   const size_t guard = 64;
   size_t ci;
   for (ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
     posenc_sinusoidal_params p = posenc_sinusoidal_default(cases[ci].dim);
     size_t es, n, bytes, i;
-    const size_t off = 2 + 2 * (cases[ci].dtype == POSENC_DTYPE_F32); /* 4 (f32) or 2: not a double's */
+    const size_t off = 2 + 2 * (cases[ci].dtype == POSENC_DTYPE_F32); /* 4 (f32) or 2: an element's */
     unsigned char *ref_block, *out_block, *ref, *out;
     int32_t *pos = NULL;
     posenc_isa was;
@@ -149,7 +148,7 @@ static void test_big_tables(void) {
       CHECK(memcmp(out, ref, bytes) == 0 && tl_all_canary(out + bytes, guard),
             "%s: d=%zu layout %d %s start %d%s: %s", posenc_isa_name(it.isa), p.dim, (int)p.layout,
             posenc_dtype_name(p.dtype), (int)cases[ci].start, pos ? " (list)" : "",
-            memcmp(out, ref, bytes) ? "differs from the tiled scalar table" : "wrote past the table");
+            memcmp(out, ref, bytes) ? "differs from the unaligned scalar table" : "wrote past the table");
     }
     free(pos);
     free(ref_block);
