@@ -1148,11 +1148,13 @@ POSENC_I_FORCEINLINE int POSENC_I_K(seed_items)(const posenc_i_job *job, size_t 
  * max_seeds > 0: the anchors are made that many items ahead (seed_items) into seed_s and seed_c,
  * max_seeds * POSENC_I_NV vectors each; 0: each item's by seed_chunk, and the buffers are unused. */
 POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, posenc_dtype dtype, int plain,
-                                         int carry, int max_seeds, vd_t *seed_s, vd_t *seed_c) {
+                                         int carry, int max_seeds, vd_t *seed_s, vd_t *seed_c, double *own) {
   /* E(1) = (ss, sc) of each chunk, [chunk][2][POSENC_CHUNK] as job->step holds them (see
    * POSENC_I_BACK / POSENC_I_STEP in posenc.h); k2 = 2*sc is made where a pass is loaded. Without
-   * job->step they are made here, for at most POSENC_I_UGROUP chunks (kept small: the stack). */
-  double own[POSENC_I_UGROUP * 2 * POSENC_CHUNK];
+   * job->step (the tables) they are made here, into own: the instance's buffer, for
+   * POSENC_I_UGROUP chunks in the tables' instances and one in the others, which RoPE's calls reach
+   * with their own frames above (a decode step on the fly with clang-cl went over its stack budget
+   * with two). */
   const double *steps = job->step ? job->step : own;
   const size_t es = dtype == POSENC_DTYPE_F32 ? 4 : 2;
   const unsigned nchunk = (job->nfreq + POSENC_CHUNK - 1) / POSENC_CHUNK;
@@ -1255,14 +1257,18 @@ POSENC_I_FORCEINLINE void POSENC_I_K(rows)(const posenc_i_job *job, int mode, po
  * registers being already short), each with its own frame: inlined into one switch, their locals
  * took 2.2 KiB of stack at 256 bits, about what one instance needs alone (1.9-2.0). */
 #define POSENC_I_ROWS_FN(name, mode, dtype, plain) POSENC_I_NOINLINE void POSENC_I_K(name)(const posenc_i_job *job) \
-  { POSENC_I_K(rows)(job, mode, dtype, plain, 0, 0, NULL, NULL); }
+  { \
+    double own[(plain ? POSENC_I_UGROUP : 1) * 2 * POSENC_CHUNK]; \
+    POSENC_I_K(rows)(job, mode, dtype, plain, 0, 0, NULL, NULL, own); \
+  }
 /* The tables' instances make their anchors ahead (POSENC_I_SEEDS); the others, which RoPE's
  * calls reach with their own frames above, keep their stack. */
 #if POSENC_I_SEEDS > 0
 #  define POSENC_I_ROWS_PLAIN_FN(name, mode, dtype) POSENC_I_NOINLINE void POSENC_I_K(name)(const posenc_i_job *job) \
   { \
     vd_t seed_s[POSENC_I_SEEDS * POSENC_I_NV], seed_c[POSENC_I_SEEDS * POSENC_I_NV]; \
-    POSENC_I_K(rows)(job, mode, dtype, 1, 0, POSENC_I_SEEDS, seed_s, seed_c); \
+    double own[POSENC_I_UGROUP * 2 * POSENC_CHUNK]; \
+    POSENC_I_K(rows)(job, mode, dtype, 1, 0, POSENC_I_SEEDS, seed_s, seed_c, own); \
   }
 #else
 #  define POSENC_I_ROWS_PLAIN_FN(name, mode, dtype) POSENC_I_ROWS_FN(name, mode, dtype, 1)
@@ -1284,7 +1290,8 @@ POSENC_I_ROWS_FNS(planar_bf16, POSENC_I_PLANAR, POSENC_DTYPE_BF16)
  * 200 bytes more, over the 1 KiB block's stack budget (tests/test_stack.c). */
 #if defined(SIMDE_X86_SSE2_NATIVE) || defined(SIMDE_ARM_NEON_A64V8_NATIVE) || defined(SIMDE_WASM_SIMD128_NATIVE)
 POSENC_I_NOINLINE void POSENC_I_K(rows_planar_f32_carry)(const posenc_i_job *job) {
-  POSENC_I_K(rows)(job, POSENC_I_PLANAR, POSENC_DTYPE_F32, 0, 1, 0, NULL, NULL);
+  double own[2 * POSENC_CHUNK];
+  POSENC_I_K(rows)(job, POSENC_I_PLANAR, POSENC_DTYPE_F32, 0, 1, 0, NULL, NULL, own);
 }
 #else
 #  define POSENC_I_ROWS_CARRY_SCALAR
