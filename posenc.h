@@ -1201,7 +1201,7 @@ POSENC_API const char *posenc_selftest_check_name(unsigned check);
  * non-temporal stores writing 128-byte slices, a chunk at a time, took 1.8x the time of the same
  * stores row after row, 256-byte slices the same time (n = 131072, the EPYC of the README's
  * "Sinusoidal tables"). Only where a backend streams (x86's AVX2 and AVX-512; the table calls'
- * stack: gcc 2.3 -> 3.0 KiB, clang's AVX-512 4.5 -> 5.2): with ordinary stores the order measured
+ * stack: gcc 2.3 -> 3.0 KiB, clang's AVX-512 5.2 of its 6): with ordinary stores the order measured
  * the same (SSE2), and on Cortex-M two took the table's stack from 1.9 to 2.4 KiB. */
 #if defined(POSENC_CHUNK) && POSENC_CHUNK != 16
 #error "POSENC_CHUNK is fixed at 16 (POSENC_ROPE_BYTES rounds pairs to it)"
