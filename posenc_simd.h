@@ -1469,18 +1469,64 @@ POSENC_I_FORCEINLINE void POSENC_I_K(neox)(const unsigned char *i0, const unsign
     (defined(_MSC_VER) || (defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__))
 #  define POSENC_I_BF16_EVEN_ODD 1
 
+/* The 16-bit words of v equal to e's (all-ones or zero words), and whether any bit of v is set
+ * (at 128 bits by its byte mask: SIMDe 0.7.4's simde_mm_testz_si128 off SSE4.1 returns 1 when
+ * either 64-bit half is zero, simd-everywhere/simde#1097). */
+#  if POSENC_I_VBITS == 128
+#    define POSENC_I_EQ16 simde_mm_cmpeq_epi16
+#    define POSENC_I_ANY(v) (simde_mm_movemask_epi8(v) != 0)
+#  else
+#    define POSENC_I_EQ16 simde_mm256_cmpeq_epi16
+#    define POSENC_I_ANY(v) (!simde_mm256_testz_si256((v), (v)))
+#  endif
+
+/* lo, whose high halves are zero, with hi's high halves: one word blend where the ISA has it
+ * (SSE4.1's pblendw, AVX2's vpblendw), else an AND and an OR */
+POSENC_I_FORCEINLINE vi_t POSENC_I_K(merge_hi16)(vi_t lo, vi_t hi) {
+#  if POSENC_I_VBITS == 128 && defined(SIMDE_X86_SSE4_1_NATIVE)
+  return simde_mm_blend_epi16(lo, hi, 0xAA);
+#  elif POSENC_I_VBITS == 256 && defined(SIMDE_X86_AVX2_NATIVE)
+  return simde_mm256_blend_epi16(lo, hi, 0xAA);
+#  else
+  return vi_or(lo, vi_and(hi, vi_set1((int32_t)0xffff0000u)));
+#  endif
+}
+
 /* 2*FLANES NeoX pairs of bf16: lanes at i0, their partners at i1, written at o0 and o1; the
- * operations of neox. ce/co, se/so: the cos and sin of the even and of the odd lanes. */
+ * operations of neox. ce/co, se/so: the cos and sin of the even and of the odd lanes. bounded: 1
+ * if every one of them is finite with |value| <= 1 (all the block's cos/sin).
+ * The rounding (bf16_hi) picks out NaN lanes, four operations a vector, because adding 0x7fff to
+ * a NaN with a large payload carries into the sign (0x7fffffff would store -0). A NaN result
+ * needs a NaN among the cos/sin or a NaN or an infinity among the inputs: with |cos|, |sin| <= 1
+ * a product is no larger than its finite x, and the sum or difference of two finite values is
+ * finite or infinite, never NaN. So where bounded and one test of the 2*FLANES input words'
+ * exponents (all ones: NaN or infinity) finds none, the rounding skips its NaN lanes. The input
+ * test is for WebAssembly, whose NaN results may carry any payload; x86's and ARM's keep the bf16
+ * input's zero low bits, which round safely (test_rope's bf16 specials catch a NaN cos or sin
+ * taken as bounded, not a missing input test). */
 POSENC_I_FORCEINLINE void POSENC_I_K(neox_bf16_eo)(const unsigned char *i0, const unsigned char *i1, unsigned char *o0,
-                                              unsigned char *o1, vf_t ce, vf_t co, vf_t se, vf_t so) {
-  const vi_t hi = vi_set1((int32_t)0xffff0000u);
+                                              unsigned char *o1, vf_t ce, vf_t co, vf_t se, vf_t so, int bounded) {
+  const vi_t hi = vi_set1((int32_t)0xffff0000u), exp = vi_set1(0x7f807f80);
   const vi_t v0 = vi_loadu(i0), v1 = vi_loadu(i1);
   const vf_t x0e = vf_from_bits(vi_slli(v0, 16)), x0o = vf_from_bits(vi_and(v0, hi));
   const vf_t x1e = vf_from_bits(vi_slli(v1, 16)), x1o = vf_from_bits(vi_and(v1, hi));
   const vf_t y0e = vf_sub(vf_mul(x0e, ce), vf_mul(x1e, se)), y0o = vf_sub(vf_mul(x0o, co), vf_mul(x1o, so));
   const vf_t y1e = vf_add(vf_mul(x1e, ce), vf_mul(x0e, se)), y1o = vf_add(vf_mul(x1o, co), vf_mul(x0o, so));
-  vi_storeu(o0, vi_or(vi_srli(POSENC_I_K(bf16_hi)(y0e, 0), 16), vi_and(POSENC_I_K(bf16_hi)(y0o, 0), hi)));
-  vi_storeu(o1, vi_or(vi_srli(POSENC_I_K(bf16_hi)(y1e, 0), 16), vi_and(POSENC_I_K(bf16_hi)(y1o, 0), hi)));
+  if (bounded && !POSENC_I_ANY(vi_or(POSENC_I_EQ16(vi_and(v0, exp), exp), POSENC_I_EQ16(vi_and(v1, exp), exp)))) {
+    vi_storeu(o0, POSENC_I_K(merge_hi16)(vi_srli(POSENC_I_K(bf16_hi)(y0e, 1), 16), POSENC_I_K(bf16_hi)(y0o, 1)));
+    vi_storeu(o1, POSENC_I_K(merge_hi16)(vi_srli(POSENC_I_K(bf16_hi)(y1e, 1), 16), POSENC_I_K(bf16_hi)(y1o, 1)));
+  } else {
+    vi_storeu(o0, POSENC_I_K(merge_hi16)(vi_srli(POSENC_I_K(bf16_hi)(y0e, 0), 16), POSENC_I_K(bf16_hi)(y0o, 0)));
+    vi_storeu(o1, POSENC_I_K(merge_hi16)(vi_srli(POSENC_I_K(bf16_hi)(y1e, 0), 16), POSENC_I_K(bf16_hi)(y1o, 0)));
+  }
+}
+
+/* 1 if the float at p is finite with |value| <= 1 (by its bits: whatever the compiler assumes of
+ * NaN) */
+POSENC_I_FORCEINLINE int POSENC_I_K(within_one)(const float *p) {
+  uint32_t b;
+  memcpy(&b, p, 4);
+  return (b & 0x7fffffffu) <= 0x3f800000u;
 }
 
 /* Lanes 0 .. n-1 (n a multiple of 2*FLANES) of every head of a bf16 -> bf16 NeoX job without a
@@ -1495,20 +1541,24 @@ static void POSENC_I_K(rotate_bf16_eo)(const posenc_i_rot_job *job, size_t n) {
   if (job->ahead) POSENC_I_K(prefetch_heads)(job, 0, job->heads, job->pairs, 2);
   for (j0 = 0; j0 < n; j0 += POSENC_I_ROT_SCRATCH) {
     const size_t m = n - j0 < POSENC_I_ROT_SCRATCH ? n - j0 : POSENC_I_ROT_SCRATCH; /* a multiple of block */
+    int bounded = 1;
     for (j = 0; j < m; j += block)
       for (i = 0; i < POSENC_I_FLANES; i++) {
         ce[j / 2 + i] = job->c[j0 + j + 2 * i]; co[j / 2 + i] = job->c[j0 + j + 2 * i + 1];
         se[j / 2 + i] = job->s[j0 + j + 2 * i]; so[j / 2 + i] = job->s[j0 + j + 2 * i + 1];
       }
+    for (j = 0; j < m; j++) bounded &= POSENC_I_K(within_one)(job->c + j0 + j) & POSENC_I_K(within_one)(job->s + j0 + j);
     for (hd = 0; hd < job->heads; hd++) {
       const unsigned char *in = job->src + (ptrdiff_t)hd * shs + j0 * 2;
       unsigned char *out = job->dst + (ptrdiff_t)hd * dhs + j0 * 2;
       for (j = 0; j < m; j += block)
         POSENC_I_K(neox_bf16_eo)(in + j * 2, in + (h + j) * 2, out + j * 2, out + (h + j) * 2, vf_loadu(ce + j / 2),
-                                 vf_loadu(co + j / 2), vf_loadu(se + j / 2), vf_loadu(so + j / 2));
+                                 vf_loadu(co + j / 2), vf_loadu(se + j / 2), vf_loadu(so + j / 2), bounded);
     }
   }
 }
+#  undef POSENC_I_EQ16
+#  undef POSENC_I_ANY
 #else
 #  define POSENC_I_BF16_EVEN_ODD 0
 #endif

@@ -2217,6 +2217,62 @@ static int rotate_input(void *ctx, void *out, size_t out_bytes) {
   return (int)posenc_rope_apply(c->rope, c->cv, c->pp, &qt, &kt, c->dir);
 }
 
+/* bf16 NeoX with NaNs and infinities: in q (NaN with and without payload, both infinities, the
+ * largest finite value, whose rotations overflow) and in a cache row (cos and sin NaN with every
+ * payload bit set), and a row whose cos and sin exceed 1. Every backend gives scalar's words, a
+ * NaN where scalar has one. The SIMD backends round without picking out NaN lanes where the cache
+ * row's |cos|, |sin| <= 1 and the inputs hold no NaN or infinity (posenc_simd.h, neox_bf16_eo):
+ * rounding 0x7fffffff that way would carry into the sign and store -0, not a NaN. */
+static void test_bf16_specials(void) {
+  enum { T = 4, HEADS = 2, D = 128, PAIRS = D / 2 };
+  static uint16_t input[T * HEADS * D], ref[T * HEADS * D], got[T * HEADS * D];
+  static float cache[T * D];
+  rope_store rope_st; posenc_rope *rope = make_rope(&rope_st, D, D, NEOX, 10000.0);
+  posenc_rope_cache_spec spec = {POSENC_ROPE_CACHE_HALF, F32, 0};
+  posenc_rope_cache_view view;
+  posenc_rope_positions pos = {1, T, NULL, 0};
+  posenc_rope_tensor q = {NULL, BF16, HEADS, 0, 0, 0};
+  const uint32_t nan_all = 0x7fffffffu, neg_nan_all = 0xffffffffu;
+  static const struct { size_t at; uint16_t v; } specials[] = {
+      {3 * HEADS * D + D + 5, 0x7f81},  {3 * HEADS * D + D + 70, 0xffff}, {3 * HEADS * D + 33, 0x7f80},
+      {3 * HEADS * D + 100, 0xff80},    {3 * HEADS * D + 12, 0x7f7f},     {3 * HEADS * D + 76, 0x7f7f},
+      {2 * HEADS * D + D + 10, 0x7f7f}, {2 * HEADS * D + D + 74, 0xff7f}, {2 * HEADS * D + 50, 0x7fc0}};
+  size_t i, bad = 0, first = 0;
+  int nan_lanes = 1;
+  posenc_status st;
+  st = posenc_rope_cache_table(rope, &spec, 0, T, cache, sizeof cache);
+  CHECK(st == POSENC_OK, "bf16 specials: cache: %s", posenc_strerror(st));
+  memcpy(&cache[1 * D + 3], &nan_all, 4);               /* row 1: cos of pair 3 */
+  memcpy(&cache[1 * D + PAIRS + 20], &neg_nan_all, 4);   /* row 1: sin of pair 20 */
+  cache[2 * D + 40] = 1.5f;                             /* row 2: |cos|, |sin| > 1 */
+  cache[2 * D + PAIRS + 41] = -1.25f;
+  view.data = cache; view.n_rows = T; view.spec = spec;
+  for (i = 0; i < T * HEADS * D; i++) input[i] = posenc_f32_to_bf16(lcg_val());
+  for (i = 0; i < sizeof specials / sizeof specials[0]; i++) input[specials[i].at] = specials[i].v;
+  BK_FOR_EACH(it) {
+    uint16_t *out = it.index == 0 ? ref : got;
+    memcpy(out, input, sizeof input);
+    q.data = out;
+    st = posenc_rope_apply(rope, &view, &pos, &q, NULL, FWD);
+    CHECK(st == POSENC_OK, "bf16 specials on %s: apply: %s", posenc_isa_name(it.isa), posenc_strerror(st));
+    if (it.index == 0) continue;
+    for (i = 0; i < T * HEADS * D; i++)
+      if (got[i] != ref[i] && !((got[i] & 0x7fff) > 0x7f80 && (ref[i] & 0x7fff) > 0x7f80) && !bad++) first = i;
+    CHECK(bad == 0, "bf16 specials on %s: %zu words differ from scalar's, the first at %zu (%04x, scalar %04x)",
+          posenc_isa_name(it.isa), bad, first, got[first], ref[first]);
+    bad = 0;
+  }
+  /* what the case is for: scalar's NaN lanes of row 1 (pairs 3 and 20 of both heads), and the
+   * largest values' overflows to infinities (row 2, head 1, pair 10; row 3, head 0, pair 12) */
+  for (i = 0; i < HEADS; i++)
+    nan_lanes &= (ref[1 * HEADS * D + i * D + 3] & 0x7fff) > 0x7f80 && (ref[1 * HEADS * D + i * D + 67] & 0x7fff) > 0x7f80 &&
+                 (ref[1 * HEADS * D + i * D + 20] & 0x7fff) > 0x7f80 && (ref[1 * HEADS * D + i * D + 84] & 0x7fff) > 0x7f80;
+  CHECK(nan_lanes, "bf16 specials: scalar has no NaN where the cache row's cos or sin is NaN");
+  CHECK((ref[2 * HEADS * D + D + 10] & 0x7fff) == 0x7f80 && (ref[3 * HEADS * D + 76] & 0x7fff) == 0x7f80,
+        "bf16 specials: the largest values' rotations did not overflow (%04x %04x)", ref[2 * HEADS * D + D + 10],
+        ref[3 * HEADS * D + 76]);
+}
+
 static void test_backends(void) {
   static const size_t rots[] = {2, 6, 14, 16, 18, 30, 34, 64, 130};
   size_t ri;
@@ -3054,5 +3110,6 @@ int main(void) {
     printf("backend %s: rotation suite %s\n", posenc_isa_name(it.isa), tl_failed == before ? "ok" : "FAILED");
   }
   test_backends();
+  test_bf16_specials();
   return tl_summary();
 }
