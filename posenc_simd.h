@@ -1469,15 +1469,16 @@ POSENC_I_FORCEINLINE void POSENC_I_K(neox)(const unsigned char *i0, const unsign
     (defined(_MSC_VER) || (defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__))
 #  define POSENC_I_BF16_EVEN_ODD 1
 
-/* The 16-bit words of v equal to e's (all-ones or zero words), and whether any bit of v is set
- * (at 128 bits by its byte mask: SIMDe 0.7.4's simde_mm_testz_si128 off SSE4.1 returns 1 when
- * either 64-bit half is zero, simd-everywhere/simde#1097). */
+/* The 16-bit words of v equal to e's (all-ones or zero words), and whether any byte of v is
+ * all ones (by its byte mask: SIMDe 0.7.4's simde_mm_testz_si128 off SSE4.1 returns 1 when either
+ * 64-bit half is zero, simd-everywhere/simde#1097, and its simde_mm256_testz_si256 off AVX is
+ * built on it). */
 #  if POSENC_I_VBITS == 128
 #    define POSENC_I_EQ16 simde_mm_cmpeq_epi16
 #    define POSENC_I_ANY(v) (simde_mm_movemask_epi8(v) != 0)
 #  else
 #    define POSENC_I_EQ16 simde_mm256_cmpeq_epi16
-#    define POSENC_I_ANY(v) (!simde_mm256_testz_si256((v), (v)))
+#    define POSENC_I_ANY(v) (simde_mm256_movemask_epi8(v) != 0)
 #  endif
 
 /* lo, whose high halves are zero, with hi's high halves: one word blend where the ISA has it
@@ -1494,16 +1495,19 @@ POSENC_I_FORCEINLINE vi_t POSENC_I_K(merge_hi16)(vi_t lo, vi_t hi) {
 
 /* 2*FLANES NeoX pairs of bf16: lanes at i0, their partners at i1, written at o0 and o1; the
  * operations of neox. ce/co, se/so: the cos and sin of the even and of the odd lanes. bounded: 1
- * if every one of them is finite with |value| <= 1 (all the block's cos/sin).
+ * if every cos and sin of the chunk being rotated (up to POSENC_I_ROT_SCRATCH pairs, these among
+ * them) is finite with |value| <= 1.
  * The rounding (bf16_hi) picks out NaN lanes, four operations a vector, because adding 0x7fff to
  * a NaN with a large payload carries into the sign (0x7fffffff would store -0). A NaN result
  * needs a NaN among the cos/sin or a NaN or an infinity among the inputs: with |cos|, |sin| <= 1
  * a product is no larger than its finite x, and the sum or difference of two finite values is
- * finite or infinite, never NaN. So where bounded and one test of the 2*FLANES input words'
- * exponents (all ones: NaN or infinity) finds none, the rounding skips its NaN lanes. The input
- * test is for WebAssembly, whose NaN results may carry any payload; x86's and ARM's keep the bf16
- * input's zero low bits, which round safely (test_rope's bf16 specials catch a NaN cos or sin
- * taken as bounded, not a missing input test). */
+ * finite or infinite, never NaN. So where bounded and one test of the 4*FLANES input words'
+ * exponents (all ones: NaN or infinity) finds none, the rounding skips its NaN lanes. On x86 and
+ * ARM only a NaN cos or sin could do harm: there a NaN result carries a NaN operand's payload or
+ * is the default NaN, and a bf16 input's or the default NaN's low bits are zero, which rounds
+ * safely. WebAssembly's NaN results may carry any payload, hence the rest of the conditions
+ * (test_rope's bf16 specials catch a NaN cos or sin taken as bounded; nothing run here can catch
+ * the rest missing). */
 POSENC_I_FORCEINLINE void POSENC_I_K(neox_bf16_eo)(const unsigned char *i0, const unsigned char *i1, unsigned char *o0,
                                               unsigned char *o1, vf_t ce, vf_t co, vf_t se, vf_t so, int bounded) {
   const vi_t hi = vi_set1((int32_t)0xffff0000u), exp = vi_set1(0x7f807f80);
