@@ -1493,6 +1493,12 @@ POSENC_I_FORCEINLINE vi_t POSENC_I_K(merge_hi16)(vi_t lo, vi_t hi) {
 #  endif
 }
 
+/* The even and the odd results, rounded (bf16_hi; nan_free a constant), merged into 2*FLANES
+ * bf16 values at o. */
+POSENC_I_FORCEINLINE void POSENC_I_K(put_bf16_eo)(unsigned char *o, vf_t ye, vf_t yo, int nan_free) {
+  vi_storeu(o, POSENC_I_K(merge_hi16)(vi_srli(POSENC_I_K(bf16_hi)(ye, nan_free), 16), POSENC_I_K(bf16_hi)(yo, nan_free)));
+}
+
 /* 2*FLANES NeoX pairs of bf16: lanes at i0, their partners at i1, written at o0 and o1; the
  * operations of neox. ce/co, se/so: the cos and sin of the even and of the odd lanes. bounded: 1
  * if every cos and sin of the chunk being rotated (up to POSENC_I_ROT_SCRATCH pairs, these among
@@ -1517,11 +1523,11 @@ POSENC_I_FORCEINLINE void POSENC_I_K(neox_bf16_eo)(const unsigned char *i0, cons
   const vf_t y0e = vf_sub(vf_mul(x0e, ce), vf_mul(x1e, se)), y0o = vf_sub(vf_mul(x0o, co), vf_mul(x1o, so));
   const vf_t y1e = vf_add(vf_mul(x1e, ce), vf_mul(x0e, se)), y1o = vf_add(vf_mul(x1o, co), vf_mul(x0o, so));
   if (bounded && !POSENC_I_ANY(vi_or(POSENC_I_EQ16(vi_and(v0, exp), exp), POSENC_I_EQ16(vi_and(v1, exp), exp)))) {
-    vi_storeu(o0, POSENC_I_K(merge_hi16)(vi_srli(POSENC_I_K(bf16_hi)(y0e, 1), 16), POSENC_I_K(bf16_hi)(y0o, 1)));
-    vi_storeu(o1, POSENC_I_K(merge_hi16)(vi_srli(POSENC_I_K(bf16_hi)(y1e, 1), 16), POSENC_I_K(bf16_hi)(y1o, 1)));
+    POSENC_I_K(put_bf16_eo)(o0, y0e, y0o, 1);
+    POSENC_I_K(put_bf16_eo)(o1, y1e, y1o, 1);
   } else {
-    vi_storeu(o0, POSENC_I_K(merge_hi16)(vi_srli(POSENC_I_K(bf16_hi)(y0e, 0), 16), POSENC_I_K(bf16_hi)(y0o, 0)));
-    vi_storeu(o1, POSENC_I_K(merge_hi16)(vi_srli(POSENC_I_K(bf16_hi)(y1e, 0), 16), POSENC_I_K(bf16_hi)(y1o, 0)));
+    POSENC_I_K(put_bf16_eo)(o0, y0e, y0o, 0);
+    POSENC_I_K(put_bf16_eo)(o1, y1e, y1o, 0);
   }
 }
 
