@@ -1344,7 +1344,10 @@ typedef struct posenc_i_rot_job {
  * rows->start, inside one anchor block; the pairs: rows->nfreq (a multiple of POSENC_CHUNK) from the
  * rope's pair whose chunk rows->u and rows->step point at. Each pass's src and dst: its token 0 at
  * the first of those pairs, the next tokens src_ts and dst_ts bytes on; every pass of one style and
- * one pair of dtypes, in place or not alike, with no QK-norm and no streamed stores. rows->step:
+ * one pair of dtypes, in place or not alike, with no QK-norm and no streamed stores. prefetch: as
+ * it rotates a head's pairs, the kernel asks for the head's lines it rotates next (the next token's,
+ * or the next chunk's); after its last, for the first chunk pass[i].ahead bytes on from its first
+ * (the next call's first; 0: none). rows->step:
  * E(1) of each lane (not NULL); rows->state: scratch of 4 * rows->nfreq doubles, the recurrence
  * kept there between windows of tokens (the SIMD kernels seed once, at the first token: the
  * tokens must not cross an anchor). */
@@ -1354,7 +1357,7 @@ typedef struct posenc_i_fly_job {
   posenc_i_rot_job pass[POSENC_I_FLY_PASSES];
   ptrdiff_t src_ts[POSENC_I_FLY_PASSES], dst_ts[POSENC_I_FLY_PASSES];
   size_t npass, tokens;
-  int inverse;
+  int inverse, prefetch;
 } posenc_i_fly_job;
 
 /* The masked add over nrows rows of n columns (columns col0 .. col0+n-1 of the tensor), every
@@ -3780,10 +3783,10 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
  * each block's rows starting with an exact sin/cos and up to 31 steps of the recurrence; a block
  * that holds fewer carries the recurrence on from the block before (posenc_i_rope_fly_carry),
  * a range of pairs at a time; under 4 KiB the rotation makes its cos/sin as it goes instead
- * (posenc_i_rope_fly_fused). Smaller blocks are still slower: 1 KiB takes 0.97x the time of 8 on
- * SSE2, 1.08x on AVX2 and 1.27x on AVX-512 (a prefill of 8 heads of 128 in cache; 1.2-1.5x with
- * 32 heads from memory). 1 KiB on Cortex-M, where an RTOS task's whole stack may be 4 KiB: every RoPE call then
- * fits it. Any size gives the same bits; at least 512. It is read where the implementation is
+ * (posenc_i_rope_fly_fused). Smaller blocks are still slower from memory: with 1 KiB a prefill of
+ * 32 heads of 128 takes 1.0-1.35x the time of 8 KiB in f32, 1.2-2.2x in f16 and bf16 (in cache,
+ * 8 heads, 0.7-0.9x; the README's "Stack" section). 1 KiB on Cortex-M, where an RTOS task's whole
+ * stack may be 4 KiB: every RoPE call then fits it. Any size gives the same bits; at least 512. It is read where the implementation is
  * compiled (the file that defines POSENC_IMPLEMENTATION, or src/posenc.c's c_args), so other
  * translation units need not agree. */
 #ifndef POSENC_ROPE_FLY_BLOCK_BYTES
@@ -4442,6 +4445,18 @@ static int posenc_i_rope_fusable(const posenc_rope *rope, const posenc_i_rot_io 
   return 1;
 }
 
+/* Bytes from a fused call's first element of a pass (token t0 of the tile t0 .. te-1 of batch row
+ * b, pair f) to the next call's (pairs f+nf on of the same tile, else the next tile's or the next
+ * batch row's first pair at its first token); 0 after the last. */
+static ptrdiff_t posenc_i_fly_next_call(const posenc_i_tview *in, const posenc_rope_positions *pos, size_t b,
+                                        size_t t0, size_t te, size_t f, size_t nf, size_t h, size_t per_pair) {
+  const ptrdiff_t here = (ptrdiff_t)((t0 * in->ts + f * per_pair) * in->es);
+  if (f + nf < h) return (ptrdiff_t)(nf * per_pair * in->es);
+  if (te < pos->tokens) return (ptrdiff_t)(te * in->ts * in->es) - here;
+  if (b + 1 < pos->batch) return (ptrdiff_t)(in->bs * in->es) - here;
+  return 0;
+}
+
 /* The carried passes (posenc_i_rope_run) on the fused rotation: batch row by batch row, from
  * anchor to anchor, POSENC_I_FLY_PAIRS pairs at a time, a kernel call for up to
  * POSENC_I_FLY_PASSES passes alike (Q and K in one dtype: one walk of the recurrence); then, out
@@ -4457,6 +4472,7 @@ POSENC_I_NOINLINE void posenc_i_rope_fly_fused(const posenc_i_backend *be, const
   size_t b, t0, t, f, i, last = 0;
   job.rows = &rows;
   job.inverse = inverse;
+  job.prefetch = 0;
   for (b = 0; b < pos->batch; b++)
     for (t0 = 0; t0 < pos->tokens;) {
       const size_t te = posenc_i_rope_tile_end(pos, t0);
@@ -4479,6 +4495,8 @@ POSENC_I_NOINLINE void posenc_i_rope_fly_fused(const posenc_i_backend *be, const
           job.pass[job.npass] = posenc_i_pass_job(&io[i], rope, pos, b, t0,
                                                   in->data + (b * in->bs + t0 * in->ts + f * per_pair) * in->es,
                                                   out->data + (b * out->bs + t0 * out->ts + f * per_pair) * out->es);
+          job.pass[job.npass].ahead = io[i].prefetch ? posenc_i_fly_next_call(in, pos, b, t0, te, f, nf, h, per_pair) : 0;
+          job.prefetch = io[i].prefetch;
           job.src_ts[job.npass] = (ptrdiff_t)(in->ts * in->es);
           job.dst_ts[job.npass] = (ptrdiff_t)(out->ts * out->es);
           job.npass++;

@@ -1445,6 +1445,18 @@ POSENC_I_FORCEINLINE void POSENC_I_K(prefetch_heads)(const posenc_i_rot_job *job
   }
 }
 
+/* Asks for the lines of one head's chunk of pairs from pair j0 (NeoX: and their partners, h
+ * pairs on), the head's first element at p. */
+POSENC_I_FORCEINLINE void POSENC_I_K(prefetch_chunk)(const unsigned char *p, size_t j0, size_t h, int style,
+                                                size_t ses) {
+  if (style == POSENC_ROPE_NEOX) {
+    POSENC_I_K(prefetch_span)(p + j0 * ses, POSENC_CHUNK * ses);
+    POSENC_I_K(prefetch_span)(p + (h + j0) * ses, POSENC_CHUNK * ses);
+  } else {
+    POSENC_I_K(prefetch_span)(p + 2 * j0 * ses, 2 * POSENC_CHUNK * ses);
+  }
+}
+
 /* FLANES NeoX pairs: (x0, x1) -> (x0*c - x1*s, x1*c + x0*s), the scalar kernel's operations. */
 POSENC_I_FORCEINLINE void POSENC_I_K(neox)(const unsigned char *i0, const unsigned char *i1, unsigned char *o0,
                                       unsigned char *o1, vf_t cv, vf_t sv, posenc_dtype sdt, posenc_dtype ddt,
@@ -1784,7 +1796,11 @@ static const float POSENC_I_K(gptj_sign)[17] = {-0.0f, 0.0f, -0.0f, 0.0f, -0.0f,
  * every pass at each token, head by head. No row in memory: with the 1 KiB block's carried rows, a
  * call to the rotation per token and range of 16 pairs took 1.5-1.6x the time of the 8 KiB block's
  * whole rows (AVX2 and AVX-512, 8 heads of 128). A chunk at a time, not W vectors (as rows and
- * add_chunk walk): on SSE2 a pass of 4 pairs per head and token was 1.35x slower. */
+ * add_chunk walk): on SSE2 a pass of 4 pairs per head and token was 1.35x slower. That order reads
+ * a slice of each head, which the CPU's prefetchers do not follow from memory: in a large call
+ * (job->prefetch) each token's heads ask first for their lines that come next (the README's
+ * "Stack": 1.3-2.7x faster at 32 heads of 128 from memory); asked head by head inside the loop, they
+ * cost the loop registers (25-40% in cache). */
 POSENC_I_FORCEINLINE void POSENC_I_K(fly_heads)(const posenc_i_fly_job *job, int style, posenc_dtype sdt,
                                               posenc_dtype ddt, int in_place) {
   const posenc_i_job *const rows = job->rows;
@@ -1798,6 +1814,7 @@ POSENC_I_FORCEINLINE void POSENC_I_K(fly_heads)(const posenc_i_fly_job *job, int
                                               : vf_loadu(POSENC_I_K(gptj_sign) + (job->inverse ? 1 : 0));
   POSENC_I_K(rot_side) side[POSENC_I_FLY_PASSES];
   size_t heads[POSENC_I_FLY_PASSES];
+  ptrdiff_t ahead[POSENC_I_FLY_PASSES];
   ptrdiff_t sts[POSENC_I_FLY_PASSES], dts[POSENC_I_FLY_PASSES];
   POSENC_I_K(norm) nm;
   size_t bytes = 0, window, t0, i;
@@ -1808,6 +1825,7 @@ POSENC_I_FORCEINLINE void POSENC_I_K(fly_heads)(const posenc_i_fly_job *job, int
     side[i].src = job->pass[i].src; side[i].shs = job->pass[i].src_head_stride; side[i].ses = ses;
     side[i].dst = job->pass[i].dst; side[i].dhs = job->pass[i].dst_head_stride; side[i].des = des;
     heads[i] = job->pass[i].heads;
+    ahead[i] = job->pass[i].ahead;
     sts[i] = job->src_ts[i]; dts[i] = job->dst_ts[i];
     bytes += heads[i] * 2 * rows->nfreq * (in_place ? ses : ses + des);
   }
@@ -1858,7 +1876,21 @@ POSENC_I_FORCEINLINE void POSENC_I_K(fly_heads)(const posenc_i_fly_job *job, int
             sv[v] = vf_xor(vfh_zip(shf[v], shf[v]), sign);
           }
         }
-        for (i = 0; i < npass; i++)
+        for (i = 0; i < npass; i++) {
+          if (job->prefetch) { /* every head's lines that come next in this order */
+            const unsigned char *at = side[i].src + (ptrdiff_t)(t0 + tt) * sts[i];
+            size_t nj = 0;
+            if (tt + 1 < nw) { /* the chunk at the window's next token */
+              at += sts[i]; nj = j0;
+            } else if (ch + 1 < nchunk) { /* the next chunk at the window's first token */
+              at -= (ptrdiff_t)tt * sts[i]; nj = j0 + POSENC_CHUNK;
+            } else if (t0 + nw < tokens) { /* the first chunk at the next window's first token */
+              at += sts[i];
+            } else { /* the next call's first; none after the last */
+              at = ahead[i] ? side[i].src + ahead[i] : NULL;
+            }
+            for (hd = 0; at && hd < heads[i]; hd++) POSENC_I_K(prefetch_chunk)(at + (ptrdiff_t)hd * side[i].shs, nj, h, style, ses);
+          }
           for (hd = 0; hd < heads[i]; hd++) { /* head by head: its lines of the chunk in turn */
             POSENC_I_K(rot_side) t = side[i];
             t.src += (ptrdiff_t)(t0 + tt) * sts[i] + (ptrdiff_t)hd * t.shs;
@@ -1873,6 +1905,7 @@ POSENC_I_FORCEINLINE void POSENC_I_K(fly_heads)(const posenc_i_fly_job *job, int
                                          ddt, in_place, NULL, nm, 0);
             }
           }
+        }
         if (tt + 1 == nw) break;
         POSENC_I_K(step_vecs)(s, c, sp, cp, k2, POSENC_I_NV);
       }

@@ -8,7 +8,9 @@
  *     every token but the first it rotates (the next token's, one token ahead), in each layout;
  *   - a smaller call, and a backend whose rotation is the scalar kernel (scalar; ARMv7's NEON, see
  *     posenc_simd.h), ask for nothing.
- * The sizes follow POSENC_PREFETCH_MIN_BYTES. */
+ * The sizes follow POSENC_PREFETCH_MIN_BYTES. Built again with POSENC_ROPE_FLY_BLOCK_BYTES at 1024
+ * (tests/meson.build), where a prefill on the fly takes the fused rotation (rope_fly), a chunk of
+ * pairs at a time: the same checks hold its prefetches (the next token's, chunk's or call's). */
 #define POSENC_TEST_PREFETCH record_prefetch
 #define POSENC_IMPLEMENTATION
 #include "posenc_simd.h"
