@@ -1344,10 +1344,11 @@ typedef struct posenc_i_rot_job {
  * rows->start, inside one anchor block; the pairs: rows->nfreq (a multiple of POSENC_CHUNK) from the
  * rope's pair whose chunk rows->u and rows->step point at. Each pass's src and dst: its token 0 at
  * the first of those pairs, the next tokens src_ts and dst_ts bytes on; every pass of one style and
- * one pair of dtypes, in place or not alike, with no QK-norm and no streamed stores. prefetch: as
- * it rotates a head's pairs, the kernel asks for the head's lines it rotates next (the next token's,
- * or the next chunk's); after its last, for the first chunk pass[i].ahead bytes on from its first
- * (the next call's first; 0: none). rows->step:
+ * one pair of dtypes, in place or not alike, with no QK-norm and no streamed stores. prefetch:
+ * before each token's heads the kernel asks for the lines each head rotates next (the chunk's at
+ * the window's next token, the next chunk's at the window's first, the first chunk's at the next
+ * window's first; at the last, the first chunk's next_call[i] bytes on from pass[i].src, the next
+ * call's first; 0: none). pass[i].ahead is not read. rows->step:
  * E(1) of each lane (not NULL); rows->state: scratch of 4 * rows->nfreq doubles, the recurrence
  * kept there between windows of tokens (the SIMD kernels seed once, at the first token: the
  * tokens must not cross an anchor). */
@@ -1355,7 +1356,7 @@ typedef struct posenc_i_rot_job {
 typedef struct posenc_i_fly_job {
   const posenc_i_job *rows;
   posenc_i_rot_job pass[POSENC_I_FLY_PASSES];
-  ptrdiff_t src_ts[POSENC_I_FLY_PASSES], dst_ts[POSENC_I_FLY_PASSES];
+  ptrdiff_t src_ts[POSENC_I_FLY_PASSES], dst_ts[POSENC_I_FLY_PASSES], next_call[POSENC_I_FLY_PASSES];
   size_t npass, tokens;
   int inverse, prefetch;
 } posenc_i_fly_job;
@@ -3784,9 +3785,9 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
  * that holds fewer carries the recurrence on from the block before (posenc_i_rope_fly_carry),
  * a range of pairs at a time; under 4 KiB the rotation makes its cos/sin as it goes instead
  * (posenc_i_rope_fly_fused). Smaller blocks are still slower from memory: with 1 KiB a prefill of
- * 32 heads of 128 takes 1.0-1.35x the time of 8 KiB in f32, 1.2-2.2x in f16 and bf16 (in cache,
- * 8 heads, 0.7-0.9x; the README's "Stack" section). 1 KiB on Cortex-M, where an RTOS task's whole
- * stack may be 4 KiB: every RoPE call then fits it. Any size gives the same bits; at least 512. It is read where the implementation is
+ * 32 heads of 128 takes 0.8-1.5x the time of 8 KiB in f32, 1.2-2.2x in f16 and bf16, though less
+ * in cache (8 heads: 0.7-0.9x; the README's "Stack" section). 1 KiB on Cortex-M, where an RTOS
+ * task's whole stack may be 4 KiB: every RoPE call then fits it. Any size gives the same bits; at least 512. It is read where the implementation is
  * compiled (the file that defines POSENC_IMPLEMENTATION, or src/posenc.c's c_args), so other
  * translation units need not agree. */
 #ifndef POSENC_ROPE_FLY_BLOCK_BYTES
@@ -4472,7 +4473,7 @@ POSENC_I_NOINLINE void posenc_i_rope_fly_fused(const posenc_i_backend *be, const
   size_t b, t0, t, f, i, last = 0;
   job.rows = &rows;
   job.inverse = inverse;
-  job.prefetch = 0;
+  job.prefetch = io[0].prefetch; /* alike for every pass (posenc_i_rope_plan_prefetch) */
   for (b = 0; b < pos->batch; b++)
     for (t0 = 0; t0 < pos->tokens;) {
       const size_t te = posenc_i_rope_tile_end(pos, t0);
@@ -4495,8 +4496,8 @@ POSENC_I_NOINLINE void posenc_i_rope_fly_fused(const posenc_i_backend *be, const
           job.pass[job.npass] = posenc_i_pass_job(&io[i], rope, pos, b, t0,
                                                   in->data + (b * in->bs + t0 * in->ts + f * per_pair) * in->es,
                                                   out->data + (b * out->bs + t0 * out->ts + f * per_pair) * out->es);
-          job.pass[job.npass].ahead = io[i].prefetch ? posenc_i_fly_next_call(in, pos, b, t0, te, f, nf, h, per_pair) : 0;
-          job.prefetch = io[i].prefetch;
+          job.next_call[job.npass] = job.prefetch ? posenc_i_fly_next_call(in, pos, b, t0, te, f, nf, h, per_pair)
+                                                  : 0;
           job.src_ts[job.npass] = (ptrdiff_t)(in->ts * in->es);
           job.dst_ts[job.npass] = (ptrdiff_t)(out->ts * out->es);
           job.npass++;

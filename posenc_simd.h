@@ -1799,8 +1799,8 @@ static const float POSENC_I_K(gptj_sign)[17] = {-0.0f, 0.0f, -0.0f, 0.0f, -0.0f,
  * add_chunk walk): on SSE2 a pass of 4 pairs per head and token was 1.35x slower. That order reads
  * a slice of each head, which the CPU's prefetchers do not follow from memory: in a large call
  * (job->prefetch) each token's heads ask first for their lines that come next (the README's
- * "Stack": 1.3-2.7x faster at 32 heads of 128 from memory); asked head by head inside the loop, they
- * cost the loop registers (25-40% in cache). */
+ * "Stack": 1.25-2.7x faster, run by run, at 32 heads of 128 from memory); asked head by head inside
+ * the loop, they cost the loop registers (25-40% in cache). */
 POSENC_I_FORCEINLINE void POSENC_I_K(fly_heads)(const posenc_i_fly_job *job, int style, posenc_dtype sdt,
                                               posenc_dtype ddt, int in_place) {
   const posenc_i_job *const rows = job->rows;
@@ -1814,7 +1814,6 @@ POSENC_I_FORCEINLINE void POSENC_I_K(fly_heads)(const posenc_i_fly_job *job, int
                                               : vf_loadu(POSENC_I_K(gptj_sign) + (job->inverse ? 1 : 0));
   POSENC_I_K(rot_side) side[POSENC_I_FLY_PASSES];
   size_t heads[POSENC_I_FLY_PASSES];
-  ptrdiff_t ahead[POSENC_I_FLY_PASSES];
   ptrdiff_t sts[POSENC_I_FLY_PASSES], dts[POSENC_I_FLY_PASSES];
   POSENC_I_K(norm) nm;
   size_t bytes = 0, window, t0, i;
@@ -1825,7 +1824,6 @@ POSENC_I_FORCEINLINE void POSENC_I_K(fly_heads)(const posenc_i_fly_job *job, int
     side[i].src = job->pass[i].src; side[i].shs = job->pass[i].src_head_stride; side[i].ses = ses;
     side[i].dst = job->pass[i].dst; side[i].dhs = job->pass[i].dst_head_stride; side[i].des = des;
     heads[i] = job->pass[i].heads;
-    ahead[i] = job->pass[i].ahead;
     sts[i] = job->src_ts[i]; dts[i] = job->dst_ts[i];
     bytes += heads[i] * 2 * rows->nfreq * (in_place ? ses : ses + des);
   }
@@ -1878,18 +1876,20 @@ POSENC_I_FORCEINLINE void POSENC_I_K(fly_heads)(const posenc_i_fly_job *job, int
         }
         for (i = 0; i < npass; i++) {
           if (job->prefetch) { /* every head's lines that come next in this order */
-            const unsigned char *at = side[i].src + (ptrdiff_t)(t0 + tt) * sts[i];
+            const unsigned char *at = NULL, *here = side[i].src + (ptrdiff_t)(t0 + tt) * sts[i];
             size_t nj = 0;
             if (tt + 1 < nw) { /* the chunk at the window's next token */
-              at += sts[i]; nj = j0;
+              at = here + sts[i]; nj = j0;
             } else if (ch + 1 < nchunk) { /* the next chunk at the window's first token */
-              at -= (ptrdiff_t)tt * sts[i]; nj = j0 + POSENC_CHUNK;
+              at = here - (ptrdiff_t)tt * sts[i]; nj = j0 + POSENC_CHUNK;
             } else if (t0 + nw < tokens) { /* the first chunk at the next window's first token */
-              at += sts[i];
-            } else { /* the next call's first; none after the last */
-              at = ahead[i] ? side[i].src + ahead[i] : NULL;
+              at = here + sts[i];
+            } else if (job->next_call[i]) { /* the next call's first */
+              at = side[i].src + job->next_call[i];
             }
-            for (hd = 0; at && hd < heads[i]; hd++) POSENC_I_K(prefetch_chunk)(at + (ptrdiff_t)hd * side[i].shs, nj, h, style, ses);
+            if (at)
+              for (hd = 0; hd < heads[i]; hd++)
+                POSENC_I_K(prefetch_chunk)(at + (ptrdiff_t)hd * side[i].shs, nj, h, style, ses);
           }
           for (hd = 0; hd < heads[i]; hd++) { /* head by head: its lines of the chunk in turn */
             POSENC_I_K(rot_side) t = side[i];

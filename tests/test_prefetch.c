@@ -8,9 +8,10 @@
  *     every token but the first it rotates (the next token's, one token ahead), in each layout;
  *   - a smaller call, and a backend whose rotation is the scalar kernel (scalar; ARMv7's NEON, see
  *     posenc_simd.h), ask for nothing.
- * The sizes follow POSENC_PREFETCH_MIN_BYTES. Built again with POSENC_ROPE_FLY_BLOCK_BYTES at 1024
- * (tests/meson.build), where a prefill on the fly takes the fused rotation (rope_fly), a chunk of
- * pairs at a time: the same checks hold its prefetches (the next token's, chunk's or call's). */
+ * The sizes follow POSENC_PREFETCH_MIN_BYTES. Built again with POSENC_ROPE_FLY_BLOCK_BYTES at 2048
+ * (tests/meson.build), where a prefill on the fly takes the fused rotation (rope_fly), one or two
+ * chunks of pairs a call: the same checks hold its prefetches (the next token's, chunk's, window's
+ * or call's). What is checked is that every line is asked for, not that it is asked for in time. */
 #define POSENC_TEST_PREFETCH record_prefetch
 #define POSENC_IMPLEMENTATION
 #include "posenc_simd.h"
@@ -78,17 +79,22 @@ static size_t missed(size_t i, size_t B, size_t T, size_t H, size_t bs, size_t t
   return n;
 }
 
-static float *filled(size_t n) {
-  float *x = (float *)malloc(n * sizeof *x);
+/* n floats at a 64-byte boundary, in a block 64 bytes longer (free *raw): so that a slice of a
+ * head (the fused rotation's chunk, 64 bytes in f32) is whole lines, and a wrong offset cannot
+ * hide in a line a neighbouring slice shares, as it did in malloc's 16-byte aligned buffers. */
+static float *filled(size_t n, void **raw) {
+  unsigned char *block = (unsigned char *)malloc(n * sizeof(float) + 64);
+  float *x = block ? (float *)(block + (64 - (uintptr_t)block % 64) % 64) : NULL;
   size_t i;
+  *raw = block;
   if (x)
     for (i = 0; i < n; i++) x[i] = (float)((int)(i * 2654435761u % 509u) - 254) / 64.0f;
   return x;
 }
 
 /* posenc_rope_apply in place on a [B][T][H][D] tensor of dtype dt (head_major: [B][H][T][D]); with
- * out, posenc_rope_apply_out into an f16 [B][T][H][D + 64] tensor instead, which is not prefetched
- * (its lines would count as outside the input). */
+ * out, posenc_rope_apply_out into an f16 (out 1) or f32 (out 2) [B][T][H][D + 64] tensor instead,
+ * which is not prefetched (its lines would count as outside the input). */
 static void case_apply(const char *name, posenc_rope_style style, posenc_dtype dt, size_t rot, size_t B, size_t T,
                        size_t H, int head_major, int out, int expect) {
   static POSENC_ROPE_STORAGE(256) st;
@@ -96,14 +102,16 @@ static void case_apply(const char *name, posenc_rope_style style, posenc_dtype d
   posenc_rope_positions pos = {0, 0, NULL, 3};
   posenc_rope_tensor q = {NULL, POSENC_DTYPE_F32, 0, 0, 0, 0}, qo = {NULL, POSENC_DTYPE_F16, 0, 0, 0, 0};
   const size_t n = B * T * H * D, es = posenc_dtype_size(dt);
-  float *x = filled(n * es / 4); /* 16-bit: values from the floats' bits (no bit is checked here) */
-  unsigned char *y = out ? (unsigned char *)malloc(B * T * H * (D + 64) * 2) : NULL;
+  void *raw;
+  float *x = filled(n * es / 4, &raw); /* 16-bit: values from the floats' bits (no bit is checked here) */
+  unsigned char *y = out ? (unsigned char *)malloc(B * T * H * (D + 64) * (size_t)(out == 2 ? 4 : 2)) : NULL;
   posenc_status s;
   if (!x || (out && !y) || !watch(0, x, n * es)) {
     printf("%s: not run (no memory)\n", name);
-    unwatch(); free(x); free(y);
+    unwatch(); free(raw); free(y);
     return;
   }
+  if (out == 2) qo.dtype = POSENC_DTYPE_F32;
   cfg.style = style; cfg.rotary_dim = rot;
   CHECK(posenc_rope_init(&st.rope, sizeof st, &cfg) == POSENC_OK, "%s: init", name);
   pos.batch = B; pos.tokens = T;
@@ -125,7 +133,41 @@ static void case_apply(const char *name, posenc_rope_style style, posenc_dtype d
   }
   printf("%s: %lu prefetches\n", name, (unsigned long)n_asked);
   unwatch();
-  free(x); free(y);
+  free(raw); free(y);
+}
+
+/* posenc_rope_apply on Q (8 heads) and K (2 heads) in place, f32 [T][H][D], inverse: two passes in
+ * one kernel call where the rotation is fused. */
+static void case_q_k(const char *name, posenc_rope_style style, size_t T, int expect) {
+  static POSENC_ROPE_STORAGE(256) st;
+  posenc_rope_config cfg = posenc_rope_default(D);
+  posenc_rope_positions pos = {1, 0, NULL, 40};
+  posenc_rope_tensor q = {NULL, POSENC_DTYPE_F32, 8, 0, 0, 0}, k = {NULL, POSENC_DTYPE_F32, 2, 0, 0, 0};
+  void *qraw, *kraw;
+  float *x = filled(T * 8 * D, &qraw), *y = filled(T * 2 * D, &kraw);
+  posenc_status s;
+  if (!x || !y || !watch(0, x, T * 8 * D * 4) || !watch(1, y, T * 2 * D * 4)) {
+    printf("%s: not run (no memory)\n", name);
+    unwatch(); free(qraw); free(kraw);
+    return;
+  }
+  cfg.style = style;
+  CHECK(posenc_rope_init(&st.rope, sizeof st, &cfg) == POSENC_OK, "%s: init", name);
+  pos.tokens = T;
+  q.data = x; k.data = y;
+  s = posenc_rope_apply(&st.rope, NULL, &pos, &q, &k, POSENC_ROPE_INVERSE);
+  CHECK(s == POSENC_OK, "%s: %s", name, posenc_strerror(s));
+  CHECK(n_outside == 0, "%s: %lu of %lu prefetches outside the inputs", name, (unsigned long)n_outside,
+        (unsigned long)n_asked);
+  if (expect) {
+    size_t mq = missed(0, 1, T, 8, 0, 8 * D, D, D, 4), mk = missed(1, 1, T, 2, 0, 2 * D, D, D, 4);
+    CHECK(mq == 0 && mk == 0, "%s: lines not asked for: Q %lu, K %lu", name, (unsigned long)mq, (unsigned long)mk);
+  } else {
+    CHECK(n_asked == 0, "%s: %lu prefetches in a call that should make none", name, (unsigned long)n_asked);
+  }
+  printf("%s: %lu prefetches\n", name, (unsigned long)n_asked);
+  unwatch();
+  free(qraw); free(kraw);
 }
 
 /* posenc_rope_store_kv_norm: Q in place with a QK-norm, K into slots of an f16 cache, V copied;
@@ -135,7 +177,8 @@ static void case_store_kv(int expect_prefetch, size_t T) {
   posenc_rope_config cfg = posenc_rope_default(D);
   posenc_rope_positions pos = {1, 0, NULL, 0};
   enum { HQ = 6, HK = 2 };
-  float *q = filled(T * HQ * D), *k = filled(T * HK * D), *v = filled(T * HK * D), w[D];
+  void *qraw, *kraw, *vraw;
+  float *q = filled(T * HQ * D, &qraw), *k = filled(T * HK * D, &kraw), *v = filled(T * HK * D, &vraw), w[D];
   unsigned char *kc = (unsigned char *)malloc(T * HK * D * 2), *vc = (unsigned char *)malloc(T * HK * D * 2);
   int64_t *slots = (int64_t *)malloc(T * sizeof *slots);
   posenc_rope_tensor qt = {NULL, POSENC_DTYPE_F32, HQ, 0, 0, 0}, kt = qt, vt = qt;
@@ -146,7 +189,7 @@ static void case_store_kv(int expect_prefetch, size_t T) {
   const char *name = expect_prefetch ? "store_kv_norm, Q + K + V over the threshold" : "store_kv_norm, small";
   if (!q || !k || !v || !kc || !vc || !slots) {
     printf("%s: not run (no memory)\n", name);
-    free(q); free(k); free(v); free(kc); free(vc); free(slots);
+    free(qraw); free(kraw); free(vraw); free(kc); free(vc); free(slots);
     return;
   }
   for (i = 0; i < D; i++) w[i] = 1.0f + (float)(i % 7) / 8.0f;
@@ -159,7 +202,7 @@ static void case_store_kv(int expect_prefetch, size_t T) {
   kv.k = kc; kv.v = vc; kv.dtype = POSENC_DTYPE_F16; kv.heads = HK; kv.n_slots = T;
   if (!watch(0, q, T * HQ * D * 4) || !watch(1, k, T * HK * D * 4) || !watch(2, v, T * HK * D * 4)) {
     printf("%s: not run (no memory)\n", name);
-    unwatch(); free(q); free(k); free(v); free(kc); free(vc); free(slots);
+    unwatch(); free(qraw); free(kraw); free(vraw); free(kc); free(vc); free(slots);
     return;
   }
   s = posenc_rope_store_kv_norm(&st.rope, NULL, &pos, &qt, &qn, &kt, NULL, &vt, &kv, slots);
@@ -174,7 +217,7 @@ static void case_store_kv(int expect_prefetch, size_t T) {
   }
   printf("%s: %lu prefetches\n", name, (unsigned long)n_asked);
   unwatch();
-  free(q); free(k); free(v); free(kc); free(vc); free(slots);
+  free(qraw); free(kraw); free(vraw); free(kc); free(vc); free(slots);
 }
 
 int main(void) {
@@ -194,6 +237,9 @@ int main(void) {
   case_apply("NeoX, batched decode (T = 1)", neox, f32, D, big, 1, 8, 0, 0, simd);
   case_apply("NeoX, rotary 96 of 128, batch 3", neox, f32, 96, 3, big / 3 + 1, 8, 0, 0, simd);
   case_apply("NeoX, apply_out head-major f32 -> padded f16", neox, f32, D, 2, (big + 1) / 2, 8, 1, 1, simd);
+  case_apply("GPT-J, apply_out f32 -> padded f32, rotary 96, batch 2", gptj, f32, 96, 2, big / 2 + 1, 8, 0, 2, simd);
+  case_q_k("NeoX, Q + K, inverse", neox, (big * 4 + 4) / 5 + 1, simd); /* Q 8 heads + K 2 heads */
+  case_q_k("GPT-J, Q + K, inverse", gptj, (big * 4 + 4) / 5 + 1, simd);
   case_apply("NeoX, small call", neox, f32, D, 1, small, 8, 0, 0, 0);
   if (big > 1) case_apply("NeoX, one token under the threshold", neox, f32, D, 1, big - 1, 8, 0, 0, 0);
   case_store_kv(simd, big); /* Q 6 heads (3/4 of the threshold) + K 2 + V 2 */
