@@ -3787,9 +3787,9 @@ static void posenc_i_rope_prepare(const posenc_i_backend *be, const posenc_rope 
  * (posenc_i_rope_fly_fused). Smaller blocks are still slower from memory: with 1 KiB a prefill of
  * 32 heads of 128 takes 0.8-1.5x the time of 8 KiB in f32, 1.2-2.2x in f16 and bf16, though less
  * in cache (8 heads: 0.7-0.9x; the README's "Stack" section). 1 KiB on Cortex-M, where an RTOS
- * task's whole stack may be 4 KiB: every RoPE call then fits it. Any size gives the same bits; at least 512. It is read where the implementation is
- * compiled (the file that defines POSENC_IMPLEMENTATION, or src/posenc.c's c_args), so other
- * translation units need not agree. */
+ * task's whole stack may be 4 KiB: every RoPE call then fits it. Any size gives the same bits; at
+ * least 512. It is read where the implementation is compiled (the file that defines
+ * POSENC_IMPLEMENTATION, or src/posenc.c's c_args), so other translation units need not agree. */
 #ifndef POSENC_ROPE_FLY_BLOCK_BYTES
 #  if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
 #    define POSENC_ROPE_FLY_BLOCK_BYTES 1024
