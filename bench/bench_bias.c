@@ -74,6 +74,9 @@ static const loop_variant loops[] = {
 #endif
 };
 #define N_LOOPS (sizeof loops / sizeof loops[0])
+/* bench_shape's rows at most: the floors (N_LOOPS - 1 loops and 2 of intrinsics), then per case a
+ * tiled floor, a row per backend, the loops and the T5 bias-row loops */
+#define MAX_METHODS (N_LOOPS + 1 + C_COUNT * (1 + POSENC_ISA_COUNT + 2 * N_LOOPS))
 
 /* M_LOOP_ROW: T5 through a bias row; M_FLOOR_TILED: the RMW floor in the tile order of its case */
 enum { M_FLOOR, M_POSENC, M_LOOP, M_LOOP_ROW, M_FLOOR_TILED };
@@ -277,7 +280,7 @@ static int best_posenc(const method *m, size_t nm, int c) {
 }
 
 static void json_methods(bench_json *j, const method *m, size_t nm, const state *s, long reps) {
-  bench_rec rec[64];
+  bench_rec rec[MAX_METHODS];
   char size[64];
   size_t i;
   for (i = 0; i < nm; i++) {
@@ -299,7 +302,7 @@ static void json_methods(bench_json *j, const method *m, size_t nm, const state 
 /* 1 if a row's bits differ from posenc scalar's. */
 static int bench_shape(const shape *sh, int rounds, int targets, bench_json *j) {
   state s;
-  method m[64];
+  method m[MAX_METHODS];
   size_t nm = 0, i, l;
   double floor_bw = 0.0, block_mib;
   int c, isa, floor_best = -1, bad = 0;

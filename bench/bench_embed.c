@@ -48,6 +48,7 @@ static void stream_add_nt(float *c, const float *a, const float *b, size_t n) {
 
 enum { M_STREAM_O3, M_STREAM_NT, M_LOOP_SCALAR, M_LOOP_O3, M_FWD, M_BWD, M_SIN, M_COUNT };
 typedef struct method { int kind, isa; const char *id; char name[64]; double med; } method;
+#define MAX_METHODS (4 + 3 * POSENC_ISA_COUNT) /* the floors and loops, then 3 rows per backend */
 
 typedef struct state {
   size_t T, D;
@@ -112,7 +113,7 @@ static int check_bits(const method *m, size_t nm, state *s) {
 }
 
 static void json_shape(bench_json *j, const method *m, size_t nm, const state *s, int rounds) {
-  bench_rec rec[32];
+  bench_rec rec[MAX_METHODS];
   char size[64];
   size_t i;
   for (i = 0; i < nm; i++) {
@@ -136,7 +137,7 @@ static void json_shape(bench_json *j, const method *m, size_t nm, const state *s
 /* 1 if a row's bits differ from posenc scalar's. */
 static int bench_shape(const shape *sh, int rounds, int smoke, bench_json *j) {
   state s;
-  method m[32];
+  method m[MAX_METHODS];
   size_t nm = 0, i, n = sh->tokens * sh->dim;
   double *times;
   int k, isa, fwd_best = -1, bwd_best = -1, bad;

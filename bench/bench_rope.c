@@ -681,12 +681,6 @@ typedef struct bench_table {
   size_t count;
 } bench_table;
 
-static int best_isa(void) {
-  int isa, best = POSENC_ISA_SCALAR;
-  BK_EACH_USABLE(isa) best = isa;
-  return best;
-}
-
 static bench_method *add_method(bench_table *t, const char *name, bench_run_fn run,
                                 bench_role role, int isa) {
   bench_method *x;
@@ -1000,7 +994,7 @@ static int bench_cache(const bench_state *s, const bench_opts *o, cache_summary 
       uint64_t d = digest(buf, elems * sizeof(float));
       if (dig0 == 0) dig0 = d;
       else if (d != dig0) digests_agree = 0;
-      if (m->isa == best_isa()) cs->posenc_s = r->best_s;
+      if (m->isa == (int)bk_best()) cs->posenc_s = r->best_s;
     }
     if (m->run == run_cache_hf) cs->hf_s = r->best_s;
     if (m->run == run_cache_double) cs->dbl_s = r->best_s;
@@ -1097,7 +1091,7 @@ static int bench_prefill_half(bench_state *s, posenc_dtype dtype, const bench_op
   rope_call cached = prefill_call(s, POSENC_ROPE_NEOX, s->xh, dtype, own);
   rope_call cached32 = prefill_call(s, POSENC_ROPE_NEOX, s->xh, dtype, &s->view_f32);
   rope_call otf = prefill_call(s, POSENC_ROPE_NEOX, s->xh, dtype, NULL);
-  int isa, hi = dtype == POSENC_DTYPE_BF16, bi = best_isa();
+  int isa, hi = dtype == POSENC_DTYPE_BF16, bi = (int)bk_best();
   char what[40];
   bench_method *ref;
   memset(&t, 0, sizeof t);
@@ -1375,7 +1369,7 @@ static void print_header(const bench_opts *o) {
   );
   printf("backends:");
   BK_EACH_USABLE(isa) printf(" %s", posenc_isa_name((posenc_isa)isa));
-  printf(" (targets use %s, the one dispatch picks)\n", posenc_isa_name((posenc_isa)best_isa()));
+  printf(" (targets use %s, the one dispatch picks)\n", posenc_isa_name(bk_best()));
   bk_report_not_run(stdout);
   printf("timing  : CLOCK_MONOTONIC, warm-up, then ");
   if (o->rounds > 0) printf("%ld rounds", o->rounds);

@@ -43,7 +43,7 @@
 #define BENCH_MAX_REPS 100000
 #define BENCH_QUICK_REPS 1
 #define BENCH_MAX_N ((size_t)1 << 24) /* positions stay exact in f32 for the peers */
-#define BENCH_MAX_METHODS 16
+#define BENCH_MAX_METHODS (POSENC_ISA_COUNT + 8) /* a row per backend, and the peers */
 #define BENCH_SMOKE_N 64
 
 /* The SLEEF peer works on 8 frequencies at a time. */
@@ -207,6 +207,7 @@ static const bench_method peer_methods[] = {
   {"floor store loop", "store_loop", run_store_loop, KIND_FLOOR, BASE_FLOOR, -1, 0},
   {"floor memset", "memset", run_memset, KIND_FLOOR, BASE_NONE, -1, 0},
 };
+typedef char bench_peers_fit[sizeof peer_methods / sizeof peer_methods[0] + POSENC_ISA_COUNT <= BENCH_MAX_METHODS ? 1 : -1];
 
 
 /* posenc: one method per backend this build has and this CPU runs; then the peers. */

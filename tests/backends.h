@@ -14,6 +14,8 @@
  *   bk_compare_ok(...)    the same for a call that must succeed: 1 when scalar returned OK too
  *   bk_select(isa)        selects one backend (scalar for a reference, say); returns the one
  *                         active before, for bk_select again afterwards
+ *   bk_best()             the backend the automatic choice must take: the highest priority in
+ *                         posenc.h's ISA table among those that run here (its first among equals)
  *   bk_report(f)          which backends run here, and a line for each that does not, and why
  *                         (bk_report_not_run: those lines alone; bk_report_measured: an accuracy
  *                         sweep's, whose values every backend listed gave)
@@ -54,6 +56,17 @@ static inline int bk_next_usable(int after) {
 }
 
 #define BK_EACH_USABLE(isa) for ((isa) = bk_next_usable(-1); (isa) < POSENC_ISA_COUNT; (isa) = bk_next_usable(isa))
+
+/* The highest-priority backend that runs here, by the ISA table's priorities (not the enum's
+ * order: a backend appended to the table may rank below one before it); the first among equals. */
+static inline posenc_isa bk_best(void) {
+#define BK_ISA_PRIORITY(name, NAME, prio, detect, build) prio,
+  static const int priority[POSENC_ISA_COUNT] = {POSENC_I_ISA_TABLE(BK_ISA_PRIORITY)};
+#undef BK_ISA_PRIORITY
+  int isa, best = POSENC_ISA_SCALAR;
+  BK_EACH_USABLE(isa) if (priority[isa] > priority[best]) best = isa;
+  return (posenc_isa)best;
+}
 
 /* isas[0 .. n-1]: the backends that run here, scalar first; returns n (>= 1). */
 static inline size_t bk_list(posenc_isa isas[POSENC_ISA_COUNT]) {

@@ -19,7 +19,9 @@ import subprocess
 import sys
 
 # What each x86 backend needs, as Linux's /proc/cpuinfo names the features (the kernel clears a
-# flag whose register state it does not save: no avx2 or avx512f without XSAVE of YMM/ZMM).
+# flag whose register state it does not save: no avx2 or avx512f without XSAVE of YMM/ZMM). A
+# compiled backend missing here fails the check (a backend added to posenc.h's ISA table needs
+# its line here and in tools/test_cli.py's X86_BACKEND_FLAGS).
 X86_FLAGS = {'sse2': ['sse2'], 'avx2': ['avx', 'avx2', 'f16c'],
              'avx512': ['avx512f', 'avx512bw', 'avx512dq', 'avx512vl', 'f16c'],
              'avx512bf16': ['avx512f', 'avx512bw', 'avx512dq', 'avx512vl', 'f16c', 'avx512_bf16']}
@@ -50,7 +52,8 @@ def check(program, prio, cpu_flags):
     active = re.search(r'^(?:active|single-file) backend: (\w+)$', out, re.M)
     if not report or not active:
         return [f'{name}: no backend report in its output'], ''
-    problems = []
+    problems = [f'{name}: {isa} is compiled, but X86_FLAGS has no /proc/cpuinfo flags for it'
+                for isa, (compiled, _) in report.items() if compiled and isa != 'scalar' and isa not in X86_FLAGS]
     for isa, need in X86_FLAGS.items():
         if isa not in report:
             problems.append(f'{name}: no line for {isa}')
@@ -60,6 +63,7 @@ def check(program, prio, cpu_flags):
             problems.append(f'{name}: posenc says {isa} supported={report[isa][1]}, /proc/cpuinfo says {want}')
     runnable = [isa for isa, (compiled, _) in report.items()
                 if compiled and (isa == 'scalar' or all(flag in cpu_flags for flag in X86_FLAGS.get(isa, ['?'])))]
+    # ['?']: a backend missing from X86_FLAGS, reported above, counts as not runnable here
     best = max(runnable, key=lambda isa: prio[isa])  # the table's first among equals: none are equal here
     if active.group(1) != best:
         problems.append(f'{name}: chose {active.group(1)}, the best compiled backend this CPU runs is {best}')

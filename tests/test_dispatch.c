@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include "posenc.h"
+#include "backends.h"
 #include "testlib.h"
 #include "testthreads.h"
 
@@ -63,7 +64,7 @@ static int set_races(int runs) {
 int main(int argc, char **argv) {
   tl_thread th[NTHREADS];
   const char *expect = getenv("POSENC_EXPECT_ISA"), *env = getenv("POSENC_ISA");
-  posenc_isa isa, req, best = POSENC_ISA_SCALAR;
+  posenc_isa isa, req, best;
   int k, state;
 
   if (argc > 1 && strcmp(argv[1], "--env-set") == 0)
@@ -110,10 +111,10 @@ int main(int argc, char **argv) {
            posenc_isa_compiled((posenc_isa)k), posenc_isa_supported((posenc_isa)k));
     CHECK(usable ? st == POSENC_OK : st == POSENC_ERR_ISA, "set %s -> %d", posenc_isa_name((posenc_isa)k), st);
     if (!usable) continue;
-    best = (posenc_isa)k;
     CHECK(posenc_isa_active() == (posenc_isa)k, "set did not take");
     CHECK(posenc_selftest() == POSENC_OK, "selftest on %s", posenc_isa_name((posenc_isa)k));
   }
+  best = bk_best();
   CHECK(posenc_isa_set(POSENC_ISA_AUTO) == POSENC_OK && posenc_isa_active() == best, "auto picks the best");
   if (!env && !expect) CHECK(isa == best, "first use picked %s, best is %s", posenc_isa_name(isa), posenc_isa_name(best));
   return tl_summary();

@@ -494,7 +494,8 @@ def test_info():
 
 
 # What each x86 backend needs, as Linux's /proc/cpuinfo names the features. The kernel clears
-# a flag whose register state it does not save (no XSAVE of YMM/ZMM: no avx2, no avx512f).
+# a flag whose register state it does not save (no XSAVE of YMM/ZMM: no avx2, no avx512f). A
+# compiled backend missing here fails test_detection_matches_cpuinfo (as in tests/check_detection.py).
 X86_BACKEND_FLAGS = {'sse2': ['sse2'], 'avx2': ['avx', 'avx2', 'f16c'],
                      'avx512': ['avx512f', 'avx512bw', 'avx512dq', 'avx512vl', 'f16c'],
                      'avx512bf16': ['avx512f', 'avx512bw', 'avx512dq', 'avx512vl', 'f16c', 'avx512_bf16']}
@@ -512,6 +513,8 @@ def test_detection_matches_cpuinfo():
     names, available, info = isa_facts()
     if 'isa sse2 compiled: yes' not in info or platform.machine() not in ('x86_64', 'AMD64'):
         return 'not an x86 build on an x86-64 host: not checked'
+    unlisted = [n for n in names if n != 'scalar' and n not in X86_BACKEND_FLAGS and f'isa {n} compiled: yes' in info]
+    assert not unlisted, f'compiled, but X86_BACKEND_FLAGS has no /proc/cpuinfo flags for: {", ".join(unlisted)}'
     seen = []
     for name, need in X86_BACKEND_FLAGS.items():
         if name not in names:
