@@ -20,8 +20,8 @@ import sys
 
 # What each x86 backend needs, as Linux's /proc/cpuinfo names the features (the kernel clears a
 # flag whose register state it does not save: no avx2 or avx512f without XSAVE of YMM/ZMM). A
-# compiled backend missing here fails the check (a backend added to posenc.h's ISA table needs
-# its line here and in tools/test_cli.py's X86_BACKEND_FLAGS).
+# compiled backend missing here fails the check, and tools/test_cli.py's, which imports this table
+# (a backend added to posenc.h's ISA table needs its line here).
 X86_FLAGS = {'sse2': ['sse2'], 'avx2': ['avx', 'avx2', 'f16c'],
              'avx512': ['avx512f', 'avx512bw', 'avx512dq', 'avx512vl', 'f16c'],
              'avx512bf16': ['avx512f', 'avx512bw', 'avx512dq', 'avx512vl', 'f16c', 'avx512_bf16']}

@@ -41,7 +41,10 @@ import traceback
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests'))
 from check_baked import regenerate_command  # noqa: E402  (the meson test's own parser)
+# What each x86 backend needs, as Linux's /proc/cpuinfo names the features: the detection test's table
+from check_detection import X86_FLAGS as X86_BACKEND_FLAGS  # noqa: E402
 
 POSENC = ''   # the binary under test (set in main)
 WORKDIR = ''  # scratch directory for this run
@@ -490,15 +493,6 @@ def test_info():
     assert re.search(r'^version: \d+\.\d+\.\d+$', info, re.M), 'no version line'
     assert re.search(r'^POSENC_ISA: unset$', info, re.M), 'POSENC_ISA should read unset'
     return info.splitlines()[-1]
-
-
-
-# What each x86 backend needs, as Linux's /proc/cpuinfo names the features. The kernel clears
-# a flag whose register state it does not save (no XSAVE of YMM/ZMM: no avx2, no avx512f). A
-# compiled backend missing here fails test_detection_matches_cpuinfo (as in tests/check_detection.py).
-X86_BACKEND_FLAGS = {'sse2': ['sse2'], 'avx2': ['avx', 'avx2', 'f16c'],
-                     'avx512': ['avx512f', 'avx512bw', 'avx512dq', 'avx512vl', 'f16c'],
-                     'avx512bf16': ['avx512f', 'avx512bw', 'avx512dq', 'avx512vl', 'f16c', 'avx512_bf16']}
 
 
 def test_detection_matches_cpuinfo():
