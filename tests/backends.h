@@ -14,8 +14,9 @@
  *   bk_compare_ok(...)    the same for a call that must succeed: 1 when scalar returned OK too
  *   bk_select(isa)        selects one backend (scalar for a reference, say); returns the one
  *                         active before, for bk_select again afterwards
- *   bk_best()             the backend the automatic choice must take: the highest priority in
- *                         posenc.h's ISA table among those that run here (its first among equals)
+ *   bk_best()             the backend the automatic choice must take (POSENC_ISA unset): the
+ *                         highest priority in posenc.h's ISA table among those that run here (its
+ *                         first among equals)
  *   bk_report(f)          which backends run here, and a line for each that does not, and why
  *                         (bk_report_not_run: those lines alone; bk_report_measured: an accuracy
  *                         sweep's, whose values every backend listed gave)
