@@ -12,9 +12,10 @@
 #     suite wants exit status 1); then a header-only program built without meson (C and C++,
 #     /W4 /WX, /arch:AVX2): it must choose AVX2 as /proc/cpuinfo says.
 # Each build runs tests/check_detection.py: the automatic choice against /proc/cpuinfo's flags.
-# Every meson test runs under tests/wine_retry.py (tests/meson.build's default setup for Windows):
-# Wine 8 now and then fails a process as it exits (glibc's dl-fini assertion, or status 1 with no
-# output); such a run is run once more and says so in the test log.
+# The cross files' wrapper runs each program as `tests/wine_retry.py wine PROGRAM` (it reads
+# POSENC_WINE_RETRY, which tests/meson.build's Windows test setups set): Wine 8 now and then fails
+# a process as it exits (glibc's dl-fini assertion, or a nonzero status with no output); such a
+# run is run once more and says so.
 # One fresh Wine prefix in a temporary directory, its wineserver kept alive for the whole stage
 # (a Wine process then starts in a few tens of milliseconds, not seconds). The stage's wall time
 # is printed at its end.

@@ -45,6 +45,7 @@ sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 from check_baked import regenerate_command  # noqa: E402  (the meson test's own parser)
 # What each x86 backend needs, as Linux's /proc/cpuinfo names the features: the detection test's table
 from check_detection import X86_FLAGS as X86_BACKEND_FLAGS  # noqa: E402
+from wine_retry import wine_failure  # noqa: E402  (what Wine's own failures look like)
 
 POSENC = ''   # the binary under test (set in main)
 WORKDIR = ''  # scratch directory for this run
@@ -103,10 +104,10 @@ WINE_RETRIES = []  # runs of a Windows tool that Wine failed, run again (listed 
 
 def wine_failed(proc):
     """A run of a Windows tool that Wine failed, not the tool, which reports every failure on
-    stderr: Wine 8 now and then ends a process with status 1 and no output, or with glibc's
-    'Inconsistency detected by ld.so: dl-fini.c' assertion as it exits (2 of about 7,500 runs
-    here). Such a run is run once more; a failure of the tool's own fails again."""
-    return WINDOWS_TOOL and proc.returncode != 0 and (not proc.stderr or b'Inconsistency detected by ld.so' in proc.stderr)
+XX
+    dl-fini assertion as Wine exits; 2 of about 7,500 runs here). Such a run is run once more;
+    a failure of the tool's own fails again."""
+    return WINDOWS_TOOL and wine_failure(proc.returncode, not proc.stderr, proc.stderr or b'') is not None
 
 
 def file_head(path):
