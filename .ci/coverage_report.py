@@ -7,7 +7,11 @@ evaluated, so it lists as well the lines that return an error status and have a 
 took: mostly error returns that no test reaches (read from the sources, paths relative to the
 current directory, as gcovr -r . writes them).
 
-usage: coverage_report.py GCOVR_JSON [--regions N] [--min-lines PCT]
+usage: coverage_report.py GCOVR_JSON [--add GCOVR_JSON]... [--regions N] [--min-lines PCT]
+       --add JSON       another report whose lines count too (line by line: gcovr 5.2 cannot merge
+                        two objects that define a function of one name at different lines, as an
+                        instance of posenc_simd.h at another width does; its functions are listed
+                        beside the first report's)
        --regions N      how many regions to list (default 20)
        --min-lines PCT  exit 1 if line coverage in all is below PCT
 """
@@ -27,6 +31,24 @@ def file_figures(f):
     branches = (sum(1 for b in branches if b["count"] > 0), len(branches))
     funcs = (sum(1 for fn in f["functions"] if fn["execution_count"] > 0), len(f["functions"]))
     return lines, branches, funcs
+
+
+def merge_lines(files, extra):
+    """files (a report's) with extra's counts added line by line, file by file."""
+    by_name = {f["file"]: f for f in files}
+    for g in extra:
+        f = by_name.setdefault(g["file"], {"file": g["file"], "lines": [], "functions": []})
+        lines = {ln["line_number"]: ln for ln in f["lines"]}
+        for ln in g["lines"]:
+            mine = lines.get(ln["line_number"])
+            if mine is None:
+                f["lines"].append(ln)
+            elif not ln.get("gcovr/noncode"):
+                mine["count"] += ln["count"]
+                mine.pop("gcovr/noncode", None)
+        known = {(fn["name"], fn["lineno"]) for fn in f["functions"]}
+        f["functions"] += [fn for fn in g["functions"] if (fn["name"], fn["lineno"]) not in known]
+    return sorted(by_name.values(), key=lambda f: f["file"])
 
 
 def enclosing_function(f):
@@ -65,10 +87,13 @@ def regions(f):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("json")
+    ap.add_argument("--add", action="append", default=[])
     ap.add_argument("--regions", type=int, default=20)
     ap.add_argument("--min-lines", type=float)
     args = ap.parse_args()
     files = sorted(json.load(open(args.json))["files"], key=lambda f: f["file"])
+    for extra in args.add:
+        files = merge_lines(files, json.load(open(extra))["files"])
     if not files:
         sys.exit("no covered files in the report")
 

@@ -39,19 +39,41 @@ meson_subset "$dir" "" --no-suite cli --no-suite host-script --no-suite docs --n
   --no-suite memory-sweeps
 
 step "coverage of posenc.h and posenc_simd.h"
-gcovr_args=(-r . --filter '^posenc\.h$' --filter '^posenc_simd\.h$' --exclude-throw-branches
-            --exclude-directories '.*_fma_O[23]\.p$')
+# Backends compiled but not run on this CPU (AVX-512 on a CPU without it): their objects, all
+# zeros, are left out, and so is the AVX512-FP16 compile check (built, never run). Their kernel
+# source is then measured by the single-file test built with POSENC_I_VBITS=512 on AVX2, which runs
+# the 512-bit lines through SIMDe's emulation (tests/meson.build); its fallbacks for what AVX-512
+# has natively count too. Where AVX-512 runs, that test's object is left out, as its fallbacks are
+# then no part of any backend.
+not_run=$("$dir/tools/posenc" info | awk '$3 == "compiled:" && $4 == "yes" { c[$2] = 1 }
+                                         $3 == "supported:" && $4 == "no" && c[$2] { printf "%s ", $2 }')
+# That test's object is read apart and its lines added (coverage_report.py --add): its functions
+# have the AVX2 instance's names at other lines, which gcovr 5.2 cannot merge.
+filters=(-r . --filter '^posenc\.h$' --filter '^posenc_simd\.h$' --exclude-throw-branches)
+gcovr_args=("${filters[@]}" --exclude-directories '.*_fma_O[23]\.p$' --exclude-directories '.*vbits512\.p$'
+            --exclude-directories '.*single_file_avx512fp16\.a\.p$')
+for b in $not_run; do gcovr_args+=(--exclude-directories ".*libposenc_$b\.a\.p\$"); done
+echo "compiled, not run on this CPU (left out): ${not_run:-none}"
+# The floor there: 98.5% (COV_MIN_LINES_PARTIAL). Measured without AVX-512 (an AMD EPYC with AVX2):
+# 99.0% (4108/4150); what the emulated instance leaves uncovered is its streaming of outputs
+# aligned to 16 bytes only and its f32-to-f64 widening fallback, which the goldens do not reach.
+if [ -n "$not_run" ]; then floor=${COV_MIN_LINES_PARTIAL:-98.5}; fi
+wide=()
 report() {
   gcovr "${gcovr_args[@]}" --json "$dir/coverage.json" "$dir"
-  python3 .ci/coverage_report.py "$dir/coverage.json" --regions 25
+  if [ ${#wide[@]} -gt 0 ]; then
+    gcovr "${filters[@]}" --json "$dir/coverage-512.json" "$dir/tests/test_single_file_vbits512.p"
+  fi
+  python3 .ci/coverage_report.py "$dir/coverage.json" ${wide[@]+"${wide[@]}"} --regions 25
 }
+if [ -n "$not_run" ] && [ -d "$dir/tests/test_single_file_vbits512.p" ]; then wide=(--add "$dir/coverage-512.json"); fi
 check "coverage report (gcovr)" report
-[ -f "$dir/coverage.json" ] && python3 .ci/coverage_report.py "$dir/coverage.json" --regions 25
+[ -f "$dir/coverage.json" ] && python3 .ci/coverage_report.py "$dir/coverage.json" ${wide[@]+"${wide[@]}"} --regions 25
 for b in sse2 avx2; do
   [ -d "$dir/libposenc_$b.a.p" ] || continue
   echo "posenc_simd.h, $b backend alone: $(gcovr -r . --filter '^posenc_simd\.h$' --exclude-throw-branches \
     -s "$dir/libposenc_$b.a.p" 2>/dev/null | grep '^lines' || echo 'no data')"
 done
 check "line coverage of posenc.h + posenc_simd.h >= $floor%" \
-  python3 .ci/coverage_report.py "$dir/coverage.json" --regions 0 --min-lines "$floor"
+  python3 .ci/coverage_report.py "$dir/coverage.json" ${wide[@]+"${wide[@]}"} --regions 0 --min-lines "$floor"
 echo "stage-coverage: $((SECONDS - start)) s"

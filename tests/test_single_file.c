@@ -5,6 +5,8 @@
  * Built with -ffast-math too, which posenc's pragmas keep out of its arithmetic: the goldens hold.
  * Built with POSENC_TEST_EXPECT_SELFTEST_FAIL (clang's -ffp-contract=fast, which no pragma
  * overrides), the self-test must report that the build changes results.
+ * Built with -mavx2 and POSENC_I_VBITS=512, the AVX2 backend is instantiated at 512 bits through
+ * SIMDe's emulation: the 512-bit kernel source against the goldens on a CPU without AVX-512.
  * Built with TEST_THREAD_KIB (POSIX threads), the checks run on a thread of that much stack: the
  * -O0 builds, a debug build's stack, where every inlined copy of a helper keeps its own locals. */
 #if defined(TEST_WINDOWS_H_FIRST)
