@@ -58,22 +58,22 @@ echo "compiled, not run on this CPU (left out): ${not_run:-none}"
 # 99.0% (4108/4150); what the emulated instance leaves uncovered is its streaming of outputs
 # aligned to 16 bytes only and its f32-to-f64 widening fallback, which the goldens do not reach.
 if [ -n "$not_run" ]; then floor=${COV_MIN_LINES_PARTIAL:-98.5}; fi
-wide=()
+wide=() # coverage_report.py's --add, where the emulated instance counts
+if [ -n "$not_run" ] && [ -d "$dir/tests/test_single_file_vbits512.p" ]; then wide=(--add "$dir/coverage-512.json"); fi
 report() {
   gcovr "${gcovr_args[@]}" --json "$dir/coverage.json" "$dir"
   if [ ${#wide[@]} -gt 0 ]; then
     gcovr "${filters[@]}" --json "$dir/coverage-512.json" "$dir/tests/test_single_file_vbits512.p"
   fi
-  python3 .ci/coverage_report.py "$dir/coverage.json" ${wide[@]+"${wide[@]}"} --regions 25
+  python3 .ci/coverage_report.py "$dir/coverage.json" "${wide[@]}" --regions 25
 }
-if [ -n "$not_run" ] && [ -d "$dir/tests/test_single_file_vbits512.p" ]; then wide=(--add "$dir/coverage-512.json"); fi
 check "coverage report (gcovr)" report
-[ -f "$dir/coverage.json" ] && python3 .ci/coverage_report.py "$dir/coverage.json" ${wide[@]+"${wide[@]}"} --regions 25
+[ -f "$dir/coverage.json" ] && python3 .ci/coverage_report.py "$dir/coverage.json" "${wide[@]}" --regions 25
 for b in sse2 avx2; do
   [ -d "$dir/libposenc_$b.a.p" ] || continue
   echo "posenc_simd.h, $b backend alone: $(gcovr -r . --filter '^posenc_simd\.h$' --exclude-throw-branches \
     -s "$dir/libposenc_$b.a.p" 2>/dev/null | grep '^lines' || echo 'no data')"
 done
 check "line coverage of posenc.h + posenc_simd.h >= $floor%" \
-  python3 .ci/coverage_report.py "$dir/coverage.json" ${wide[@]+"${wide[@]}"} --regions 0 --min-lines "$floor"
+  python3 .ci/coverage_report.py "$dir/coverage.json" "${wide[@]}" --regions 0 --min-lines "$floor"
 echo "stage-coverage: $((SECONDS - start)) s"

@@ -104,7 +104,7 @@ WINE_RETRIES = []  # runs of a Windows tool that Wine failed, run again (listed 
 
 def wine_failed(proc):
     """A run of a Windows tool that Wine failed, not the tool, which reports every failure on
-XX
+    stderr (tests/wine_retry.py's wine_failure: a nonzero status with nothing on stderr, or glibc's
     dl-fini assertion as Wine exits; 2 of about 7,500 runs here). Such a run is run once more;
     a failure of the tool's own fails again."""
     return WINDOWS_TOOL and wine_failure(proc.returncode, not proc.stderr, proc.stderr or b'') is not None
