@@ -73,7 +73,8 @@ meson_subset() {
 }
 
 # check NAME COMMAND...: runs COMMAND with errexit on inside it (so a function's every step
-# counts); its output is shown only when it fails. One result line.
+# counts); its output is shown only when it fails, and then its last lines are kept in
+# RESULTS.tails too, for .ci/run's summary. One result line.
 check() {
   local name=$1 log rc
   shift
@@ -84,6 +85,9 @@ check() {
   rc=$?
   set -e
   if [ $rc = 0 ]; then echo "check OK $name" >>"$results"
-  else echo "check FAIL $name" >>"$results"; echo "--- $name failed:"; tail -40 "$log"; fi
+  else
+    echo "check FAIL $name" >>"$results"; echo "--- $name failed:"; tail -40 "$log"
+    { echo "--- $name:"; tail -15 "$log" | cut -c1-300 | sed 's/^/  /'; } >>"$results.tails"
+  fi
   rm -f "$log"
 }
