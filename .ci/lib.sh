@@ -87,7 +87,7 @@ check() {
   if [ $rc = 0 ]; then echo "check OK $name" >>"$results"
   else
     echo "check FAIL $name" >>"$results"; echo "--- $name failed:"; tail -40 "$log"
-    { echo "--- $name:"; tail -15 "$log" | cut -c1-300 | sed 's/^/  /'; } >>"$results.tails"
+    { echo "--- $name:"; tail -15 "$log" | cut -c1-300 | sed 's/^/  /'; } 2>/dev/null >>"$results.tails" || true
   fi
   rm -f "$log"
 }
